@@ -1,0 +1,246 @@
+// hyperstream: the command line of the Hyperstream engine.
+
+#include "ConsoleFeedback.h"
+#include "Error.h"
+#include "PcaJob.h"
+#include "Synth.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QFileInfo>
+
+#include <cstdio>
+#include <cstdlib>
+
+using namespace hyperstream;
+
+namespace {
+
+const char* kUsage =
+    "usage: hyperstream COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  pca INPUT OUTPUT     principal component analysis of a raster, file to file\n"
+    "  synth OUTPUT         write the synthetic demo scene (512 x 512 x 224 int16 by default)\n"
+    "\n"
+    "'hyperstream COMMAND --help' describes a command's options.\n";
+
+// A usage mistake: reported on one line, exit status 2.
+struct UsageError {
+  QString message;
+};
+
+[[noreturn]] void usage(const QString& message) { throw UsageError{message}; }
+
+int64_t positiveInteger(const QString& text, const QString& option) {
+  bool ok = false;
+  const qlonglong value = text.toLongLong(&ok);
+  if (!ok || value < 1) usage(QString("--%1 takes a positive whole number, not '%2'").arg(option, text));
+  return value;
+}
+
+std::vector<int> bandList(const QString& text) {
+  // "1,2,5-9": 1-based band numbers and ranges.
+  std::vector<int> bands;
+  for (const QString& part : text.split(',', Qt::SkipEmptyParts)) {
+    const QStringList range = part.trimmed().split('-');
+    bool okFirst = false, okLast = false;
+    const int first = range.value(0).toInt(&okFirst);
+    const int last = range.size() == 2 ? range[1].toInt(&okLast) : first;
+    if (!okFirst || (range.size() == 2 && !okLast) || range.size() > 2 || last < first)
+      usage(QString("--bands: '%1' is not a band number or a range like 5-9").arg(part));
+    for (int b = first; b <= last; ++b) bands.push_back(b);
+  }
+  if (bands.empty()) usage("--bands: no band given");
+  return bands;
+}
+
+void parseOrExit(QCommandLineParser& parser, const QStringList& arguments, int positionals,
+                 const char* help) {
+  parser.addHelpOption();
+  if (!parser.parse(arguments)) usage(parser.errorText());
+  if (parser.isSet("help")) {
+    std::fputs(help, stdout);
+    std::fputs(parser.helpText().section('\n', 2).toLocal8Bit().constData(), stdout);
+    std::exit(0);
+  }
+  if (parser.positionalArguments().size() != positionals)
+    usage(QString("expected %1 file argument(s), got %2 (see --help)")
+              .arg(positionals)
+              .arg(parser.positionalArguments().size()));
+}
+
+int runPcaCommand(const QStringList& arguments) {
+  QCommandLineParser parser;
+  parser.addOptions({
+      {"components", "Number of components to write (a number, or 'all'); default: as many as "
+                     "--variance needs.", "N"},
+      {"variance", "Write the fewest components whose cumulative explained variance reaches PCT "
+                   "percent (default 99).", "PCT"},
+      {"matrix", "covariance (default) or correlation (standardised bands).", "TYPE"},
+      {"type", "Output type: float32 (default), float64, or byte (each component rescaled to "
+               "0-255 from its min/max).", "TYPE"},
+      {"bands", "Bands to use, 1-based, e.g. 1-100,120,130-198 (default: all).", "LIST"},
+      {"stats", "Write the statistics report (JSON) here.", "FILE.json"},
+      {"table", "Write one row per component (CSV) here.", "FILE.csv"},
+      {"format", "GDAL driver of the output, e.g. GTiff or ENVI (default: from the extension).",
+       "NAME"},
+      {"co", "GDAL creation option for the output (repeatable), e.g. COMPRESS=DEFLATE.",
+       "NAME=VALUE"},
+      {"ram", "Memory budget in MiB for image data (default 1024).", "MiB"},
+      {"device", "auto (default) or cpu.", "DEVICE"},
+      {"strip-rows", "Rows per strip (default: from the memory budget).", "N"},
+      {{"q", "quiet"}, "No progress bar or messages; errors only."},
+  });
+  parser.addPositionalArgument("INPUT", "Input raster (any GDAL format).");
+  parser.addPositionalArgument("OUTPUT", "Output raster of principal components.");
+  parseOrExit(parser, arguments, 2,
+              "usage: hyperstream pca INPUT OUTPUT [options]\n\n"
+              "Principal component analysis of every valid pixel of INPUT, streamed in strips;\n"
+              "writes the components to OUTPUT (GeoTIFF unless the extension or --format says\n"
+              "otherwise), georeferencing and nodata kept.\n\n");
+
+  PcaOptions options;
+  options.input = parser.positionalArguments()[0].toStdString();
+  options.output = parser.positionalArguments()[1].toStdString();
+  if (parser.isSet("components") && parser.isSet("variance"))
+    usage("give --components or --variance, not both");
+  if (parser.isSet("components")) {
+    const QString value = parser.value("components");
+    options.components =
+        value == "all" ? kAllComponents : static_cast<int>(positiveInteger(value, "components"));
+  }
+  if (parser.isSet("variance")) {
+    bool ok = false;
+    options.variancePercent = parser.value("variance").toDouble(&ok);
+    if (!ok) usage("--variance takes a percentage, e.g. 99");
+  }
+  const QString matrix = parser.value("matrix");
+  if (matrix == "correlation")
+    options.matrix = MatrixType::Correlation;
+  else if (!matrix.isEmpty() && matrix != "covariance")
+    usage("--matrix is covariance or correlation, not '" + matrix + "'");
+  const QString type = parser.value("type").toLower();
+  if (type == "float64")
+    options.outputType = OutputType::Float64;
+  else if (type == "byte")
+    options.outputType = OutputType::Byte;
+  else if (!type.isEmpty() && type != "float32")
+    usage("--type is float32, float64 or byte, not '" + type + "'");
+  if (parser.isSet("bands")) options.bands = bandList(parser.value("bands"));
+  options.statsJson = parser.value("stats").toStdString();
+  options.tableCsv = parser.value("table").toStdString();
+  options.format = parser.value("format").toStdString();
+  for (const QString& option : parser.values("co")) options.creationOptions.push_back(option.toStdString());
+  if (parser.isSet("ram")) options.ramBytes = positiveInteger(parser.value("ram"), "ram") << 20;
+  if (parser.isSet("device")) options.device = parser.value("device").toStdString();
+  if (parser.isSet("strip-rows"))
+    options.stripRows = positiveInteger(parser.value("strip-rows"), "strip-rows");
+
+  const bool quiet = parser.isSet("quiet");
+  ConsoleFeedback feedback(quiet);
+  const PcaResult result = runPca(options, feedback);
+  feedback.finish();
+  if (!quiet) {
+    std::printf("%d component(s), %.2f %% of the variance, %lld valid pixels, %.2f s on %s\n",
+                result.components, result.model.cumulativePercent(result.components - 1),
+                static_cast<long long>(result.model.validPixels), result.seconds.total,
+                result.backend.c_str());
+    std::printf("components: %s\n", options.output.c_str());
+    if (!options.statsJson.empty()) std::printf("statistics: %s\n", options.statsJson.c_str());
+    if (!options.tableCsv.empty()) std::printf("table:      %s\n", options.tableCsv.c_str());
+  }
+  return 0;
+}
+
+int runSynthCommand(const QStringList& arguments) {
+  QCommandLineParser parser;
+  parser.addOptions({
+      {"rows", "Rows (default 512).", "R"},
+      {"cols", "Columns (default 512).", "C"},
+      {"bands", "Bands, spread over 400-2500 nm (default 224).", "B"},
+      {"type", "int16 (default), uint16 or float32.", "TYPE"},
+      {"seed", "Random seed (default 1).", "S"},
+      {"endmembers", "Number of endmember spectra (default 5).", "E"},
+      {"dead-bands", "Number of constant (dead) bands (default: about one per 56 bands).", "N"},
+      {"border", "Width of the nodata border in pixels (default: 1/64 of the smaller side).", "N"},
+      {"truth", "Also write the abundance maps (<stem>_abundances.tif) and endmember spectra "
+                "(<stem>_endmembers.csv)."},
+      {"format", "GDAL driver of the output (default: from the extension).", "NAME"},
+      {{"q", "quiet"}, "No progress bar or messages."},
+  });
+  parser.addPositionalArgument("OUTPUT", "The scene to write.");
+  parseOrExit(parser, arguments, 1,
+              "usage: hyperstream synth OUTPUT [options]\n\n"
+              "Writes a synthetic hyperspectral scene: smooth endmember spectra (vegetation, soil,\n"
+              "water, clay mineral, asphalt, ...) with absorption features, mixed by spatially\n"
+              "coherent abundance maps that sum to one, with sensor noise, dead bands and a\n"
+              "nodata border; scaled reflectance x 10000, UTM 10N, 20 m pixels.\n\n");
+  SynthOptions options;
+  options.output = parser.positionalArguments()[0].toStdString();
+  if (parser.isSet("rows")) options.rows = positiveInteger(parser.value("rows"), "rows");
+  if (parser.isSet("cols")) options.cols = positiveInteger(parser.value("cols"), "cols");
+  if (parser.isSet("bands")) options.bands = static_cast<int>(positiveInteger(parser.value("bands"), "bands"));
+  const QString type = parser.value("type").toLower();
+  if (type == "uint16")
+    options.type = GDT_UInt16;
+  else if (type == "float32")
+    options.type = GDT_Float32;
+  else if (!type.isEmpty() && type != "int16")
+    usage("--type is int16, uint16 or float32, not '" + type + "'");
+  if (parser.isSet("seed")) options.seed = positiveInteger(parser.value("seed"), "seed");
+  if (parser.isSet("endmembers"))
+    options.endmembers = static_cast<int>(positiveInteger(parser.value("endmembers"), "endmembers"));
+  if (parser.isSet("dead-bands")) options.deadBands = parser.value("dead-bands").toInt();
+  if (parser.isSet("border")) options.border = parser.value("border").toInt();
+  options.writeTruth = parser.isSet("truth");
+  options.format = parser.value("format").toStdString();
+  ConsoleFeedback feedback(parser.isSet("quiet"));
+  const SynthResult result = synthesizeScene(options, feedback);
+  feedback.finish();
+  if (!parser.isSet("quiet")) {
+    std::printf("scene: %s (%lld x %lld x %d)\n", options.output.c_str(),
+                static_cast<long long>(options.rows), static_cast<long long>(options.cols),
+                options.bands);
+    if (options.writeTruth)
+      std::printf("truth: %s, %s\n", result.abundancesPath.c_str(), result.endmembersPath.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QCoreApplication app(argc, argv);
+  QCoreApplication::setApplicationName("hyperstream");
+  QCoreApplication::setApplicationVersion(HYPERSTREAM_VERSION);
+  QStringList arguments = QCoreApplication::arguments();
+  const QString command = arguments.value(1);
+  try {
+    if (command.isEmpty() || command == "--help" || command == "-h" || command == "help") {
+      std::fputs(kUsage, command.isEmpty() ? stderr : stdout);
+      return command.isEmpty() ? 2 : 0;
+    }
+    if (command == "--version") {
+      std::printf("hyperstream %s\n", HYPERSTREAM_VERSION);
+      return 0;
+    }
+    arguments.removeAt(1);  // the parser sees "hyperstream ARGS..."
+    if (command == "pca") return runPcaCommand(arguments);
+    if (command == "synth") return runSynthCommand(arguments);
+    usage("unknown command '" + command + "' (pca, synth; see --help)");
+  } catch (const UsageError& error) {
+    std::fprintf(stderr, "hyperstream: %s\n", error.message.toLocal8Bit().constData());
+    return 2;
+  } catch (const Canceled&) {
+    std::fprintf(stderr, "hyperstream: canceled; no output written\n");
+    return 130;
+  } catch (const Error& error) {
+    const std::string parameter = error.parameter().empty() ? "" : " [" + error.parameter() + "]";
+    std::fprintf(stderr, "hyperstream: error%s: %s\n", parameter.c_str(), error.what());
+    return 1;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "hyperstream: error: %s\n", error.what());
+    return 1;
+  }
+}

@@ -1,0 +1,80 @@
+#pragma once
+// The heavy per-strip kernels, behind one interface so that the pipeline runs unchanged on the
+// CPU (OpenBLAS) or a GPU backend.
+
+#include "Moments.h"
+
+#include <gdal.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hyperstream {
+
+// A strip of pixel-interleaved values in the file's own type (pixel p, band b at p*bands+b).
+struct StripView {
+  const void* data = nullptr;
+  GDALDataType type = GDT_Unknown;
+  int64_t pixels = 0;
+  int bands = 0;
+  // Per band nodata value, NaN where the band has none. A pixel is valid when every band is
+  // finite and differs from its nodata value.
+  const double* nodata = nullptr;
+  // Pixels per group (a fixed number of whole image rows; the last group of the image may be
+  // shorter). Strips hold whole groups and kernels work group by group, so that results do not
+  // depend on how the image was cut into strips.
+  int64_t groupPixels = 0;
+};
+
+// Image rows per group for an image of this width: enough pixels for BLAS to run at full rate.
+int64_t groupRows(int64_t width);
+
+// A linear transform of centred pixels: component k of pixel p = sum_b (x[p,b] - center[b]) *
+// weights[b*components + k]. Invalid pixels get `outputNodata`.
+struct Projection {
+  int bands = 0;
+  int components = 0;
+  std::vector<double> center;   // per band
+  std::vector<double> weights;  // bands x components, row-major
+};
+
+// Per component min/max over valid pixels (the range of the Byte rescale).
+struct ComponentRange {
+  std::vector<double> minimum;
+  std::vector<double> maximum;
+  void merge(const ComponentRange& other);
+};
+
+// How projected values become output values.
+struct OutputEncoding {
+  GDALDataType type = GDT_Float32;  // GDT_Float32, GDT_Float64 or GDT_Byte
+  double nodata = 0.0;              // written for invalid pixels
+  // Byte only: value v of component k becomes round(byteLow + (v - min[k]) * scale[k]),
+  // rounding half away from zero.
+  double byteLow = 0.0;
+  std::vector<double> byteMinimum;
+  std::vector<double> byteScale;
+};
+
+class ComputeBackend {
+ public:
+  virtual ~ComputeBackend() = default;
+  virtual std::string name() const = 0;
+
+  // Adds the valid pixels of one strip to `total`: count, mean, centred co-moment and band
+  // ranges, group by group in order (Chan's merge), so the sum is bitwise the same whatever the
+  // strip heights.
+  virtual void accumulateMoments(const StripView& strip, Moments& total) = 0;
+  // Range of each projected component over the strip's valid pixels.
+  virtual ComponentRange componentRange(const StripView& strip, const Projection& projection) = 0;
+  // Projects a strip and encodes it into `output` (pixel-interleaved, encoding.type).
+  virtual void project(const StripView& strip, const Projection& projection,
+                       const OutputEncoding& encoding, void* output) = 0;
+};
+
+// The multi-core CPU backend (OpenBLAS, all cores).
+std::unique_ptr<ComputeBackend> makeCpuBackend();
+
+}  // namespace hyperstream

@@ -1,0 +1,47 @@
+#include "Moments.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace hyperstream {
+
+Moments::Moments(int bandCount)
+    : bands(bandCount),
+      mean(bandCount, 0.0),
+      comoment(static_cast<size_t>(bandCount) * bandCount, 0.0),
+      minimum(bandCount, std::numeric_limits<double>::infinity()),
+      maximum(bandCount, -std::numeric_limits<double>::infinity()) {}
+
+void Moments::merge(const Moments& other) {
+  if (other.count == 0) return;
+  if (count == 0) {
+    *this = other;
+    return;
+  }
+  const double na = static_cast<double>(count);
+  const double nb = static_cast<double>(other.count);
+  const double n = na + nb;
+  std::vector<double> delta(bands);
+  for (int i = 0; i < bands; ++i) delta[i] = other.mean[i] - mean[i];
+  const double weight = na * nb / n;
+  for (int i = 0; i < bands; ++i) {
+    double* row = &comoment[static_cast<size_t>(i) * bands];
+    const double* otherRow = &other.comoment[static_cast<size_t>(i) * bands];
+    for (int j = 0; j < bands; ++j) row[j] += otherRow[j] + delta[i] * delta[j] * weight;
+  }
+  for (int i = 0; i < bands; ++i) {
+    mean[i] += delta[i] * nb / n;
+    minimum[i] = std::min(minimum[i], other.minimum[i]);
+    maximum[i] = std::max(maximum[i], other.maximum[i]);
+  }
+  count += other.count;
+}
+
+std::vector<double> Moments::covariance() const {
+  std::vector<double> result(comoment);
+  const double divisor = count > 1 ? static_cast<double>(count - 1) : 1.0;
+  for (double& value : result) value /= divisor;
+  return result;
+}
+
+}  // namespace hyperstream

@@ -1,0 +1,319 @@
+#include "PcaJob.h"
+
+#include "ComputeBackend.h"
+#include "Error.h"
+#include "PendingRaster.h"
+#include "Pipeline.h"
+#include "Report.h"
+
+#include <QElapsedTimer>
+#include <QFileInfo>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace hyperstream {
+
+std::string outputTypeName(OutputType type) {
+  switch (type) {
+    case OutputType::Float32: return "Float32";
+    case OutputType::Float64: return "Float64";
+    case OutputType::Byte: return "Byte";
+  }
+  return "?";
+}
+
+namespace {
+
+// Bytes of the RAM budget kept aside for everything but strip buffers (BLAS blocks, GDAL,
+// bookkeeping): a quarter, at most 64 MiB.
+int64_t reserveBytes(int64_t ramBytes) { return std::min<int64_t>(64ll << 20, ramBytes / 4); }
+// Strips no larger than this: larger ones gain no speed and make cancel slower.
+constexpr int64_t kMaxStripBytes = 64ll << 20;
+constexpr int kInputBuffers = 3;   // one being read, one queued, one being computed
+constexpr int kOutputBuffers = 2;  // one being filled, one being written
+
+GDALDataType gdalType(OutputType type) {
+  switch (type) {
+    case OutputType::Float32: return GDT_Float32;
+    case OutputType::Float64: return GDT_Float64;
+    case OutputType::Byte: return GDT_Byte;
+  }
+  return GDT_Float32;
+}
+
+std::vector<int> selectBands(const std::vector<int>& requested, int bandCount) {
+  std::vector<int> bands = requested;
+  if (bands.empty())
+    for (int b = 1; b <= bandCount; ++b) bands.push_back(b);
+  std::set<int> seen;
+  for (int b : bands) {
+    if (b < 1 || b > bandCount)
+      throw Error("BANDS", "band " + std::to_string(b) + " does not exist: the input has " +
+                               std::to_string(bandCount) + " band(s)");
+    if (!seen.insert(b).second)
+      throw Error("BANDS", "band " + std::to_string(b) + " is selected twice");
+  }
+  if (bands.size() < 2)
+    throw Error(requested.empty() ? "INPUT" : "BANDS",
+                "PCA needs at least two bands; " +
+                    std::string(requested.empty() ? "the input has " : "the selection has ") +
+                    std::to_string(bands.size()));
+  return bands;
+}
+
+void checkOptions(const PcaOptions& options) {
+  if (options.components < kAllComponents)
+    throw Error("COMPONENTS", "the number of components must be positive, 0 (by variance) or all");
+  if (!(options.variancePercent > 0.0 && options.variancePercent <= 100.0))
+    throw Error("VARIANCE", "the variance threshold must be a percentage in (0, 100]");
+  if (options.ramBytes < (16ll << 20))
+    throw Error("RAM_MB", "the RAM budget must be at least 16 MiB");
+  if (options.device != "auto" && options.device != "cpu") {
+    if (options.device == "gpu")
+      throw Error("DEVICE", "GPU requested, but this build of Hyperstream has no GPU backend");
+    throw Error("DEVICE", "unknown device '" + options.device + "' (auto, cpu or gpu)");
+  }
+}
+
+// `rows` capped so that a strip stays below kMaxStripBytes and the image height, rounded down to
+// a multiple of the file's block height when that is possible.
+int64_t rowsFitting(int64_t rows, int64_t inputRowBytes, const RasterInfo& info) {
+  rows = std::min({rows, kMaxStripBytes / std::max<int64_t>(1, inputRowBytes), info.height});
+  if (rows >= info.blockHeight && info.blockHeight > 1) rows -= rows % info.blockHeight;
+  return rows;
+}
+
+}  // namespace
+
+PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
+  QElapsedTimer total;
+  total.start();
+  checkOptions(options);
+  PcaResult result;
+
+  DatasetPtr input = openRaster(options.input, "INPUT");
+  result.input = describeRaster(*input, options.input);
+  const RasterInfo& info = result.input;
+  if (GDALDataTypeIsComplex(info.type))
+    throw Error("INPUT", std::string("complex data (") + GDALGetDataTypeName(info.type) +
+                             ") is not supported");
+  result.bands = selectBands(options.bands, info.bandCount);
+  const std::vector<int>& bands = result.bands;
+  const int bandCount = static_cast<int>(bands.size());
+  checkOutputPath(options.output, info.files, "OUTPUT");
+  GDALDriver* driver = outputDriver(options.output, options.format);
+  if (!options.statsJson.empty()) checkOutputPath(options.statsJson, info.files, "OUTPUT_STATS");
+  if (!options.tableCsv.empty()) checkOutputPath(options.tableCsv, info.files, "OUTPUT_TABLE");
+
+  std::vector<double> nodata;
+  for (int b : bands) nodata.push_back(info.nodata[b - 1]);
+  result.totalPixels = info.width * info.height;
+  const std::unique_ptr<ComputeBackend> backend = makeCpuBackend();
+  result.backend = backend->name();
+
+  // Memory plan: a strip pool for each pass, or the whole cube when it fits.
+  const int sampleSize = typeSize(info.type);
+  const int outputSize = typeSize(gdalType(options.outputType));
+  const int64_t inputRowBytes = info.width * bandCount * sampleSize;
+  const int64_t maskRowBytes = info.width;
+  const int64_t budget = options.ramBytes - reserveBytes(options.ramBytes);
+  const int64_t cubeBytes = inputRowBytes * info.height;
+  // Pass 2 writes at most one component per band.
+  const int64_t outputRowBytes = info.width * bandCount * outputSize;
+  const int64_t streamingRowBytes =
+      kInputBuffers * inputRowBytes + kOutputBuffers * outputRowBytes + maskRowBytes;
+  const int64_t residentRowBytes = kOutputBuffers * outputRowBytes + maskRowBytes;
+  int64_t stripRows = rowsFitting(budget / streamingRowBytes, inputRowBytes, info);
+  if (stripRows < 1)
+    throw Error("RAM_MB", "the RAM budget is too small for one strip of image rows (" +
+                              std::to_string((streamingRowBytes >> 20) + 1) + " MiB needed)");
+  // The cube stays in memory when it fits beside the output buffers of a strip of that height.
+  result.resident = cubeBytes + stripRows * residentRowBytes <= budget;
+  if (options.stripRows > 0) stripRows = std::min(options.stripRows, info.height);
+  // Strips hold whole groups of rows (see StripView::groupPixels).
+  const int64_t rowsPerGroup = groupRows(info.width);
+  stripRows = std::max(rowsPerGroup, stripRows - stripRows % rowsPerGroup);
+  result.stripRows = stripRows;
+  const std::vector<StripRange> strips = planStrips(info.height, stripRows);
+  feedback.info(QString("%1: %2 x %3 pixels, %4 of %5 bands, %6; %7 strip(s) of %8 rows%9")
+                    .arg(QString::fromStdString(options.input))
+                    .arg(info.width)
+                    .arg(info.height)
+                    .arg(bandCount)
+                    .arg(info.bandCount)
+                    .arg(GDALGetDataTypeName(info.type))
+                    .arg(strips.size())
+                    .arg(stripRows)
+                    .arg(result.resident ? ", the cube stays in memory between the passes"
+                                         : ", read once per pass"));
+
+  std::unique_ptr<unsigned char[]> cube;
+  if (result.resident) cube.reset(new unsigned char[cubeBytes]);
+  auto residentStrip = [&](const StripRange& range) {
+    return cube.get() + range.row0 * inputRowBytes;
+  };
+  auto stripView = [&](const StripRange& range, const void* data) {
+    StripView view;
+    view.data = data;
+    view.type = info.type;
+    view.pixels = range.rows * info.width;
+    view.bands = bandCount;
+    view.nodata = nodata.data();
+    view.groupPixels = rowsPerGroup * info.width;
+    return view;
+  };
+  auto readFromFile = [&](const StripRange& range, unsigned char* buffer) -> const void* {
+    unsigned char* target = result.resident ? residentStrip(range) : buffer;
+    readStrip(*input, bands, info.type, range.row0, range.rows, target);
+    return target;
+  };
+  const int inputBuffers = result.resident ? 0 : kInputBuffers;
+  const size_t inputBytes = static_cast<size_t>(stripRows * inputRowBytes);
+
+  // Pass 1: statistics.
+  const bool byteOutput = options.outputType == OutputType::Byte;
+  const double pass1End = byteOutput ? 40.0 : 50.0;
+  Moments moments(bandCount);
+  {
+    QElapsedTimer timer;
+    StripPipeline pipeline(inputBuffers, inputBytes, 0, 0);
+    StripPipeline::Stages stages;
+    stages.read = readFromFile;
+    stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
+      timer.start();
+      backend->accumulateMoments(stripView(range, data), moments);
+      result.seconds.moments += timer.nsecsElapsed() * 1e-9;
+    };
+    pipeline.run(strips, stages, feedback, 0.0, pass1End);
+    result.seconds.read += pipeline.readSeconds();
+  }
+
+  // The fit.
+  {
+    QElapsedTimer timer;
+    timer.start();
+    result.model = fitPca(moments, options.matrix, result.warnings);
+    result.seconds.eigen = timer.nsecsElapsed() * 1e-9;
+  }
+  for (const std::string& warning : result.warnings) feedback.warning(QString::fromStdString(warning));
+  const PcaModel& model = result.model;
+  const int available = model.componentCount();
+  if (options.components == kAllComponents) {
+    result.components = available;
+  } else if (options.components == 0) {
+    result.components = model.componentsForVariance(options.variancePercent);
+  } else if (options.components > available) {
+    throw Error("COMPONENTS", "asks for " + std::to_string(options.components) +
+                                  " components, but there are only " + std::to_string(available) +
+                                  " (non-constant selected bands)");
+  } else {
+    result.components = options.components;
+  }
+  const int components = result.components;
+  feedback.info(QString("%1 valid of %2 pixels; %3 component(s) explain %4 % of the variance")
+                    .arg(model.validPixels)
+                    .arg(result.totalPixels)
+                    .arg(components)
+                    .arg(model.cumulativePercent(components - 1), 0, 'f', 2));
+  const Projection projection = model.projection(components);
+  const bool someInvalid = model.validPixels < result.totalPixels;
+  const auto sourcePass = [&](const StripRange& range, unsigned char* buffer) -> const void* {
+    return result.resident ? residentStrip(range) : readFromFile(range, buffer);
+  };
+
+  // Output encoding: input nodata preserved for float outputs (NaN when the input declares none
+  // but has non-finite pixels); Byte uses 1-255 and 0 for nodata when some pixels are invalid.
+  OutputEncoding encoding;
+  encoding.type = gdalType(options.outputType);
+  result.outputType = options.outputType;
+  const auto declared = std::find_if(nodata.begin(), nodata.end(),
+                                     [](double v) { return !std::isnan(v); });
+  if (byteOutput) {
+    result.hasOutputNodata = someInvalid;
+    encoding.nodata = 0;
+    encoding.byteLow = someInvalid ? 1.0 : 0.0;
+    if (someInvalid)
+      feedback.info("Byte output: valid pixels rescaled to 1-255, 0 marks nodata");
+  } else if (declared != nodata.end()) {
+    result.hasOutputNodata = true;
+    encoding.nodata = *declared;
+  } else if (someInvalid) {
+    result.hasOutputNodata = true;
+    encoding.nodata = std::numeric_limits<double>::quiet_NaN();
+  }
+  result.outputNodata = encoding.nodata;
+
+  // Byte rescale: the components' ranges over the valid pixels first.
+  if (byteOutput) {
+    ComponentRange range;
+    QElapsedTimer timer;
+    StripPipeline pipeline(inputBuffers, inputBytes, 0, 0);
+    StripPipeline::Stages stages;
+    stages.read = sourcePass;
+    stages.compute = [&](const StripRange& strip, const void* data, unsigned char*) {
+      timer.start();
+      range.merge(backend->componentRange(stripView(strip, data), projection));
+      result.seconds.range += timer.nsecsElapsed() * 1e-9;
+    };
+    pipeline.run(strips, stages, feedback, pass1End, 60.0);
+    result.seconds.read += pipeline.readSeconds();
+    result.byteMinimum = range.minimum;
+    result.byteMaximum = range.maximum;
+    const double span = 255.0 - encoding.byteLow;
+    for (int k = 0; k < components; ++k) {
+      const double width = range.maximum[k] - range.minimum[k];
+      encoding.byteMinimum.push_back(range.minimum[k]);
+      encoding.byteScale.push_back(width > 0 ? span / width : 0.0);
+    }
+  }
+
+  // Pass 2: project and write.
+  PendingRaster output(options.output, driver, info.width, info.height, components, encoding.type,
+                       options.creationOptions);
+  {
+    GDALDataset& dataset = output.dataset();
+    if (info.hasGeoTransform) dataset.SetGeoTransform(const_cast<double*>(info.geoTransform.data()));
+    if (!info.crsWkt.empty()) dataset.SetProjection(info.crsWkt.c_str());
+    for (int k = 0; k < components; ++k) {
+      GDALRasterBand* band = dataset.GetRasterBand(k + 1);
+      band->SetDescription(QString("PC%1 (%2 %, cum. %3 %)")
+                               .arg(k + 1)
+                               .arg(model.explainedPercent(k), 0, 'f', 1)
+                               .arg(model.cumulativePercent(k), 0, 'f', 1)
+                               .toUtf8()
+                               .constData());
+      if (result.hasOutputNodata) band->SetNoDataValue(encoding.nodata);
+    }
+    const int64_t outputBytes = stripRows * info.width * components * outputSize;
+    QElapsedTimer timer;
+    StripPipeline pipeline(inputBuffers, inputBytes, kOutputBuffers,
+                           static_cast<size_t>(outputBytes));
+    StripPipeline::Stages stages;
+    stages.read = sourcePass;
+    stages.compute = [&](const StripRange& strip, const void* data, unsigned char* out) {
+      timer.start();
+      backend->project(stripView(strip, data), projection, encoding, out);
+      result.seconds.projection += timer.nsecsElapsed() * 1e-9;
+    };
+    stages.write = [&](const StripRange& strip, const unsigned char* out) {
+      writeStrip(dataset, encoding.type, strip.row0, strip.rows, out);
+    };
+    pipeline.run(strips, stages, feedback, byteOutput ? 60.0 : pass1End, 100.0);
+    result.seconds.read += pipeline.readSeconds();
+    result.seconds.write += pipeline.writeSeconds();
+  }
+  cube.reset();
+  input.reset();
+  if (feedback.isCanceled()) throw Canceled();
+  result.seconds.total = total.nsecsElapsed() * 1e-9;
+  if (!options.statsJson.empty()) writeStatsJson(result, options, options.statsJson);
+  if (!options.tableCsv.empty()) writeTableCsv(result, options.tableCsv);
+  output.commit();
+  result.seconds.total = total.nsecsElapsed() * 1e-9;
+  return result;
+}
+
+}  // namespace hyperstream

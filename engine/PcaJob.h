@@ -1,0 +1,63 @@
+#pragma once
+// Principal component analysis of a raster, file to file: the engine's main job.
+
+#include "Feedback.h"
+#include "PcaModel.h"
+#include "Raster.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hyperstream {
+
+enum class OutputType { Float32, Float64, Byte };
+std::string outputTypeName(OutputType type);
+
+constexpr int kAllComponents = -1;
+constexpr int64_t kDefaultRamBytes = int64_t{1} << 30;
+
+struct PcaOptions {
+  std::string input;
+  std::string output;
+  std::vector<int> bands;        // 1-based; empty: every band
+  int components = 0;            // > 0: that many; 0: by variancePercent; kAllComponents: all
+  double variancePercent = 99.0;
+  MatrixType matrix = MatrixType::Covariance;
+  OutputType outputType = OutputType::Float32;
+  std::string format;            // GDAL driver short name; empty: from the output's extension
+  std::vector<std::string> creationOptions;  // NAME=VALUE
+  std::string statsJson;         // optional report paths
+  std::string tableCsv;
+  int64_t ramBytes = kDefaultRamBytes;
+  std::string device = "auto";   // auto | cpu
+  int64_t stripRows = 0;         // 0: from the RAM budget (tests force small strips)
+};
+
+struct StageTimes {
+  double read = 0, moments = 0, eigen = 0, range = 0, projection = 0, write = 0, total = 0;
+};
+
+struct PcaResult {
+  PcaModel model;
+  RasterInfo input;
+  std::vector<int> bands;        // 1-based input band numbers that were used
+  int components = 0;            // written to the output
+  int64_t totalPixels = 0;
+  std::string backend;
+  bool resident = false;         // the cube stayed in memory between the passes
+  int64_t stripRows = 0;
+  std::vector<std::string> warnings;
+  OutputType outputType = OutputType::Float32;
+  double outputNodata = 0;
+  bool hasOutputNodata = false;
+  std::vector<double> byteMinimum, byteMaximum;  // Byte rescale ranges per component
+  StageTimes seconds;
+};
+
+// Runs the whole job. Throws Error (naming the parameter at fault) or Canceled; on any throw no
+// output file is left behind and an existing destination is untouched.
+PcaResult runPca(const PcaOptions& options, Feedback& feedback);
+
+}  // namespace hyperstream

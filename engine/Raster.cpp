@@ -1,0 +1,148 @@
+#include "Raster.h"
+
+#include "Error.h"
+
+#include <cpl_string.h>
+#include <ogr_spatialref.h>
+
+#include <QFileInfo>
+#include <cmath>
+#include <mutex>
+
+namespace hyperstream {
+
+namespace {
+std::string lastGdalError() {
+  const char* message = CPLGetLastErrorMsg();
+  return (message && *message) ? std::string(": ") + message : std::string();
+}
+}  // namespace
+
+void ensureGdalDrivers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (GDALGetDriverCount() == 0) GDALAllRegister();
+  });
+}
+
+int typeSize(GDALDataType type) { return GDALGetDataTypeSizeBytes(type); }
+
+DatasetPtr openRaster(const std::string& path, const std::string& parameter) {
+  ensureGdalDrivers();
+  const QFileInfo file(QString::fromStdString(path));
+  if (path.empty()) throw Error(parameter, "no input raster given");
+  if (!file.exists() && path.rfind("/vsi", 0) != 0)
+    throw Error(parameter, "input raster '" + path + "' does not exist");
+  QuietGdalErrors quiet;
+  CPLErrorReset();
+  DatasetPtr dataset(GDALDataset::FromHandle(
+      GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, nullptr, nullptr)));
+  if (!dataset)
+    throw Error(parameter, "'" + path + "' is not a raster GDAL can read" + lastGdalError());
+  if (dataset->GetRasterCount() == 0)
+    throw Error(parameter, "'" + path + "' has no raster bands");
+  return dataset;
+}
+
+RasterInfo describeRaster(GDALDataset& dataset, const std::string& path) {
+  RasterInfo info;
+  info.path = path;
+  info.width = dataset.GetRasterXSize();
+  info.height = dataset.GetRasterYSize();
+  info.bandCount = dataset.GetRasterCount();
+  GDALRasterBand* first = dataset.GetRasterBand(1);
+  info.type = first->GetRasterDataType();
+  int blockWidth = 0;
+  first->GetBlockSize(&blockWidth, &info.blockHeight);
+  for (int b = 1; b <= info.bandCount; ++b) {
+    GDALRasterBand* band = dataset.GetRasterBand(b);
+    int hasNodata = 0;
+    const double value = band->GetNoDataValue(&hasNodata);
+    info.nodata.push_back(hasNodata ? value : std::nan(""));
+    info.bandDescriptions.emplace_back(band->GetDescription());
+  }
+  info.hasGeoTransform = dataset.GetGeoTransform(info.geoTransform.data()) == CE_None;
+  if (const OGRSpatialReference* srs = dataset.GetSpatialRef()) {
+    char* wkt = nullptr;
+    if (srs->exportToWkt(&wkt) == OGRERR_NONE && wkt) info.crsWkt = wkt;
+    CPLFree(wkt);
+  }
+  char** files = dataset.GetFileList();
+  for (char** f = files; f && *f; ++f) info.files.emplace_back(*f);
+  CSLDestroy(files);
+  return info;
+}
+
+void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type, int64_t row0,
+               int64_t rows, void* buffer) {
+  const int bandCount = static_cast<int>(bands.size());
+  const GSpacing pixelSpace = static_cast<GSpacing>(bandCount) * typeSize(type);
+  const GSpacing lineSpace = pixelSpace * dataset.GetRasterXSize();
+  QuietGdalErrors quiet;
+  CPLErrorReset();
+  const CPLErr status = dataset.RasterIO(
+      GF_Read, 0, static_cast<int>(row0), dataset.GetRasterXSize(), static_cast<int>(rows), buffer,
+      dataset.GetRasterXSize(), static_cast<int>(rows), type, bandCount,
+      const_cast<int*>(bands.data()), pixelSpace, lineSpace, typeSize(type), nullptr);
+  // Drop the blocks GDAL cached for this strip: we never read them again, and the block cache
+  // would otherwise grow to GDAL's global limit, far past the user's RAM budget.
+  dataset.FlushCache(false);
+  if (status != CE_None)
+    throw Error("INPUT", "cannot read rows " + std::to_string(row0 + 1) + "-" +
+                             std::to_string(row0 + rows) + " of '" + dataset.GetDescription() +
+                             "' (file damaged or truncated?)" + lastGdalError());
+}
+
+void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t rows,
+                const void* buffer) {
+  const int bandCount = dataset.GetRasterCount();
+  const GSpacing pixelSpace = static_cast<GSpacing>(bandCount) * typeSize(type);
+  const GSpacing lineSpace = pixelSpace * dataset.GetRasterXSize();
+  QuietGdalErrors quiet;
+  CPLErrorReset();
+  CPLErr status = dataset.RasterIO(GF_Write, 0, static_cast<int>(row0), dataset.GetRasterXSize(),
+                                   static_cast<int>(rows), const_cast<void*>(buffer),
+                                   dataset.GetRasterXSize(), static_cast<int>(rows), type, bandCount,
+                                   nullptr, pixelSpace, lineSpace, typeSize(type), nullptr);
+  if (status == CE_None) {
+    dataset.FlushCache(false);  // keep the block cache small
+    if (CPLGetLastErrorType() >= CE_Failure) status = CE_Failure;
+  }
+  if (status != CE_None)
+    throw Error("OUTPUT", "cannot write rows " + std::to_string(row0 + 1) + "-" +
+                              std::to_string(row0 + rows) + " of '" + dataset.GetDescription() +
+                              "' (disk full?)" + lastGdalError());
+}
+
+GDALDriver* outputDriver(const std::string& path, const std::string& format) {
+  ensureGdalDrivers();
+  GDALDriverManager* manager = GetGDALDriverManager();
+  auto canCreate = [](GDALDriver* driver) {
+    return driver && driver->GetMetadataItem(GDAL_DCAP_RASTER) &&
+           driver->GetMetadataItem(GDAL_DCAP_CREATE);
+  };
+  if (!format.empty()) {
+    GDALDriver* driver = manager->GetDriverByName(format.c_str());
+    if (!driver) throw Error("FORMAT", "unknown GDAL raster format '" + format + "'");
+    if (!canCreate(driver))
+      throw Error("FORMAT", "GDAL format '" + format + "' cannot create rasters");
+    return driver;
+  }
+  const std::string extension =
+      QFileInfo(QString::fromStdString(path)).suffix().toLower().toStdString();
+  if (extension.empty() || extension == "tif" || extension == "tiff")
+    return manager->GetDriverByName("GTiff");
+  for (int i = 0; i < manager->GetDriverCount(); ++i) {
+    GDALDriver* driver = manager->GetDriver(i);
+    if (!canCreate(driver)) continue;
+    const char* extensions = driver->GetMetadataItem(GDAL_DMD_EXTENSIONS);
+    if (!extensions) continue;
+    const CPLStringList list(CSLTokenizeString(extensions));
+    for (int e = 0; e < list.size(); ++e)
+      if (EQUAL(list[e], extension.c_str())) return driver;
+  }
+  throw Error("OUTPUT", "no GDAL driver creates '." + extension +
+                            "' files: use .tif, or name a format such as ENVI");
+}
+
+}  // namespace hyperstream

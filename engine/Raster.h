@@ -1,0 +1,69 @@
+#pragma once
+// GDAL raster access: RAII datasets, raster descriptions and pixel-interleaved strip I/O.
+
+#include <gdal_priv.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hyperstream {
+
+struct DatasetCloser {
+  void operator()(GDALDataset* dataset) const { GDALClose(GDALDataset::ToHandle(dataset)); }
+};
+using DatasetPtr = std::unique_ptr<GDALDataset, DatasetCloser>;
+
+// Silences GDAL's default error printing on this thread while alive; the engine reports
+// failures itself, with CPLGetLastErrorMsg() in its own messages. Thread-local, so it never
+// changes what QGIS or other threads see.
+class QuietGdalErrors {
+ public:
+  QuietGdalErrors() { CPLPushErrorHandler(CPLQuietErrorHandler); }
+  ~QuietGdalErrors() { CPLPopErrorHandler(); }
+  QuietGdalErrors(const QuietGdalErrors&) = delete;
+  QuietGdalErrors& operator=(const QuietGdalErrors&) = delete;
+};
+
+// What the engine needs to know about an input raster.
+struct RasterInfo {
+  std::string path;
+  int64_t width = 0;
+  int64_t height = 0;
+  int bandCount = 0;
+  GDALDataType type = GDT_Unknown;
+  int blockHeight = 1;
+  std::vector<double> nodata;  // per band; NaN where the band declares none
+  bool hasGeoTransform = false;
+  std::array<double, 6> geoTransform{};
+  std::string crsWkt;
+  std::vector<std::string> bandDescriptions;
+  std::vector<std::string> files;  // every file of the dataset (e.g. ENVI .hdr beside the data)
+};
+
+// Initialises GDAL's drivers once (safe to call repeatedly and inside QGIS).
+void ensureGdalDrivers();
+
+// Opens a raster read-only; throws Error(parameter, ...) with the reason when it can't.
+DatasetPtr openRaster(const std::string& path, const std::string& parameter);
+RasterInfo describeRaster(GDALDataset& dataset, const std::string& path);
+
+// Bytes per value of a GDAL data type.
+int typeSize(GDALDataType type);
+
+// Reads rows [row0, row0 + rows) of the given 1-based bands into `buffer`, pixel-interleaved
+// (pixel p's band b at p * bands.size() + b), in `type`, by one RasterIO call.
+void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type, int64_t row0,
+               int64_t rows, void* buffer);
+// Writes a pixel-interleaved strip into every band of `dataset`.
+void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t rows,
+                const void* buffer);
+
+// The GDAL driver for an output: `format` (a short name such as GTiff or ENVI) when given,
+// otherwise chosen from the file extension (GeoTIFF when none matches). Throws when the driver
+// does not exist or cannot create rasters.
+GDALDriver* outputDriver(const std::string& path, const std::string& format);
+
+}  // namespace hyperstream

@@ -1,0 +1,279 @@
+#include "TestSupport.h"
+
+#include <gdal_priv.h>
+
+#include <QDir>
+#include <QTemporaryDir>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <stdexcept>
+
+namespace testing {
+
+Cube correlatedCube(int64_t rows, int64_t cols, int bands, uint64_t seed, double mean,
+                    double spread) {
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::vector<double> means(bands), lower(static_cast<size_t>(bands) * bands, 0.0);
+  for (int b = 0; b < bands; ++b) means[b] = mean + 50.0 * unit(random);
+  for (int j = 0; j < bands; ++j) {
+    const double scale = spread * std::pow(0.7, j);
+    for (int i = j; i < bands; ++i) lower[static_cast<size_t>(i) * bands + j] = scale * unit(random);
+  }
+  Cube cube;
+  cube.rows = rows;
+  cube.cols = cols;
+  cube.bands = bands;
+  cube.nodata.assign(bands, std::nan(""));
+  cube.values.resize(static_cast<size_t>(rows * cols * bands));
+  std::vector<double> z(bands);
+  for (int64_t p = 0; p < rows * cols; ++p) {
+    for (double& v : z) v = normal(random);
+    for (int i = 0; i < bands; ++i) {
+      double v = means[i] + 2.0 * normal(random);  // sensor noise keeps every eigenvalue >= 4
+      for (int j = 0; j <= i; ++j) v += lower[static_cast<size_t>(i) * bands + j] * z[j];
+      cube.values[static_cast<size_t>(p * bands + i)] = v;
+    }
+  }
+  return cube;
+}
+
+void roundValues(Cube& cube) {
+  for (double& v : cube.values)
+    if (std::isfinite(v)) v = std::round(v);
+}
+
+void writeCube(const Cube& cube, const std::string& path, GDALDataType type,
+               const std::string& driverName, const std::vector<std::string>& options) {
+  GDALAllRegister();
+  GDALDriver* driver = GetGDALDriverManager()->GetDriverByName(driverName.c_str());
+  char** list = nullptr;
+  for (const std::string& option : options) list = CSLAddString(list, option.c_str());
+  GDALDataset* dataset = driver->Create(path.c_str(), static_cast<int>(cube.cols),
+                                        static_cast<int>(cube.rows), cube.bands, type, list);
+  CSLDestroy(list);
+  if (!dataset) throw std::runtime_error("cannot create " + path);
+  double transform[6] = {1000.0, 2.0, 0.0, 5000.0, 0.0, -2.0};
+  dataset->SetGeoTransform(transform);
+  dataset->SetProjection("EPSG:32633");
+  for (int b = 0; b < cube.bands; ++b)
+    if (!std::isnan(cube.nodata[b])) dataset->GetRasterBand(b + 1)->SetNoDataValue(cube.nodata[b]);
+  const GSpacing pixel = static_cast<GSpacing>(cube.bands) * sizeof(double);
+  if (dataset->RasterIO(GF_Write, 0, 0, static_cast<int>(cube.cols), static_cast<int>(cube.rows),
+                        const_cast<double*>(cube.values.data()), static_cast<int>(cube.cols),
+                        static_cast<int>(cube.rows), GDT_Float64, cube.bands, nullptr, pixel,
+                        pixel * cube.cols, sizeof(double)) != CE_None)
+    throw std::runtime_error("cannot write " + path);
+  GDALClose(dataset);
+}
+
+Cube readCube(const std::string& path) {
+  GDALAllRegister();
+  std::unique_ptr<GDALDataset> dataset(
+      GDALDataset::FromHandle(GDALOpen(path.c_str(), GA_ReadOnly)));
+  if (!dataset) throw std::runtime_error("cannot open " + path);
+  Cube cube;
+  cube.rows = dataset->GetRasterYSize();
+  cube.cols = dataset->GetRasterXSize();
+  cube.bands = dataset->GetRasterCount();
+  cube.values.resize(static_cast<size_t>(cube.rows * cube.cols * cube.bands));
+  for (int b = 1; b <= cube.bands; ++b) {
+    int has = 0;
+    const double v = dataset->GetRasterBand(b)->GetNoDataValue(&has);
+    cube.nodata.push_back(has ? v : std::nan(""));
+  }
+  const GSpacing pixel = static_cast<GSpacing>(cube.bands) * sizeof(double);
+  if (dataset->RasterIO(GF_Read, 0, 0, static_cast<int>(cube.cols), static_cast<int>(cube.rows),
+                        cube.values.data(), static_cast<int>(cube.cols),
+                        static_cast<int>(cube.rows), GDT_Float64, cube.bands, nullptr, pixel,
+                        pixel * cube.cols, sizeof(double)) != CE_None)
+    throw std::runtime_error("cannot read " + path);
+  return cube;
+}
+
+bool referenceValid(const Cube& cube, int64_t pixel) {
+  for (int b = 0; b < cube.bands; ++b) {
+    const double v = cube.values[static_cast<size_t>(pixel * cube.bands + b)];
+    if (!std::isfinite(v) || v == cube.nodata[b]) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// Cyclic Jacobi eigen-decomposition of a symmetric matrix (n x n, row-major). Returns the
+// eigenvalues; `vectors` gets the eigenvectors as columns.
+std::vector<double> jacobi(std::vector<double> a, int n, std::vector<double>& vectors) {
+  vectors.assign(static_cast<size_t>(n) * n, 0.0);
+  for (int i = 0; i < n; ++i) vectors[static_cast<size_t>(i) * n + i] = 1.0;
+  auto A = [&](int i, int j) -> double& { return a[static_cast<size_t>(i) * n + j]; };
+  for (int sweep = 0; sweep < 100; ++sweep) {
+    double off = 0, diag = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) (i == j ? diag : off) += A(i, j) * A(i, j);
+    if (off <= 1e-30 * diag) break;
+    for (int p = 0; p < n - 1; ++p)
+      for (int q = p + 1; q < n; ++q) {
+        if (A(p, q) == 0.0) continue;
+        const double theta = (A(q, q) - A(p, p)) / (2.0 * A(p, q));
+        const double t = (theta >= 0 ? 1.0 : -1.0) /
+                         (std::abs(theta) + std::sqrt(theta * theta + 1.0));
+        const double c = 1.0 / std::sqrt(t * t + 1.0), s = t * c;
+        for (int k = 0; k < n; ++k) {  // columns p, q
+          const double akp = A(k, p), akq = A(k, q);
+          A(k, p) = c * akp - s * akq;
+          A(k, q) = s * akp + c * akq;
+        }
+        for (int k = 0; k < n; ++k) {  // rows p, q
+          const double apk = A(p, k), aqk = A(q, k);
+          A(p, k) = c * apk - s * aqk;
+          A(q, k) = s * apk + c * aqk;
+        }
+        for (int k = 0; k < n; ++k) {
+          double& vkp = vectors[static_cast<size_t>(k) * n + p];
+          double& vkq = vectors[static_cast<size_t>(k) * n + q];
+          const double x = vkp, y = vkq;
+          vkp = c * x - s * y;
+          vkq = s * x + c * y;
+        }
+      }
+  }
+  std::vector<double> values(n);
+  for (int i = 0; i < n; ++i) values[i] = A(i, i);
+  return values;
+}
+
+}  // namespace
+
+Reference referencePca(const Cube& cube, bool correlationMatrix) {
+  const int bands = cube.bands;
+  Reference ref;
+  ref.mean.assign(bands, 0.0);
+  std::vector<double> lo(bands, INFINITY), hi(bands, -INFINITY);
+  for (int64_t p = 0; p < cube.pixels(); ++p) {
+    if (!referenceValid(cube, p)) continue;
+    ++ref.valid;
+    for (int b = 0; b < bands; ++b) {
+      const double v = cube.values[static_cast<size_t>(p * bands + b)];
+      ref.mean[b] += v;
+      lo[b] = std::min(lo[b], v);
+      hi[b] = std::max(hi[b], v);
+    }
+  }
+  for (double& m : ref.mean) m /= static_cast<double>(ref.valid);
+  std::vector<double> cov(static_cast<size_t>(bands) * bands, 0.0);
+  for (int64_t p = 0; p < cube.pixels(); ++p) {
+    if (!referenceValid(cube, p)) continue;
+    for (int i = 0; i < bands; ++i) {
+      const double di = cube.values[static_cast<size_t>(p * bands + i)] - ref.mean[i];
+      for (int j = 0; j < bands; ++j)
+        cov[static_cast<size_t>(i) * bands + j] +=
+            di * (cube.values[static_cast<size_t>(p * bands + j)] - ref.mean[j]);
+    }
+  }
+  for (double& c : cov) c /= static_cast<double>(ref.valid - 1);
+  std::vector<int> used;
+  for (int b = 0; b < bands; ++b) {
+    ref.stddev.push_back(std::sqrt(cov[static_cast<size_t>(b) * bands + b]));
+    (lo[b] == hi[b] ? ref.constant : used).push_back(b);
+  }
+  const int m = static_cast<int>(used.size());
+  std::vector<double> a(static_cast<size_t>(m) * m);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < m; ++j) {
+      double v = cov[static_cast<size_t>(used[i]) * bands + used[j]];
+      if (correlationMatrix) v /= ref.stddev[used[i]] * ref.stddev[used[j]];
+      a[static_cast<size_t>(i) * m + j] = v;
+    }
+  std::vector<double> vectors;
+  const std::vector<double> values = jacobi(a, m, vectors);
+  std::vector<int> order(m);
+  for (int i = 0; i < m; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](int x, int y) { return values[x] > values[y]; });
+  for (int k : order) {
+    ref.eigenvalues.push_back(values[k]);
+    std::vector<double> loadings(bands, 0.0);
+    int largest = 0;
+    for (int i = 0; i < m; ++i)
+      if (std::abs(vectors[static_cast<size_t>(i) * m + k]) >
+          std::abs(vectors[static_cast<size_t>(largest) * m + k]))
+        largest = i;
+    const double sign = vectors[static_cast<size_t>(largest) * m + k] < 0 ? -1.0 : 1.0;
+    for (int i = 0; i < m; ++i) loadings[used[i]] = sign * vectors[static_cast<size_t>(i) * m + k];
+    ref.vectors.push_back(loadings);
+  }
+  return ref;
+}
+
+std::vector<double> referenceComponent(const Cube& cube, const Reference& reference, int k,
+                                       bool correlationMatrix) {
+  std::vector<double> out(static_cast<size_t>(cube.pixels()), std::nan(""));
+  for (int64_t p = 0; p < cube.pixels(); ++p) {
+    if (!referenceValid(cube, p)) continue;
+    double v = 0;
+    for (int b = 0; b < cube.bands; ++b) {
+      double x = cube.values[static_cast<size_t>(p * cube.bands + b)] - reference.mean[b];
+      if (correlationMatrix && reference.stddev[b] > 0) x /= reference.stddev[b];
+      v += x * reference.vectors[k][b];
+    }
+    out[static_cast<size_t>(p)] = v;
+  }
+  return out;
+}
+
+std::vector<double> bandValues(const Cube& cube, int band) {
+  std::vector<double> out(static_cast<size_t>(cube.pixels()));
+  for (int64_t p = 0; p < cube.pixels(); ++p)
+    out[static_cast<size_t>(p)] = cube.values[static_cast<size_t>(p * cube.bands + band)];
+  return out;
+}
+
+double correlation(const std::vector<double>& a, const std::vector<double>& b) {
+  double n = 0, ma = 0, mb = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::isfinite(a[i]) && std::isfinite(b[i])) {
+      ++n;
+      ma += a[i];
+      mb += b[i];
+    }
+  ma /= n;
+  mb /= n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::isfinite(a[i]) && std::isfinite(b[i])) {
+      sab += (a[i] - ma) * (b[i] - mb);
+      saa += (a[i] - ma) * (a[i] - ma);
+      sbb += (b[i] - mb) * (b[i] - mb);
+    }
+  return sab / std::sqrt(saa * sbb);
+}
+
+double maxRelativeDifference(const std::vector<double>& a, const std::vector<double>& b) {
+  double worst = a.size() == b.size() ? 0.0 : INFINITY;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    worst = std::max(worst, std::abs(a[i] - b[i]) / std::max(std::abs(b[i]), 1e-300));
+  return worst;
+}
+
+QString tempDir() {
+  static QTemporaryDir root;
+  static int counter = 0;
+  const QString path = root.filePath(QString("case%1").arg(++counter));
+  QDir().mkpath(path);
+  return path;
+}
+
+QString sharedDataDir() {
+  const QDir dir(QStringLiteral(HYPERSTREAM_SOURCE_DIR "/../shared/data"));
+  return dir.exists() ? dir.absolutePath() : QString();
+}
+
+QStringList filesIn(const QString& folder) {
+  return QDir(folder).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot);
+}
+
+}  // namespace testing

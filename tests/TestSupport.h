@@ -1,0 +1,67 @@
+#pragma once
+// Test helpers: cubes in memory, written with GDAL, and the independent float64 reference PCA
+// (plain two-pass loops and a Jacobi eigen-solver; none of the engine's code).
+
+#include <gdal.h>
+
+#include <QString>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace testing {
+
+// A cube in memory, pixel-interleaved float64.
+struct Cube {
+  int64_t rows = 0, cols = 0;
+  int bands = 0;
+  std::vector<double> values;
+  std::vector<double> nodata;  // per band, NaN for none
+  double& at(int64_t row, int64_t col, int band) {
+    return values[static_cast<size_t>((row * cols + col) * bands + band)];
+  }
+  double at(int64_t row, int64_t col, int band) const {
+    return values[static_cast<size_t>((row * cols + col) * bands + band)];
+  }
+  int64_t pixels() const { return rows * cols; }
+};
+
+// x = mean + L z with band means about `mean` +- 50 and a random lower-triangular L whose
+// columns shrink geometrically, so the eigenvalues are distinct and known in expectation.
+Cube correlatedCube(int64_t rows, int64_t cols, int bands, uint64_t seed, double mean = 5000.0,
+                    double spread = 200.0);
+// Rounds values to the nearest integer (for integer file types).
+void roundValues(Cube& cube);
+
+void writeCube(const Cube& cube, const std::string& path, GDALDataType type,
+               const std::string& driver = "GTiff", const std::vector<std::string>& options = {});
+Cube readCube(const std::string& path);
+
+struct Reference {
+  int64_t valid = 0;
+  std::vector<double> mean, stddev;
+  std::vector<int> constant;          // 0-based bands left out
+  std::vector<double> eigenvalues;    // descending
+  std::vector<std::vector<double>> vectors;  // per component, loadings per band
+};
+bool referenceValid(const Cube& cube, int64_t pixel);
+Reference referencePca(const Cube& cube, bool correlation = false);
+// Component k of every pixel (NaN for invalid pixels).
+std::vector<double> referenceComponent(const Cube& cube, const Reference& reference, int k,
+                                       bool correlation = false);
+// Band `band` of an output cube as a vector.
+std::vector<double> bandValues(const Cube& cube, int band);
+// Pearson correlation over the pixels where both are finite.
+double correlation(const std::vector<double>& a, const std::vector<double>& b);
+double maxRelativeDifference(const std::vector<double>& a, const std::vector<double>& b);
+
+// A fresh temporary folder for one test (removed with the process' QTemporaryDir).
+QString tempDir();
+// ../shared/data beside the repository, or empty when absent.
+QString sharedDataDir();
+// Files in a folder (to check that nothing was left behind).
+QStringList filesIn(const QString& folder);
+
+}  // namespace testing

@@ -1,0 +1,109 @@
+// Integration tests of the hyperstream command line: exit codes, messages, synth, Ctrl-C.
+
+#include "TestSupport.h"
+
+#include <QProcess>
+#include <QtTest>
+
+#include <csignal>
+#include <cmath>
+
+namespace {
+
+struct Run {
+  int exitCode;
+  QString out, err;
+};
+
+Run run(const QStringList& arguments, int timeoutMs = 120000) {
+  QProcess process;
+  process.start(QStringLiteral(HYPERSTREAM_CLI), arguments);
+  process.waitForFinished(timeoutMs);
+  return {process.exitCode(), process.readAllStandardOutput(), process.readAllStandardError()};
+}
+
+}  // namespace
+
+class CliTests : public QObject {
+  Q_OBJECT
+ private slots:
+  void help() {
+    const Run general = run({"--help"});
+    QCOMPARE(general.exitCode, 0);
+    QVERIFY(general.out.contains("pca INPUT OUTPUT"));
+    const Run pca = run({"pca", "--help"});
+    QCOMPARE(pca.exitCode, 0);
+    for (const char* option : {"--components", "--variance", "--matrix", "--type", "--bands",
+                               "--stats", "--table", "--ram", "--device", "--quiet"})
+      QVERIFY2(pca.out.contains(option), option);
+  }
+
+  void synthThenPca() {
+    const QString dir = testing::tempDir();
+    const Run synth = run({"synth", dir + "/scene.tif", "--rows", "70", "--cols", "90", "--bands",
+                           "60", "--truth", "--quiet"});
+    QCOMPARE(synth.exitCode, 0);
+    const testing::Cube scene = testing::readCube((dir + "/scene.tif").toStdString());
+    QCOMPARE(scene.bands, 60);
+    QCOMPARE(scene.nodata[0], -9999.0);
+    QCOMPARE(scene.at(0, 0, 0), -9999.0);        // nodata border
+    QCOMPARE(scene.at(69, 45, 10), -9999.0);
+    QVERIFY(scene.at(35, 45, 10) > 0);
+    const testing::Reference ref = testing::referencePca(scene);
+    QCOMPARE(ref.constant.size(), size_t{1});     // one dead band per ~56
+    const testing::Cube abundances = testing::readCube((dir + "/scene_abundances.tif").toStdString());
+    QCOMPARE(abundances.bands, 5);
+    for (int64_t p = 0; p < abundances.pixels(); p += 97) {
+      double sum = 0;
+      for (int e = 0; e < 5; ++e) sum += abundances.values[p * 5 + e];
+      QVERIFY(std::abs(sum - 1) < 1e-5);           // abundances sum to one
+    }
+    QVERIFY(QFile::exists(dir + "/scene_endmembers.csv"));
+
+    const Run pca = run({"pca", dir + "/scene.tif", dir + "/pcs.tif", "--components", "3",
+                         "--stats", dir + "/s.json", "--table", dir + "/t.csv"});
+    QCOMPARE(pca.exitCode, 0);
+    QVERIFY(pca.out.contains("3 component(s)"));
+    QVERIFY(pca.err.contains("constant band"));
+    QCOMPARE(testing::readCube((dir + "/pcs.tif").toStdString()).bands, 3);
+    QVERIFY(QFile::exists(dir + "/s.json") && QFile::exists(dir + "/t.csv"));
+
+    const Run quiet = run({"pca", dir + "/scene.tif", dir + "/pcs2.tif", "--quiet"});
+    QCOMPARE(quiet.exitCode, 0);
+    QVERIFY(quiet.out.isEmpty());
+  }
+
+  void errorsAreOneLine() {
+    const QString dir = testing::tempDir();
+    const Run missing = run({"pca", dir + "/none.tif", dir + "/out.tif"});
+    QCOMPARE(missing.exitCode, 1);
+    QCOMPARE(missing.err.trimmed().count('\n'), 0);
+    QVERIFY(missing.err.startsWith("hyperstream: error [INPUT]: "));
+    const Run usage = run({"pca", "only-one-file.tif"});
+    QCOMPARE(usage.exitCode, 2);
+    QCOMPARE(usage.err.trimmed().count('\n'), 0);
+    QCOMPARE(run({"pca", "a.tif", "b.tif", "--type", "int8"}).exitCode, 2);
+    QCOMPARE(run({"pca", "a.tif", "b.tif", "--components", "3", "--variance", "90"}).exitCode, 2);
+    QCOMPARE(run({"frobnicate"}).exitCode, 2);
+    QCOMPARE(run({}).exitCode, 2);
+  }
+
+  void interruptCancelsCleanly() {
+    const QString dir = testing::tempDir();
+    QCOMPARE(run({"synth", dir + "/big.tif", "--rows", "600", "--cols", "400", "--quiet"}).exitCode, 0);
+    QProcess process;
+    process.start(QStringLiteral(HYPERSTREAM_CLI),
+                  {"pca", dir + "/big.tif", dir + "/out.tif", "--strip-rows", "1", "--ram", "64"});
+    QVERIFY(process.waitForStarted());
+    QTest::qWait(400);
+    if (process.state() != QProcess::Running) QSKIP("the run ended before the interrupt was sent");
+    ::kill(static_cast<pid_t>(process.processId()), SIGINT);
+    QVERIFY(process.waitForFinished(20000));
+    QCOMPARE(process.exitCode(), 130);
+    QVERIFY(QString(process.readAllStandardError()).contains("canceled"));
+    QCOMPARE(testing::filesIn(dir), QStringList{"big.tif"});
+  }
+};
+
+QTEST_GUILESS_MAIN(CliTests)
+#include "test_cli.moc"

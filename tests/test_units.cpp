@@ -1,0 +1,169 @@
+// Unit tests: the Chan merge, the fit's conventions, component selection, strip planning and the
+// CPU backend's strip kernels against the float64 reference.
+
+#include "ComputeBackend.h"
+#include "Moments.h"
+#include "PcaModel.h"
+#include "Pipeline.h"
+#include "TestSupport.h"
+
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+
+using namespace hyperstream;
+
+namespace {
+
+// Moments of pixels [first, last) of a cube with the backend.
+Moments backendMoments(ComputeBackend& backend, const testing::Cube& cube, int64_t first,
+                       int64_t last) {
+  StripView view;
+  view.data = cube.values.data() + first * cube.bands;
+  view.type = GDT_Float64;
+  view.pixels = last - first;
+  view.bands = cube.bands;
+  view.nodata = cube.nodata.data();
+  Moments total(cube.bands);
+  backend.accumulateMoments(view, total);
+  return total;
+}
+
+}  // namespace
+
+class UnitTests : public QObject {
+  Q_OBJECT
+ private slots:
+  void chanMergeEqualsOneBlock() {
+    const testing::Cube cube = testing::correlatedCube(37, 29, 7, 11);
+    const testing::Reference ref = testing::referencePca(cube);
+    auto backend = makeCpuBackend();
+    const Moments whole = backendMoments(*backend, cube, 0, cube.pixels());
+    // Any partition, merged in any order, gives the same moments.
+    std::mt19937 random(3);
+    for (int trial = 0; trial < 5; ++trial) {
+      std::vector<int64_t> cuts = {0, cube.pixels()};
+      for (int c = 0; c < 6; ++c) cuts.push_back(std::uniform_int_distribution<int64_t>(1, cube.pixels() - 1)(random));
+      std::sort(cuts.begin(), cuts.end());
+      std::vector<Moments> parts;
+      for (size_t i = 0; i + 1 < cuts.size(); ++i)
+        parts.push_back(backendMoments(*backend, cube, cuts[i], cuts[i + 1]));
+      std::shuffle(parts.begin(), parts.end(), random);
+      Moments merged(cube.bands);
+      for (const Moments& part : parts) merged.merge(part);
+      QCOMPARE(merged.count, whole.count);
+      QVERIFY(testing::maxRelativeDifference(merged.mean, whole.mean) < 1e-14);
+      QVERIFY(testing::maxRelativeDifference(merged.comoment, whole.comoment) < 1e-10);
+    }
+    // ...and equals the two-pass reference.
+    QVERIFY(testing::maxRelativeDifference(whole.mean, ref.mean) < 1e-14);
+    const std::vector<double> covariance = whole.covariance();
+    for (int b = 0; b < cube.bands; ++b)
+      QVERIFY(std::abs(covariance[b * cube.bands + b] / (ref.stddev[b] * ref.stddev[b]) - 1) < 1e-12);
+  }
+
+  void momentsSkipInvalidPixels() {
+    testing::Cube cube = testing::correlatedCube(10, 10, 4, 5);
+    cube.nodata = {-1.0, NAN, NAN, NAN};
+    cube.at(0, 0, 0) = -1.0;              // nodata in one band
+    cube.at(3, 4, 2) = NAN;               // not finite
+    cube.at(5, 5, 3) = INFINITY;
+    auto backend = makeCpuBackend();
+    const Moments m = backendMoments(*backend, cube, 0, cube.pixels());
+    const testing::Reference ref = testing::referencePca(cube);
+    QCOMPARE(m.count, int64_t{97});
+    QCOMPARE(ref.valid, int64_t{97});
+    QVERIFY(testing::maxRelativeDifference(m.mean, ref.mean) < 1e-14);
+  }
+
+  void emptyStripMergesToNothing() {
+    testing::Cube cube = testing::correlatedCube(2, 3, 3, 1);
+    for (double& v : cube.values) v = NAN;
+    auto backend = makeCpuBackend();
+    Moments total(3);
+    total.merge(backendMoments(*backend, cube, 0, cube.pixels()));
+    QCOMPARE(total.count, int64_t{0});
+  }
+
+  void fitConventions() {
+    const testing::Cube cube = testing::correlatedCube(40, 40, 6, 21);
+    auto backend = makeCpuBackend();
+    std::vector<std::string> warnings;
+    const PcaModel model = fitPca(backendMoments(*backend, cube, 0, cube.pixels()),
+                                  MatrixType::Covariance, warnings);
+    const testing::Reference ref = testing::referencePca(cube);
+    QVERIFY(warnings.empty());
+    for (int k = 0; k < model.componentCount(); ++k) {
+      if (k > 0) QVERIFY(model.eigenvalues[k] <= model.eigenvalues[k - 1]);
+      QVERIFY(std::abs(model.eigenvalues[k] / ref.eigenvalues[k] - 1) < 1e-10);
+      double norm = 0, largest = 0;
+      for (int b = 0; b < model.bands; ++b) {
+        const double v = model.eigenvectors[b * model.componentCount() + k];
+        norm += v * v;
+        if (std::abs(v) > std::abs(largest)) largest = v;
+      }
+      QVERIFY(std::abs(norm - 1) < 1e-12);
+      QVERIFY(largest > 0);
+    }
+    QCOMPARE(model.cumulativePercent(model.componentCount() - 1), 100.0);
+  }
+
+  void varianceSelection() {
+    PcaModel model;
+    model.eigenvalues = {50, 30, 15, 4, 1};
+    QCOMPARE(model.componentsForVariance(50), 1);
+    QCOMPARE(model.componentsForVariance(50.0001), 2);
+    QCOMPARE(model.componentsForVariance(80), 2);
+    QCOMPARE(model.componentsForVariance(95), 3);
+    QCOMPARE(model.componentsForVariance(99), 4);
+    QCOMPARE(model.componentsForVariance(100), 5);
+  }
+
+  void constantBandsLeftOut() {
+    testing::Cube cube = testing::correlatedCube(20, 20, 5, 8);
+    for (int64_t p = 0; p < cube.pixels(); ++p) cube.values[p * 5 + 2] = 1234.0;
+    auto backend = makeCpuBackend();
+    std::vector<std::string> warnings;
+    const PcaModel model = fitPca(backendMoments(*backend, cube, 0, cube.pixels()),
+                                  MatrixType::Correlation, warnings);
+    QCOMPARE(model.componentCount(), 4);
+    QCOMPARE(model.constantBands, std::vector<int>{2});
+    QCOMPARE(warnings.size(), size_t{1});
+    for (int k = 0; k < 4; ++k) QCOMPARE(model.eigenvectors[2 * 4 + k], 0.0);
+    double trace = 0;
+    for (double v : model.eigenvalues) trace += v;
+    QVERIFY(std::abs(trace - 4.0) < 1e-12);  // a correlation matrix of 4 bands
+  }
+
+  void stripPlans() {
+    const auto strips = planStrips(10, 3);
+    QCOMPARE(strips.size(), size_t{4});
+    QCOMPARE(strips.back().row0, int64_t{9});
+    QCOMPARE(strips.back().rows, int64_t{1});
+    QCOMPARE(planStrips(5, 100).size(), size_t{1});
+  }
+
+  void projectionMatchesReference() {
+    const testing::Cube cube = testing::correlatedCube(13, 11, 5, 4);
+    auto backend = makeCpuBackend();
+    std::vector<std::string> warnings;
+    const PcaModel model = fitPca(backendMoments(*backend, cube, 0, cube.pixels()),
+                                  MatrixType::Covariance, warnings);
+    const testing::Reference ref = testing::referencePca(cube);
+    const Projection projection = model.projection(3);
+    StripView view{cube.values.data(), GDT_Float64, cube.pixels(), cube.bands, cube.nodata.data()};
+    OutputEncoding encoding;
+    encoding.type = GDT_Float64;
+    std::vector<double> out(cube.pixels() * 3);
+    backend->project(view, projection, encoding, out.data());
+    for (int k = 0; k < 3; ++k) {
+      const std::vector<double> expected = testing::referenceComponent(cube, ref, k);
+      for (int64_t p = 0; p < cube.pixels(); ++p)
+        QVERIFY(std::abs(out[p * 3 + k] - expected[p]) <= 1e-9 * std::sqrt(ref.eigenvalues[k]));
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(UnitTests)
+#include "test_units.moc"
