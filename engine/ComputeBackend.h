@@ -62,6 +62,8 @@ class ComputeBackend {
  public:
   virtual ~ComputeBackend() = default;
   virtual std::string name() const = 0;
+  // A hint about running faster on this machine, or empty.
+  virtual std::string advice() const { return {}; }
 
   // Adds the valid pixels of one strip to `total`: count, mean, centred co-moment and band
   // ranges, group by group in order (Chan's merge), so the sum is bitwise the same whatever the

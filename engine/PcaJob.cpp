@@ -113,6 +113,7 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   result.totalPixels = info.width * info.height;
   const std::unique_ptr<ComputeBackend> backend = makeCpuBackend();
   result.backend = backend->name();
+  if (!backend->advice().empty()) feedback.info(QString::fromStdString(backend->advice()));
 
   // Memory plan: a strip pool for each pass, or the whole cube when it fits.
   const int sampleSize = typeSize(info.type);
@@ -165,9 +166,10 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
     view.groupPixels = rowsPerGroup * info.width;
     return view;
   };
+  StripReader reader(options.input, bands, info.type);  // used by the reader thread only
   auto readFromFile = [&](const StripRange& range, unsigned char* buffer) -> const void* {
     unsigned char* target = result.resident ? residentStrip(range) : buffer;
-    readStrip(*input, bands, info.type, range.row0, range.rows, target);
+    reader.read(range.row0, range.rows, target);
     return target;
   };
   const int inputBuffers = result.resident ? 0 : kInputBuffers;

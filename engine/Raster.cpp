@@ -6,6 +6,8 @@
 #include <ogr_spatialref.h>
 
 #include <QFileInfo>
+
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 
@@ -16,6 +18,30 @@ std::string lastGdalError() {
   const char* message = CPLGetLastErrorMsg();
   return (message && *message) ? std::string(": ") + message : std::string();
 }
+}  // namespace
+
+namespace {
+
+// Sets a GDAL configuration option for the calling thread only while alive: it never changes
+// what QGIS or other threads see.
+class ThreadConfigOption {
+ public:
+  ThreadConfigOption(const char* key, const char* value) : key_(key) {
+    const char* previous = CPLGetThreadLocalConfigOption(key, nullptr);
+    if (previous) previous_ = previous;
+    CPLSetThreadLocalConfigOption(key, value);
+  }
+  ~ThreadConfigOption() {
+    CPLSetThreadLocalConfigOption(key_, previous_.empty() ? nullptr : previous_.c_str());
+  }
+  ThreadConfigOption(const ThreadConfigOption&) = delete;
+  ThreadConfigOption& operator=(const ThreadConfigOption&) = delete;
+
+ private:
+  const char* key_;
+  std::string previous_;
+};
+
 }  // namespace
 
 void ensureGdalDrivers() {
@@ -73,17 +99,37 @@ RasterInfo describeRaster(GDALDataset& dataset, const std::string& path) {
   return info;
 }
 
+namespace {
+
+// When a band-interleaved file is read into a pixel-interleaved buffer, GDAL fills the buffer
+// band by band: rows are read in windows whose buffer stays in the core's cache.
+constexpr int64_t kCachedWindowBytes = 2 << 20;
+
+}  // namespace
+
 void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type, int64_t row0,
                int64_t rows, void* buffer) {
   const int bandCount = static_cast<int>(bands.size());
+  const int width = dataset.GetRasterXSize();
   const GSpacing pixelSpace = static_cast<GSpacing>(bandCount) * typeSize(type);
-  const GSpacing lineSpace = pixelSpace * dataset.GetRasterXSize();
+  const GSpacing lineSpace = pixelSpace * width;
+  const char* interleave = dataset.GetMetadataItem("INTERLEAVE", "IMAGE_STRUCTURE");
+  const bool pixelInterleaved = interleave && EQUAL(interleave, "PIXEL");
+  const int64_t windowRows =
+      pixelInterleaved ? rows : std::max<int64_t>(1, kCachedWindowBytes / lineSpace);
   QuietGdalErrors quiet;
+  // Uncompressed GeoTIFFs are read through a memory map instead of the block cache (3x faster
+  // here); GDAL checks the file's size first and falls back to normal reads when it can't.
   CPLErrorReset();
-  const CPLErr status = dataset.RasterIO(
-      GF_Read, 0, static_cast<int>(row0), dataset.GetRasterXSize(), static_cast<int>(rows), buffer,
-      dataset.GetRasterXSize(), static_cast<int>(rows), type, bandCount,
-      const_cast<int*>(bands.data()), pixelSpace, lineSpace, typeSize(type), nullptr);
+  CPLErr status = CE_None;
+  for (int64_t row = row0; row < row0 + rows && status == CE_None; row += windowRows) {
+    const int64_t count = std::min(windowRows, row0 + rows - row);
+    status = dataset.RasterIO(GF_Read, 0, static_cast<int>(row), width, static_cast<int>(count),
+                              static_cast<unsigned char*>(buffer) + (row - row0) * lineSpace, width,
+                              static_cast<int>(count), type, bandCount,
+                              const_cast<int*>(bands.data()), pixelSpace, lineSpace,
+                              typeSize(type), nullptr);
+  }
   // Drop the blocks GDAL cached for this strip: we never read them again, and the block cache
   // would otherwise grow to GDAL's global limit, far past the user's RAM budget.
   dataset.FlushCache(false);
@@ -91,6 +137,24 @@ void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType
     throw Error("INPUT", "cannot read rows " + std::to_string(row0 + 1) + "-" +
                              std::to_string(row0 + rows) + " of '" + dataset.GetDescription() +
                              "' (file damaged or truncated?)" + lastGdalError());
+}
+
+StripReader::StripReader(std::string path, std::vector<int> bands, GDALDataType type)
+    : path_(std::move(path)), bands_(std::move(bands)), type_(type) {}
+
+void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
+  constexpr int64_t kReopenBytes = 256ll << 20;
+  if (bytesSinceOpen_ > kReopenBytes) dataset_.reset();
+  if (!dataset_) {
+    // GTiff reads the option when the file is opened; it checks the file's size first and falls
+    // back to ordinary reads when mapping is not possible (compressed, truncated, remote).
+    ThreadConfigOption mapped("GTIFF_VIRTUAL_MEM_IO", "YES");
+    dataset_ = openRaster(path_, "INPUT");
+    bytesSinceOpen_ = 0;
+  }
+  readStrip(*dataset_, bands_, type_, row0, rows, buffer);
+  bytesSinceOpen_ += rows * dataset_->GetRasterXSize() * static_cast<int64_t>(bands_.size()) *
+                     typeSize(type_);
 }
 
 void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t rows,

@@ -1,0 +1,80 @@
+// Compute floors of this machine, and the CPU backend's kernels against them:
+//   bench_kernels [pixels] [bands]
+// times DSYRK alone (the compute floor of the covariance), the backend's moments (validity,
+// conversion, DSYRK) and its projection to 10 components, on random uint16 pixels.
+
+#include "ComputeBackend.h"
+#include "PcaModel.h"
+
+#include <cblas.h>
+
+#include <QElapsedTimer>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+using namespace hyperstream;
+
+namespace {
+template <class F>
+double medianSeconds(int repeats, F&& f) {
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    QElapsedTimer timer;
+    timer.start();
+    f();
+    times.push_back(timer.nsecsElapsed() * 1e-9);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int64_t pixels = argc > 1 ? std::atoll(argv[1]) : 2300 * 73;
+  const int bands = argc > 2 ? std::atoi(argv[2]) : 198;
+  std::printf("OpenBLAS: %s, core %s, %d threads\n", openblas_get_config(), openblas_get_corename(),
+              openblas_get_num_threads());
+  std::mt19937 random(1);
+  std::vector<uint16_t> strip(static_cast<size_t>(pixels) * bands);
+  for (auto& v : strip) v = static_cast<uint16_t>(1000 + random() % 4000);
+  std::vector<double> centred(strip.begin(), strip.end());
+  std::vector<double> c(static_cast<size_t>(bands) * bands);
+  const double flops = static_cast<double>(pixels) * bands * (bands + 1);  // SYRK's n b (b+1)
+
+  const double syrk = medianSeconds(5, [&] {
+    for (int64_t p = 0; p < pixels; p += 2300)
+      cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, bands,
+                  static_cast<int>(std::min<int64_t>(2300, pixels - p)), 1.0,
+                  centred.data() + p * bands, bands, 1.0, c.data(), bands);
+  });
+  std::vector<double> nodata(bands, NAN);
+  StripView view{strip.data(), GDT_UInt16, pixels, bands, nodata.data(), 2300};
+  auto backend = makeCpuBackend();
+  Moments total(bands);
+  const double moments = medianSeconds(5, [&] {
+    total = Moments(bands);
+    backend->accumulateMoments(view, total);
+  });
+  std::vector<std::string> warnings;
+  const PcaModel model = fitPca(total, MatrixType::Covariance, warnings);
+  const Projection projection = model.projection(10);
+  OutputEncoding encoding;
+  std::vector<float> out(static_cast<size_t>(pixels) * 10);
+  const double project = medianSeconds(5, [&] { backend->project(view, projection, encoding, out.data()); });
+  const double gb = static_cast<double>(pixels) * bands * 2 / 1e9;
+  std::printf("%lld pixels x %d bands (%.2f GB as uint16), medians of 5:\n",
+              static_cast<long long>(pixels), bands, gb);
+  std::printf("  DSYRK alone (k=2300 blocks): %8.4f s  %6.1f GFLOP/s\n", syrk, flops / syrk / 1e9);
+  std::printf("  backend moments:             %8.4f s  %6.1f GFLOP/s equivalent, %.2f GB/s\n", moments,
+              flops / moments / 1e9, gb / moments);
+  std::printf("  backend projection, 10 PCs:  %8.4f s  %.2f GB/s\n", project, gb / project);
+  std::printf("  per 1e9 values: moments %.3f s, projection %.3f s, DSYRK %.3f s\n",
+              moments / (pixels * bands / 1e9), project / (pixels * bands / 1e9),
+              syrk / (pixels * bands / 1e9));
+  return 0;
+}
