@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what building and testing Hyperstream needs, from Debian bookworm's packages.
+#   scripts/install-deps.sh [--bench]   (--bench: also the benchmark peers, OTB and GRASS)
+set -euo pipefail
+packages=(build-essential cmake ninja-build pkg-config qtbase5-dev libgdal-dev gdal-bin
+          libopenblas-dev liblapacke-dev)
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(otb-bin grass-core python3-gdal python3-numpy time)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing: ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
