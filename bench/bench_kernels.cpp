@@ -65,13 +65,14 @@ int main(int argc, char** argv) {
   const Projection projection = model.projection(10);
   OutputEncoding encoding;
   std::vector<float> out(static_cast<size_t>(pixels) * 10);
-  const double project = medianSeconds(5, [&] { backend->project(view, projection, encoding, out.data()); });
+  const double project =
+      medianSeconds(5, [&] { backend->project(view, projection, encoding, out.data()); });
   const double gb = static_cast<double>(pixels) * bands * 2 / 1e9;
   std::printf("%lld pixels x %d bands (%.2f GB as uint16), medians of 5:\n",
               static_cast<long long>(pixels), bands, gb);
   std::printf("  DSYRK alone (k=2300 blocks): %8.4f s  %6.1f GFLOP/s\n", syrk, flops / syrk / 1e9);
-  std::printf("  backend moments:             %8.4f s  %6.1f GFLOP/s equivalent, %.2f GB/s\n", moments,
-              flops / moments / 1e9, gb / moments);
+  std::printf("  backend moments:             %8.4f s  %6.1f GFLOP/s equivalent, %.2f GB/s\n",
+              moments, flops / moments / 1e9, gb / moments);
   std::printf("  backend projection, 10 PCs:  %8.4f s  %.2f GB/s\n", project, gb / project);
   std::printf("  per 1e9 values: moments %.3f s, projection %.3f s, DSYRK %.3f s\n",
               moments / (pixels * bands / 1e9), project / (pixels * bands / 1e9),

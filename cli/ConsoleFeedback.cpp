@@ -28,7 +28,9 @@ ConsoleFeedback::~ConsoleFeedback() {
   std::signal(SIGTERM, SIG_DFL);
 }
 
-bool ConsoleFeedback::isCanceled() const { return interrupted; }
+bool ConsoleFeedback::isCanceled() const {
+  return interrupted;
+}
 
 void ConsoleFeedback::setProgress(double percent) {
   QMutexLocker lock(&mutex_);

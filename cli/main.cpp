@@ -30,12 +30,15 @@ struct UsageError {
   QString message;
 };
 
-[[noreturn]] void usage(const QString& message) { throw UsageError{message}; }
+[[noreturn]] void usage(const QString& message) {
+  throw UsageError{message};
+}
 
 int64_t positiveInteger(const QString& text, const QString& option) {
   bool ok = false;
   const qlonglong value = text.toLongLong(&ok);
-  if (!ok || value < 1) usage(QString("--%1 takes a positive whole number, not '%2'").arg(option, text));
+  if (!ok || value < 1)
+    usage(QString("--%1 takes a positive whole number, not '%2'").arg(option, text));
   return value;
 }
 
@@ -73,13 +76,19 @@ void parseOrExit(QCommandLineParser& parser, const QStringList& arguments, int p
 int runPcaCommand(const QStringList& arguments) {
   QCommandLineParser parser;
   parser.addOptions({
-      {"components", "Number of components to write (a number, or 'all'); default: as many as "
-                     "--variance needs.", "N"},
-      {"variance", "Write the fewest components whose cumulative explained variance reaches PCT "
-                   "percent (default 99).", "PCT"},
+      {"components",
+       "Number of components to write (a number, or 'all'); default: as many as "
+       "--variance needs.",
+       "N"},
+      {"variance",
+       "Write the fewest components whose cumulative explained variance reaches PCT "
+       "percent (default 99).",
+       "PCT"},
       {"matrix", "covariance (default) or correlation (standardised bands).", "TYPE"},
-      {"type", "Output type: float32 (default), float64, or byte (each component rescaled to "
-               "0-255 from its min/max).", "TYPE"},
+      {"type",
+       "Output type: float32 (default), float64, or byte (each component rescaled to "
+       "0-255 from its min/max).",
+       "TYPE"},
       {"bands", "Bands to use, 1-based, e.g. 1-100,120,130-198 (default: all).", "LIST"},
       {"stats", "Write the statistics report (JSON) here.", "FILE.json"},
       {"table", "Write one row per component (CSV) here.", "FILE.csv"},
@@ -131,7 +140,8 @@ int runPcaCommand(const QStringList& arguments) {
   options.statsJson = parser.value("stats").toStdString();
   options.tableCsv = parser.value("table").toStdString();
   options.format = parser.value("format").toStdString();
-  for (const QString& option : parser.values("co")) options.creationOptions.push_back(option.toStdString());
+  for (const QString& option : parser.values("co"))
+    options.creationOptions.push_back(option.toStdString());
   if (parser.isSet("ram")) options.ramBytes = positiveInteger(parser.value("ram"), "ram") << 20;
   if (parser.isSet("device")) options.device = parser.value("device").toStdString();
   if (parser.isSet("strip-rows"))
@@ -164,23 +174,26 @@ int runSynthCommand(const QStringList& arguments) {
       {"endmembers", "Number of endmember spectra (default 5).", "E"},
       {"dead-bands", "Number of constant (dead) bands (default: about one per 56 bands).", "N"},
       {"border", "Width of the nodata border in pixels (default: 1/64 of the smaller side).", "N"},
-      {"truth", "Also write the abundance maps (<stem>_abundances.tif) and endmember spectra "
-                "(<stem>_endmembers.csv)."},
+      {"truth",
+       "Also write the abundance maps (<stem>_abundances.tif) and endmember spectra "
+       "(<stem>_endmembers.csv)."},
       {"format", "GDAL driver of the output (default: from the extension).", "NAME"},
       {{"q", "quiet"}, "No progress bar or messages."},
   });
   parser.addPositionalArgument("OUTPUT", "The scene to write.");
-  parseOrExit(parser, arguments, 1,
-              "usage: hyperstream synth OUTPUT [options]\n\n"
-              "Writes a synthetic hyperspectral scene: smooth endmember spectra (vegetation, soil,\n"
-              "water, clay mineral, asphalt, ...) with absorption features, mixed by spatially\n"
-              "coherent abundance maps that sum to one, with sensor noise, dead bands and a\n"
-              "nodata border; scaled reflectance x 10000, UTM 10N, 20 m pixels.\n\n");
+  parseOrExit(
+      parser, arguments, 1,
+      "usage: hyperstream synth OUTPUT [options]\n\n"
+      "Writes a synthetic hyperspectral scene: smooth endmember spectra (vegetation, soil,\n"
+      "water, clay mineral, asphalt, ...) with absorption features, mixed by spatially\n"
+      "coherent abundance maps that sum to one, with sensor noise, dead bands and a\n"
+      "nodata border; scaled reflectance x 10000, UTM 10N, 20 m pixels.\n\n");
   SynthOptions options;
   options.output = parser.positionalArguments()[0].toStdString();
   if (parser.isSet("rows")) options.rows = positiveInteger(parser.value("rows"), "rows");
   if (parser.isSet("cols")) options.cols = positiveInteger(parser.value("cols"), "cols");
-  if (parser.isSet("bands")) options.bands = static_cast<int>(positiveInteger(parser.value("bands"), "bands"));
+  if (parser.isSet("bands"))
+    options.bands = static_cast<int>(positiveInteger(parser.value("bands"), "bands"));
   const QString type = parser.value("type").toLower();
   if (type == "uint16")
     options.type = GDT_UInt16;
@@ -190,7 +203,8 @@ int runSynthCommand(const QStringList& arguments) {
     usage("--type is int16, uint16 or float32, not '" + type + "'");
   if (parser.isSet("seed")) options.seed = positiveInteger(parser.value("seed"), "seed");
   if (parser.isSet("endmembers"))
-    options.endmembers = static_cast<int>(positiveInteger(parser.value("endmembers"), "endmembers"));
+    options.endmembers =
+        static_cast<int>(positiveInteger(parser.value("endmembers"), "endmembers"));
   if (parser.isSet("dead-bands")) options.deadBands = parser.value("dead-bands").toInt();
   if (parser.isSet("border")) options.border = parser.value("border").toInt();
   options.writeTruth = parser.isSet("truth");

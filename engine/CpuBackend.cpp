@@ -38,16 +38,24 @@ constexpr int64_t kChunkPixels = 1024;
 template <class F>
 decltype(auto) withSampleType(GDALDataType type, F&& f) {
   switch (type) {
-    case GDT_Byte: return f(uint8_t{});
-    case GDT_UInt16: return f(uint16_t{});
-    case GDT_Int16: return f(int16_t{});
-    case GDT_UInt32: return f(uint32_t{});
-    case GDT_Int32: return f(int32_t{});
-    case GDT_Float32: return f(float{});
-    case GDT_Float64: return f(double{});
+    case GDT_Byte:
+      return f(uint8_t{});
+    case GDT_UInt16:
+      return f(uint16_t{});
+    case GDT_Int16:
+      return f(int16_t{});
+    case GDT_UInt32:
+      return f(uint32_t{});
+    case GDT_Int32:
+      return f(int32_t{});
+    case GDT_Float32:
+      return f(float{});
+    case GDT_Float64:
+      return f(double{});
     default:
-      throw Error("INPUT", std::string("unsupported data type ") + GDALGetDataTypeName(type) +
-                               " (supported: Byte, UInt16, Int16, UInt32, Int32, Float32, Float64)");
+      throw Error("INPUT",
+                  std::string("unsupported data type ") + GDALGetDataTypeName(type) +
+                      " (supported: Byte, UInt16, Int16, UInt32, Int32, Float32, Float64)");
   }
 }
 
@@ -91,9 +99,9 @@ class ValidPixel {
 // row = pixel - shift, and the running sum and range of the band values. Separate, unaliased
 // arrays let the compiler vectorise over the bands.
 template <class T>
-__attribute__((target_clones("avx512f", "avx2", "default"))) void addShiftedPixel(const T* __restrict pixel, const double* __restrict shift,
-                     double* __restrict row, double* __restrict sum, double* __restrict lo,
-                     double* __restrict hi, int bands) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void addShiftedPixel(
+    const T* __restrict pixel, const double* __restrict shift, double* __restrict row,
+    double* __restrict sum, double* __restrict lo, double* __restrict hi, int bands) {
   for (int b = 0; b < bands; ++b) {
     const double v = static_cast<double>(pixel[b]);
     row[b] = v - shift[b];
@@ -107,7 +115,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void addShiftedPixe
 template <class T, class C>
 __attribute__((target_clones("avx512f", "avx2", "default"))) void centrePixel(
     const T* __restrict pixel, const double* __restrict center, C* __restrict row, int bands) {
-  for (int b = 0; b < bands; ++b) row[b] = static_cast<C>(static_cast<double>(pixel[b]) - center[b]);
+  for (int b = 0; b < bands; ++b)
+    row[b] = static_cast<C>(static_cast<double>(pixel[b]) - center[b]);
 }
 
 template <class T>
@@ -165,33 +174,34 @@ class CpuBackend : public ComputeBackend {
     return range;
   }
 
-  void project(const StripView& strip, const Projection& projection,
-               const OutputEncoding& encoding, void* output) override {
+  void project(const StripView& strip, const Projection& projection, const OutputEncoding& encoding,
+               void* output) override {
     withSampleType(strip.type, [&](auto sample) {
       using T = decltype(sample);
       switch (encoding.type) {
         case GDT_Float64:
-          forEachProjectedChunk<T, double>(strip, projection, [&](int64_t first, int64_t count,
-                                                                 const double* values) {
-            encodeFloat(values, first, count, projection.components, encoding,
-                        static_cast<double*>(output));
-          });
+          forEachProjectedChunk<T, double>(
+              strip, projection, [&](int64_t first, int64_t count, const double* values) {
+                encodeFloat(values, first, count, projection.components, encoding,
+                            static_cast<double*>(output));
+              });
           break;
         case GDT_Float32:
-          forEachProjectedChunk<T, float>(strip, projection, [&](int64_t first, int64_t count,
-                                                                const float* values) {
-            encodeFloat(values, first, count, projection.components, encoding,
-                        static_cast<float*>(output));
-          });
+          forEachProjectedChunk<T, float>(strip, projection,
+                                          [&](int64_t first, int64_t count, const float* values) {
+                                            encodeFloat(values, first, count, projection.components,
+                                                        encoding, static_cast<float*>(output));
+                                          });
           break;
         case GDT_Byte:
-          forEachProjectedChunk<T, float>(strip, projection, [&](int64_t first, int64_t count,
-                                                                const float* values) {
-            encodeByte(values, first, count, projection.components, encoding,
-                       static_cast<uint8_t*>(output));
-          });
+          forEachProjectedChunk<T, float>(strip, projection,
+                                          [&](int64_t first, int64_t count, const float* values) {
+                                            encodeByte(values, first, count, projection.components,
+                                                       encoding, static_cast<uint8_t*>(output));
+                                          });
           break;
-        default: throw Error("OUTPUT_TYPE", "output type must be Float32, Float64 or Byte");
+        default:
+          throw Error("OUTPUT_TYPE", "output type must be Float32, Float64 or Byte");
       }
     });
   }
@@ -283,12 +293,12 @@ class CpuBackend : public ComputeBackend {
         }
       }
       if constexpr (std::is_same_v<C, double>)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(count),
-                    components, bands, 1.0, block.data(), bands, weights.data(), components, 0.0,
-                    result.data(), components);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(count), components,
+                    bands, 1.0, block.data(), bands, weights.data(), components, 0.0, result.data(),
+                    components);
       else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(count),
-                    components, bands, 1.0f, block.data(), bands, weights.data(), components, 0.0f,
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(count), components,
+                    bands, 1.0f, block.data(), bands, weights.data(), components, 0.0f,
                     result.data(), components);
       consume(first, count, result.data());
       first += count;
@@ -319,8 +329,9 @@ class CpuBackend : public ComputeBackend {
         continue;
       }
       for (int k = 0; k < components; ++k) {
-        const double scaled = encoding.byteLow + (static_cast<double>(in[k]) -
-                                                  encoding.byteMinimum[k]) * encoding.byteScale[k];
+        const double scaled =
+            encoding.byteLow +
+            (static_cast<double>(in[k]) - encoding.byteMinimum[k]) * encoding.byteScale[k];
         out[k] = static_cast<uint8_t>(std::clamp(std::round(scaled), 0.0, 255.0));
       }
     }
@@ -329,16 +340,20 @@ class CpuBackend : public ComputeBackend {
   template <class C>
   std::vector<C>& scratch(size_t size) {
     std::vector<C>* buffer;
-    if constexpr (std::is_same_v<C, double>) buffer = &chunk_;
-    else buffer = &chunkFloat_;
+    if constexpr (std::is_same_v<C, double>)
+      buffer = &chunk_;
+    else
+      buffer = &chunkFloat_;
     buffer->resize(size);
     return *buffer;
   }
   template <class C>
   std::vector<C>& resultScratch(size_t size) {
     std::vector<C>* buffer;
-    if constexpr (std::is_same_v<C, double>) buffer = &resultDouble_;
-    else buffer = &resultFloat_;
+    if constexpr (std::is_same_v<C, double>)
+      buffer = &resultDouble_;
+    else
+      buffer = &resultFloat_;
     buffer->resize(size);
     return *buffer;
   }
@@ -353,6 +368,8 @@ class CpuBackend : public ComputeBackend {
 
 }  // namespace
 
-std::unique_ptr<ComputeBackend> makeCpuBackend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<ComputeBackend> makeCpuBackend() {
+  return std::make_unique<CpuBackend>();
+}
 
 }  // namespace hyperstream

@@ -8,10 +8,10 @@ namespace hyperstream {
 
 struct Moments {
   int bands = 0;
-  int64_t count = 0;               // valid pixels
-  std::vector<double> mean;        // per band
-  std::vector<double> comoment;    // bands x bands, row-major, symmetric: sum of (x-m)(x-m)^T
-  std::vector<double> minimum;     // per band, over valid pixels
+  int64_t count = 0;             // valid pixels
+  std::vector<double> mean;      // per band
+  std::vector<double> comoment;  // bands x bands, row-major, symmetric: sum of (x-m)(x-m)^T
+  std::vector<double> minimum;   // per band, over valid pixels
   std::vector<double> maximum;
 
   Moments() = default;

@@ -18,9 +18,12 @@ namespace hyperstream {
 
 std::string outputTypeName(OutputType type) {
   switch (type) {
-    case OutputType::Float32: return "Float32";
-    case OutputType::Float64: return "Float64";
-    case OutputType::Byte: return "Byte";
+    case OutputType::Float32:
+      return "Float32";
+    case OutputType::Float64:
+      return "Float64";
+    case OutputType::Byte:
+      return "Byte";
   }
   return "?";
 }
@@ -29,7 +32,9 @@ namespace {
 
 // Bytes of the RAM budget kept aside for everything but strip buffers (BLAS blocks, GDAL,
 // bookkeeping): a quarter, at most 64 MiB.
-int64_t reserveBytes(int64_t ramBytes) { return std::min<int64_t>(64ll << 20, ramBytes / 4); }
+int64_t reserveBytes(int64_t ramBytes) {
+  return std::min<int64_t>(64ll << 20, ramBytes / 4);
+}
 // Strips no larger than this: larger ones gain no speed and make cancel slower.
 constexpr int64_t kMaxStripBytes = 64ll << 20;
 constexpr int kInputBuffers = 3;   // one being read, one queued, one being computed
@@ -37,9 +42,12 @@ constexpr int kOutputBuffers = 2;  // one being filled, one being written
 
 GDALDataType gdalType(OutputType type) {
   switch (type) {
-    case OutputType::Float32: return GDT_Float32;
-    case OutputType::Float64: return GDT_Float64;
-    case OutputType::Byte: return GDT_Byte;
+    case OutputType::Float32:
+      return GDT_Float32;
+    case OutputType::Float64:
+      return GDT_Float64;
+    case OutputType::Byte:
+      return GDT_Byte;
   }
   return GDT_Float32;
 }
@@ -200,7 +208,8 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
     result.model = fitPca(moments, options.matrix, result.warnings);
     result.seconds.eigen = timer.nsecsElapsed() * 1e-9;
   }
-  for (const std::string& warning : result.warnings) feedback.warning(QString::fromStdString(warning));
+  for (const std::string& warning : result.warnings)
+    feedback.warning(QString::fromStdString(warning));
   const PcaModel& model = result.model;
   const int available = model.componentCount();
   if (options.components == kAllComponents) {
@@ -231,14 +240,13 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   OutputEncoding encoding;
   encoding.type = gdalType(options.outputType);
   result.outputType = options.outputType;
-  const auto declared = std::find_if(nodata.begin(), nodata.end(),
-                                     [](double v) { return !std::isnan(v); });
+  const auto declared =
+      std::find_if(nodata.begin(), nodata.end(), [](double v) { return !std::isnan(v); });
   if (byteOutput) {
     result.hasOutputNodata = someInvalid;
     encoding.nodata = 0;
     encoding.byteLow = someInvalid ? 1.0 : 0.0;
-    if (someInvalid)
-      feedback.info("Byte output: valid pixels rescaled to 1-255, 0 marks nodata");
+    if (someInvalid) feedback.info("Byte output: valid pixels rescaled to 1-255, 0 marks nodata");
   } else if (declared != nodata.end()) {
     result.hasOutputNodata = true;
     encoding.nodata = *declared;
@@ -277,7 +285,8 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
                        options.creationOptions);
   {
     GDALDataset& dataset = output.dataset();
-    if (info.hasGeoTransform) dataset.SetGeoTransform(const_cast<double*>(info.geoTransform.data()));
+    if (info.hasGeoTransform)
+      dataset.SetGeoTransform(const_cast<double*>(info.geoTransform.data()));
     if (!info.crsWkt.empty()) dataset.SetProjection(info.crsWkt.c_str());
     for (int k = 0; k < components; ++k) {
       GDALRasterBand* band = dataset.GetRasterBand(k + 1);

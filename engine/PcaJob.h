@@ -21,18 +21,18 @@ constexpr int64_t kDefaultRamBytes = int64_t{1} << 30;
 struct PcaOptions {
   std::string input;
   std::string output;
-  std::vector<int> bands;        // 1-based; empty: every band
-  int components = 0;            // > 0: that many; 0: by variancePercent; kAllComponents: all
+  std::vector<int> bands;  // 1-based; empty: every band
+  int components = 0;      // > 0: that many; 0: by variancePercent; kAllComponents: all
   double variancePercent = 99.0;
   MatrixType matrix = MatrixType::Covariance;
   OutputType outputType = OutputType::Float32;
-  std::string format;            // GDAL driver short name; empty: from the output's extension
+  std::string format;  // GDAL driver short name; empty: from the output's extension
   std::vector<std::string> creationOptions;  // NAME=VALUE
-  std::string statsJson;         // optional report paths
+  std::string statsJson;                     // optional report paths
   std::string tableCsv;
   int64_t ramBytes = kDefaultRamBytes;
-  std::string device = "auto";   // auto | cpu
-  int64_t stripRows = 0;         // 0: from the RAM budget (tests force small strips)
+  std::string device = "auto";  // auto | cpu
+  int64_t stripRows = 0;        // 0: from the RAM budget (tests force small strips)
 };
 
 struct StageTimes {
@@ -42,11 +42,11 @@ struct StageTimes {
 struct PcaResult {
   PcaModel model;
   RasterInfo input;
-  std::vector<int> bands;        // 1-based input band numbers that were used
-  int components = 0;            // written to the output
+  std::vector<int> bands;  // 1-based input band numbers that were used
+  int components = 0;      // written to the output
   int64_t totalPixels = 0;
   std::string backend;
-  bool resident = false;         // the cube stayed in memory between the passes
+  bool resident = false;  // the cube stayed in memory between the passes
   int64_t stripRows = 0;
   std::vector<std::string> warnings;
   OutputType outputType = OutputType::Float32;

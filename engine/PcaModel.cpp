@@ -57,8 +57,7 @@ PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::stri
   if (moments.count == 0)
     throw Error("INPUT",
                 "no valid pixel: every pixel is nodata or not finite in at least one band");
-  if (moments.count < 2)
-    throw Error("INPUT", "only one valid pixel: PCA needs at least two");
+  if (moments.count < 2) throw Error("INPUT", "only one valid pixel: PCA needs at least two");
   PcaModel model;
   model.matrix = matrix;
   model.bands = moments.bands;
@@ -70,7 +69,8 @@ PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::stri
   const int bands = moments.bands;
   std::vector<int> used;
   for (int b = 0; b < bands; ++b) {
-    model.stddev.push_back(std::sqrt(std::max(0.0, covariance[static_cast<size_t>(b) * bands + b])));
+    model.stddev.push_back(
+        std::sqrt(std::max(0.0, covariance[static_cast<size_t>(b) * bands + b])));
     if (moments.minimum[b] == moments.maximum[b])
       model.constantBands.push_back(b);
     else
@@ -91,8 +91,7 @@ PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::stri
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < m; ++j) {
       double value = covariance[static_cast<size_t>(used[i]) * bands + used[j]];
-      if (matrix == MatrixType::Correlation)
-        value /= model.stddev[used[i]] * model.stddev[used[j]];
+      if (matrix == MatrixType::Correlation) value /= model.stddev[used[i]] * model.stddev[used[j]];
       a[static_cast<size_t>(i) * m + j] = value;
     }
 
@@ -104,8 +103,8 @@ PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::stri
       LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'V', 'A', 'U', m, a.data(), m, 0.0, 0.0, 0, 0, 0.0, &found,
                      values.data(), vectors.data(), m, support.data());
   if (info != 0 || found != m)
-    throw Error("", "the eigen-decomposition failed (LAPACK dsyevr info " + std::to_string(info) +
-                        ")");
+    throw Error("",
+                "the eigen-decomposition failed (LAPACK dsyevr info " + std::to_string(info) + ")");
 
   // Descending order; loadings expanded back to every selected band.
   model.eigenvalues.resize(m);

@@ -14,13 +14,13 @@ std::string matrixTypeName(MatrixType type);
 
 struct PcaModel {
   MatrixType matrix = MatrixType::Covariance;
-  int bands = 0;                     // bands that went into the fit (selected bands)
+  int bands = 0;  // bands that went into the fit (selected bands)
   int64_t validPixels = 0;
-  std::vector<double> mean;          // per band
-  std::vector<double> stddev;        // per band (sample, N-1)
+  std::vector<double> mean;    // per band
+  std::vector<double> stddev;  // per band (sample, N-1)
   std::vector<double> minimum, maximum;
-  std::vector<int> constantBands;    // 0-based indices into the selected bands; left out of the fit
-  std::vector<double> eigenvalues;   // descending, one per non-constant band
+  std::vector<int> constantBands;   // 0-based indices into the selected bands; left out of the fit
+  std::vector<double> eigenvalues;  // descending, one per non-constant band
   // bands x eigenvalues.size(), row-major: column k holds component k's loadings (zero for
   // constant bands), unit length, largest-magnitude loading positive.
   std::vector<double> eigenvectors;

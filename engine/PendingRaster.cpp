@@ -43,11 +43,11 @@ void checkOutputPath(const std::string& path, const std::vector<std::string>& in
   if (info.isDir()) throw Error(parameter, "the output '" + path + "' is a folder");
   const QFileInfo folder(info.absolutePath());
   if (!folder.isDir())
-    throw Error(parameter, "the output folder '" + folder.filePath().toStdString() +
-                               "' does not exist");
+    throw Error(parameter,
+                "the output folder '" + folder.filePath().toStdString() + "' does not exist");
   if (!folder.isWritable())
-    throw Error(parameter, "the output folder '" + folder.filePath().toStdString() +
-                               "' is not writable");
+    throw Error(parameter,
+                "the output folder '" + folder.filePath().toStdString() + "' is not writable");
 }
 
 PendingRaster::PendingRaster(const std::string& destination, GDALDriver* driver, int64_t width,
@@ -114,8 +114,7 @@ void PendingRaster::commit() {
       GDALDeleteDataset(GDALDriver::ToHandle(driver_), destination_.c_str());
     moved = driver_->Rename(destination_.c_str(), temporary_.c_str()) == CE_None;
   }
-  if (!moved)
-    throw Error("OUTPUT", "cannot move the finished raster to '" + destination_ + "'");
+  if (!moved) throw Error("OUTPUT", "cannot move the finished raster to '" + destination_ + "'");
   committed_ = true;
 }
 

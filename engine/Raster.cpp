@@ -51,7 +51,9 @@ void ensureGdalDrivers() {
   });
 }
 
-int typeSize(GDALDataType type) { return GDALGetDataTypeSizeBytes(type); }
+int typeSize(GDALDataType type) {
+  return GDALGetDataTypeSizeBytes(type);
+}
 
 DatasetPtr openRaster(const std::string& path, const std::string& parameter) {
   ensureGdalDrivers();
@@ -65,8 +67,7 @@ DatasetPtr openRaster(const std::string& path, const std::string& parameter) {
       GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, nullptr, nullptr)));
   if (!dataset)
     throw Error(parameter, "'" + path + "' is not a raster GDAL can read" + lastGdalError());
-  if (dataset->GetRasterCount() == 0)
-    throw Error(parameter, "'" + path + "' has no raster bands");
+  if (dataset->GetRasterCount() == 0) throw Error(parameter, "'" + path + "' has no raster bands");
   return dataset;
 }
 
@@ -124,11 +125,11 @@ void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType
   CPLErr status = CE_None;
   for (int64_t row = row0; row < row0 + rows && status == CE_None; row += windowRows) {
     const int64_t count = std::min(windowRows, row0 + rows - row);
-    status = dataset.RasterIO(GF_Read, 0, static_cast<int>(row), width, static_cast<int>(count),
-                              static_cast<unsigned char*>(buffer) + (row - row0) * lineSpace, width,
-                              static_cast<int>(count), type, bandCount,
-                              const_cast<int*>(bands.data()), pixelSpace, lineSpace,
-                              typeSize(type), nullptr);
+    status =
+        dataset.RasterIO(GF_Read, 0, static_cast<int>(row), width, static_cast<int>(count),
+                         static_cast<unsigned char*>(buffer) + (row - row0) * lineSpace, width,
+                         static_cast<int>(count), type, bandCount, const_cast<int*>(bands.data()),
+                         pixelSpace, lineSpace, typeSize(type), nullptr);
   }
   // Drop the blocks GDAL cached for this strip: we never read them again, and the block cache
   // would otherwise grow to GDAL's global limit, far past the user's RAM budget.
@@ -153,8 +154,8 @@ void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
     bytesSinceOpen_ = 0;
   }
   readStrip(*dataset_, bands_, type_, row0, rows, buffer);
-  bytesSinceOpen_ += rows * dataset_->GetRasterXSize() * static_cast<int64_t>(bands_.size()) *
-                     typeSize(type_);
+  bytesSinceOpen_ +=
+      rows * dataset_->GetRasterXSize() * static_cast<int64_t>(bands_.size()) * typeSize(type_);
 }
 
 void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t rows,
@@ -164,10 +165,10 @@ void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t r
   const GSpacing lineSpace = pixelSpace * dataset.GetRasterXSize();
   QuietGdalErrors quiet;
   CPLErrorReset();
-  CPLErr status = dataset.RasterIO(GF_Write, 0, static_cast<int>(row0), dataset.GetRasterXSize(),
-                                   static_cast<int>(rows), const_cast<void*>(buffer),
-                                   dataset.GetRasterXSize(), static_cast<int>(rows), type, bandCount,
-                                   nullptr, pixelSpace, lineSpace, typeSize(type), nullptr);
+  CPLErr status = dataset.RasterIO(
+      GF_Write, 0, static_cast<int>(row0), dataset.GetRasterXSize(), static_cast<int>(rows),
+      const_cast<void*>(buffer), dataset.GetRasterXSize(), static_cast<int>(rows), type, bandCount,
+      nullptr, pixelSpace, lineSpace, typeSize(type), nullptr);
   if (status == CE_None) {
     dataset.FlushCache(false);  // keep the block cache small
     if (CPLGetLastErrorType() >= CE_Failure) status = CE_Failure;

@@ -51,11 +51,13 @@ double soil(double um) {
   r = absorb(r, um, 0.9, 0.08, 0.08);   // ferric iron
   r = absorb(r, um, 1.42, 0.04, 0.12);  // bound water
   r = absorb(r, um, 1.92, 0.05, 0.15);
-  r = absorb(r, um, 2.2, 0.03, 0.1);    // clay Al-OH
+  r = absorb(r, um, 2.2, 0.03, 0.1);  // clay Al-OH
   return r;
 }
 
-double water(double um) { return 0.01 + 0.05 * std::exp(-(um - 0.4) / 0.15) * (um < 0.9 ? 1 : 0.2); }
+double water(double um) {
+  return 0.01 + 0.05 * std::exp(-(um - 0.4) / 0.15) * (um < 0.9 ? 1 : 0.2);
+}
 
 double clayMineral(double um) {
   double r = 0.35 + 0.3 * sigmoid(um, 0.5, 0.08);
@@ -65,7 +67,9 @@ double clayMineral(double um) {
   return r;
 }
 
-double asphalt(double um) { return 0.06 + 0.05 * (um - 0.4) / 2.1 + 0.01 * gaussian(um, 1.7, 0.3); }
+double asphalt(double um) {
+  return 0.06 + 0.05 * (um - 0.4) / 2.1 + 0.01 * gaussian(um, 1.7, 0.3);
+}
 
 // A smooth field from a few low-frequency plane waves.
 struct SmoothField {
@@ -119,14 +123,25 @@ std::vector<double> endmemberSpectra(int endmembers, const std::vector<double>& 
       const double um = wavelengthsNm[i] / 1000.0;
       double r = 0;
       switch (e) {
-        case 0: r = vegetation(um); break;
-        case 1: r = soil(um); break;
-        case 2: r = water(um); break;
-        case 3: r = clayMineral(um); break;
-        case 4: r = asphalt(um); break;
+        case 0:
+          r = vegetation(um);
+          break;
+        case 1:
+          r = soil(um);
+          break;
+        case 2:
+          r = water(um);
+          break;
+        case 3:
+          r = clayMineral(um);
+          break;
+        case 4:
+          r = asphalt(um);
+          break;
         default:
           r = level + slope * (um - 1.45);
-          for (const auto& feature : features) r = absorb(r, um, feature[0], feature[1], feature[2]);
+          for (const auto& feature : features)
+            r = absorb(r, um, feature[0], feature[1], feature[2]);
       }
       spectra[static_cast<size_t>(e) * n + i] = std::clamp(r, 0.005, 0.95);
     }
@@ -150,12 +165,13 @@ SynthResult synthesizeScene(const SynthOptions& options, Feedback& feedback) {
   for (int b = 0; b < bands; ++b)
     result.wavelengthsNm.push_back(400.0 + 2100.0 * b / std::max(1, bands - 1));
   const int endmembers = options.endmembers;
-  const std::vector<double> spectra = endmemberSpectra(endmembers, result.wavelengthsNm,
-                                                       options.seed);
+  const std::vector<double> spectra =
+      endmemberSpectra(endmembers, result.wavelengthsNm, options.seed);
 
   // Dead bands: the ones nearest the centres of the atmospheric water-vapour absorptions.
-  const int dead = options.deadBands >= 0 ? std::min(options.deadBands, bands - 2)
-                                          : std::max(1, static_cast<int>(std::lround(bands / 56.0)));
+  const int dead = options.deadBands >= 0
+                       ? std::min(options.deadBands, bands - 2)
+                       : std::max(1, static_cast<int>(std::lround(bands / 56.0)));
   const double centres[] = {1380.0, 1880.0, 1400.0, 1900.0, 1360.0, 1860.0, 2500.0, 400.0};
   std::vector<char> isDead(bands, 0);
   for (int d = 0; d < dead; ++d) {
@@ -179,8 +195,7 @@ SynthResult synthesizeScene(const SynthOptions& options, Feedback& feedback) {
   for (int e = 0; e < endmembers; ++e) fields.emplace_back(random, scale, 6);
   const SmoothField shading(random, scale * 2, 3);
 
-  PendingRaster raster(options.output, driver, options.cols, options.rows, bands, options.type,
-                       {});
+  PendingRaster raster(options.output, driver, options.cols, options.rows, bands, options.type, {});
   PendingRaster* truth = nullptr;
   std::unique_ptr<PendingRaster> abundanceRaster;
   const QFileInfo outInfo(QString::fromStdString(options.output));
@@ -216,9 +231,8 @@ SynthResult synthesizeScene(const SynthOptions& options, Feedback& feedback) {
   const int sampleSize = typeSize(options.type);
   std::vector<unsigned char> strip(static_cast<size_t>(stripRows * options.cols * bands) *
                                    sampleSize);
-  std::vector<float> abundanceStrip(truth ? static_cast<size_t>(stripRows * options.cols) *
-                                                endmembers
-                                          : 0);
+  std::vector<float> abundanceStrip(
+      truth ? static_cast<size_t>(stripRows * options.cols) * endmembers : 0);
   auto fillRow = [&](int64_t row, int64_t stripRow0, auto sample) {
     using T = decltype(sample);
     T* out = reinterpret_cast<T*>(strip.data()) + (row - stripRow0) * options.cols * bands;
@@ -230,7 +244,8 @@ SynthResult synthesizeScene(const SynthOptions& options, Feedback& feedback) {
       T* pixel = out + col * bands;
       double total = 0;
       for (int e = 0; e < endmembers; ++e) {
-        abundance[e] = std::exp(2.5 * fields[e](static_cast<double>(col), static_cast<double>(row)));
+        abundance[e] =
+            std::exp(2.5 * fields[e](static_cast<double>(col), static_cast<double>(row)));
         total += abundance[e];
       }
       for (int e = 0; e < endmembers; ++e) abundance[e] /= total;
@@ -264,9 +279,15 @@ SynthResult synthesizeScene(const SynthOptions& options, Feedback& feedback) {
     for (int64_t row = row0; row < row0 + rows; ++row)
       pool.start([&, row, row0] {
         switch (options.type) {
-          case GDT_Int16: fillRow(row, row0, int16_t{}); break;
-          case GDT_UInt16: fillRow(row, row0, uint16_t{}); break;
-          default: fillRow(row, row0, float{}); break;
+          case GDT_Int16:
+            fillRow(row, row0, int16_t{});
+            break;
+          case GDT_UInt16:
+            fillRow(row, row0, uint16_t{});
+            break;
+          default:
+            fillRow(row, row0, float{});
+            break;
         }
       });
     pool.waitForDone();

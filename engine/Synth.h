@@ -17,20 +17,20 @@ struct SynthOptions {
   std::string output;
   int64_t rows = 512;
   int64_t cols = 512;
-  int bands = 224;                 // spread evenly over 400-2500 nm, like AVIRIS
-  GDALDataType type = GDT_Int16;   // Int16, UInt16 or Float32 (scaled reflectance x 10000)
+  int bands = 224;                // spread evenly over 400-2500 nm, like AVIRIS
+  GDALDataType type = GDT_Int16;  // Int16, UInt16 or Float32 (scaled reflectance x 10000)
   uint64_t seed = 1;
   int endmembers = 5;
-  int deadBands = -1;              // constant bands; -1: about one per 56 bands
-  int border = -1;                 // nodata border width in pixels; -1: 1/64 of the smaller side
-  double noise = 20.0;             // sensor noise standard deviation, in DN
-  bool writeTruth = false;         // also write <stem>_abundances.tif and <stem>_endmembers.csv
-  std::string format;              // GDAL driver; empty: from the extension
+  int deadBands = -1;       // constant bands; -1: about one per 56 bands
+  int border = -1;          // nodata border width in pixels; -1: 1/64 of the smaller side
+  double noise = 20.0;      // sensor noise standard deviation, in DN
+  bool writeTruth = false;  // also write <stem>_abundances.tif and <stem>_endmembers.csv
+  std::string format;       // GDAL driver; empty: from the extension
 };
 
 struct SynthResult {
   std::vector<double> wavelengthsNm;
-  std::vector<int> deadBands;      // 1-based
+  std::vector<int> deadBands;  // 1-based
   double nodata = 0;
   std::string abundancesPath, endmembersPath;
 };

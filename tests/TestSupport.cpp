@@ -22,7 +22,8 @@ Cube correlatedCube(int64_t rows, int64_t cols, int bands, uint64_t seed, double
   for (int b = 0; b < bands; ++b) means[b] = mean + 50.0 * unit(random);
   for (int j = 0; j < bands; ++j) {
     const double scale = spread * std::pow(0.7, j);
-    for (int i = j; i < bands; ++i) lower[static_cast<size_t>(i) * bands + j] = scale * unit(random);
+    for (int i = j; i < bands; ++i)
+      lower[static_cast<size_t>(i) * bands + j] = scale * unit(random);
   }
   Cube cube;
   cube.rows = rows;
@@ -120,8 +121,8 @@ std::vector<double> jacobi(std::vector<double> a, int n, std::vector<double>& ve
       for (int q = p + 1; q < n; ++q) {
         if (A(p, q) == 0.0) continue;
         const double theta = (A(q, q) - A(p, p)) / (2.0 * A(p, q));
-        const double t = (theta >= 0 ? 1.0 : -1.0) /
-                         (std::abs(theta) + std::sqrt(theta * theta + 1.0));
+        const double t =
+            (theta >= 0 ? 1.0 : -1.0) / (std::abs(theta) + std::sqrt(theta * theta + 1.0));
         const double c = 1.0 / std::sqrt(t * t + 1.0), s = t * c;
         for (int k = 0; k < n; ++k) {  // columns p, q
           const double akp = A(k, p), akq = A(k, q);

@@ -42,8 +42,8 @@ Cube readCube(const std::string& path);
 struct Reference {
   int64_t valid = 0;
   std::vector<double> mean, stddev;
-  std::vector<int> constant;          // 0-based bands left out
-  std::vector<double> eigenvalues;    // descending
+  std::vector<int> constant;                 // 0-based bands left out
+  std::vector<double> eigenvalues;           // descending
   std::vector<std::vector<double>> vectors;  // per component, loadings per band
 };
 bool referenceValid(const Cube& cube, int64_t pixel);

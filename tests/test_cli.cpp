@@ -5,8 +5,8 @@
 #include <QProcess>
 #include <QtTest>
 
-#include <csignal>
 #include <cmath>
+#include <csignal>
 
 namespace {
 
@@ -46,17 +46,18 @@ class CliTests : public QObject {
     const testing::Cube scene = testing::readCube((dir + "/scene.tif").toStdString());
     QCOMPARE(scene.bands, 60);
     QCOMPARE(scene.nodata[0], -9999.0);
-    QCOMPARE(scene.at(0, 0, 0), -9999.0);        // nodata border
+    QCOMPARE(scene.at(0, 0, 0), -9999.0);  // nodata border
     QCOMPARE(scene.at(69, 45, 10), -9999.0);
     QVERIFY(scene.at(35, 45, 10) > 0);
     const testing::Reference ref = testing::referencePca(scene);
-    QCOMPARE(ref.constant.size(), size_t{1});     // one dead band per ~56
-    const testing::Cube abundances = testing::readCube((dir + "/scene_abundances.tif").toStdString());
+    QCOMPARE(ref.constant.size(), size_t{1});  // one dead band per ~56
+    const testing::Cube abundances =
+        testing::readCube((dir + "/scene_abundances.tif").toStdString());
     QCOMPARE(abundances.bands, 5);
     for (int64_t p = 0; p < abundances.pixels(); p += 97) {
       double sum = 0;
       for (int e = 0; e < 5; ++e) sum += abundances.values[p * 5 + e];
-      QVERIFY(std::abs(sum - 1) < 1e-5);           // abundances sum to one
+      QVERIFY(std::abs(sum - 1) < 1e-5);  // abundances sum to one
     }
     QVERIFY(QFile::exists(dir + "/scene_endmembers.csv"));
 
@@ -90,7 +91,8 @@ class CliTests : public QObject {
 
   void interruptCancelsCleanly() {
     const QString dir = testing::tempDir();
-    QCOMPARE(run({"synth", dir + "/big.tif", "--rows", "600", "--cols", "400", "--quiet"}).exitCode, 0);
+    QCOMPARE(run({"synth", dir + "/big.tif", "--rows", "600", "--cols", "400", "--quiet"}).exitCode,
+             0);
     QProcess process;
     process.start(QStringLiteral(HYPERSTREAM_CLI),
                   {"pca", dir + "/big.tif", dir + "/out.tif", "--strip-rows", "1", "--ram", "64"});

@@ -40,7 +40,8 @@ PcaOptions optionsFor(const QString& input, const QString& output) {
 
 QString goodInput(const QString& dir) {
   const QString path = dir + "/good.tif";
-  if (!QFile::exists(path)) testing::writeCube(testing::correlatedCube(20, 20, 4, 1), path.toStdString(), GDT_Float32);
+  if (!QFile::exists(path))
+    testing::writeCube(testing::correlatedCube(20, 20, 4, 1), path.toStdString(), GDT_Float32);
   return path;
 }
 

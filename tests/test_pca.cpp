@@ -34,7 +34,8 @@ void compareWithReference(const testing::Cube& cube, const PcaResult& result,
   for (int k = 0; k < result.model.componentCount(); ++k) {
     const double relative = std::abs(result.model.eigenvalues[k] / ref.eigenvalues[k] - 1);
     if (relative > 1e-6)
-      QFAIL(qPrintable(QString("eigenvalue %1: %2 vs reference %3").arg(k + 1)
+      QFAIL(qPrintable(QString("eigenvalue %1: %2 vs reference %3")
+                           .arg(k + 1)
                            .arg(result.model.eigenvalues[k], 0, 'g', 17)
                            .arg(ref.eigenvalues[k], 0, 'g', 17)));
   }
@@ -44,7 +45,8 @@ void compareWithReference(const testing::Cube& cube, const PcaResult& result,
     std::vector<double> values = testing::bandValues(written, k);
     for (double& v : values)
       if (v == written.nodata[k]) v = NAN;
-    const std::vector<double> expected = testing::referenceComponent(cube, ref, k, correlationMatrix);
+    const std::vector<double> expected =
+        testing::referenceComponent(cube, ref, k, correlationMatrix);
     for (size_t p = 0; p < values.size(); ++p)
       QCOMPARE(std::isfinite(values[p]), std::isfinite(expected[p]));  // nodata where invalid
     const double r = testing::correlation(values, expected);
@@ -127,7 +129,10 @@ class PcaTests : public QObject {
     testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Float64);
     std::vector<double> firstEigenvalues;
     testing::Cube firstOutput;
-    struct Case { int64_t stripRows; int64_t ramMiB; };
+    struct Case {
+      int64_t stripRows;
+      int64_t ramMiB;
+    };
     for (const Case c : {Case{0, 1024}, Case{0, 16}, Case{1, 1024}, Case{7, 16}, Case{13, 1024},
                          Case{119, 1024}, Case{120, 16}}) {
       PcaOptions options = optionsFor(dir + "/in.tif", dir + "/out.tif");
@@ -163,8 +168,8 @@ class PcaTests : public QObject {
     testing::roundValues(cube);
     const double nodata = fileType == GDT_UInt16 ? 65535.0 : -9999.0;
     cube.nodata.assign(8, nodata);
-    for (int b = 0; b < 8; ++b) cube.at(0, 3, b) = nodata;  // a whole nodata pixel
-    cube.at(4, 4, 2) = nodata;                               // nodata in one band only
+    for (int b = 0; b < 8; ++b) cube.at(0, 3, b) = nodata;               // a whole nodata pixel
+    cube.at(4, 4, 2) = nodata;                                           // nodata in one band only
     for (int64_t c = 0; c < cube.cols; ++c) cube.at(10, c, 5) = nodata;  // a nodata row
     if (fileType == GDT_Float32) {
       cube.at(7, 7, 0) = NAN;
@@ -287,7 +292,8 @@ class PcaTests : public QObject {
         sawLow |= got == low;
         sawHigh |= got == 255;
         // A value within rounding noise of a .5 boundary may go either way.
-        if (got != want && std::abs(std::abs(scaled - std::trunc(scaled)) - 0.5) > 1e-4) ++mismatches;
+        if (got != want && std::abs(std::abs(scaled - std::trunc(scaled)) - 0.5) > 1e-4)
+          ++mismatches;
       }
       QCOMPARE(mismatches, 0);
       QVERIFY(sawLow && sawHigh);
@@ -304,7 +310,8 @@ class PcaTests : public QObject {
     testing::roundValues(cube);
     const QString dir = testing::tempDir();
     testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Int16);
-    testing::writeCube(cube, (dir + "/in.bsq").toStdString(), GDT_Int16, "ENVI", {"INTERLEAVE=BSQ"});
+    testing::writeCube(cube, (dir + "/in.bsq").toStdString(), GDT_Int16, "ENVI",
+                       {"INTERLEAVE=BSQ"});
     testing::writeCube(cube, (dir + "/in_bip.tif").toStdString(), GDT_Int16, "GTiff",
                        {"INTERLEAVE=PIXEL", "TILED=YES", "BLOCKXSIZE=16", "BLOCKYSIZE=16"});
     std::vector<testing::Cube> outputs;
@@ -357,8 +364,8 @@ class PcaTests : public QObject {
     QCOMPARE(transform[5], -2.0);
     QVERIFY(QString(GDALGetProjectionRef(out)).contains("UTM zone 33N"));
     const QString description = GDALGetDescription(GDALGetRasterBand(out, 1));
-    QCOMPARE(description, QString("PC1 (%1 %, cum. %1 %)")
-                              .arg(result.model.explainedPercent(0), 0, 'f', 1));
+    QCOMPARE(description,
+             QString("PC1 (%1 %, cum. %1 %)").arg(result.model.explainedPercent(0), 0, 'f', 1));
     QVERIFY(QString(GDALGetDescription(GDALGetRasterBand(out, 2))).startsWith("PC2 ("));
     GDALClose(out);
   }
@@ -410,7 +417,8 @@ class PcaTests : public QObject {
 
   void jasperRidge() {
     const QString data = testing::sharedDataDir();
-    if (data.isEmpty()) QSKIP("../shared/data is absent: the real-scene test needs the Jasper Ridge cube");
+    if (data.isEmpty())
+      QSKIP("../shared/data is absent: the real-scene test needs the Jasper Ridge cube");
     const QString input = data + "/jasper_ridge_100x100x198_uint16.tif";
     const testing::Cube cube = testing::readCube(input.toStdString());
     const QString dir = testing::tempDir();
@@ -429,7 +437,8 @@ class PcaTests : public QObject {
 
   void jasperRidgeEnviAndNodata() {
     const QString data = testing::sharedDataDir();
-    if (data.isEmpty()) QSKIP("../shared/data is absent: the real-scene test needs the Jasper Ridge cube");
+    if (data.isEmpty())
+      QSKIP("../shared/data is absent: the real-scene test needs the Jasper Ridge cube");
     const QString dir = testing::tempDir();
     PcaOptions tif = optionsFor(data + "/jasper_ridge_100x100x198_uint16.tif", dir + "/a.tif");
     PcaOptions envi = optionsFor(data + "/jasper_ridge_100x100x198_uint16.bsq", dir + "/b.tif");
@@ -460,7 +469,8 @@ class PcaTests : public QObject {
       const testing::Cube cube = testing::readCube(input.toStdString());
       const testing::Reference ref = testing::referencePca(cube, true);
       QCOMPARE(result.model.constantBands.size(), ref.constant.size());
-      if (QString(name).startsWith("moffett")) QCOMPARE(result.model.constantBands, (std::vector<int>{0, 1, 2}));
+      if (QString(name).startsWith("moffett"))
+        QCOMPARE(result.model.constantBands, (std::vector<int>{0, 1, 2}));
       for (int k = 0; k < 20; ++k)
         QVERIFY(std::abs(result.model.eigenvalues[k] / ref.eigenvalues[k] - 1) < 1e-6);
     }

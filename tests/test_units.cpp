@@ -44,7 +44,8 @@ class UnitTests : public QObject {
     std::mt19937 random(3);
     for (int trial = 0; trial < 5; ++trial) {
       std::vector<int64_t> cuts = {0, cube.pixels()};
-      for (int c = 0; c < 6; ++c) cuts.push_back(std::uniform_int_distribution<int64_t>(1, cube.pixels() - 1)(random));
+      for (int c = 0; c < 6; ++c)
+        cuts.push_back(std::uniform_int_distribution<int64_t>(1, cube.pixels() - 1)(random));
       std::sort(cuts.begin(), cuts.end());
       std::vector<Moments> parts;
       for (size_t i = 0; i + 1 < cuts.size(); ++i)
@@ -60,14 +61,15 @@ class UnitTests : public QObject {
     QVERIFY(testing::maxRelativeDifference(whole.mean, ref.mean) < 1e-14);
     const std::vector<double> covariance = whole.covariance();
     for (int b = 0; b < cube.bands; ++b)
-      QVERIFY(std::abs(covariance[b * cube.bands + b] / (ref.stddev[b] * ref.stddev[b]) - 1) < 1e-12);
+      QVERIFY(std::abs(covariance[b * cube.bands + b] / (ref.stddev[b] * ref.stddev[b]) - 1) <
+              1e-12);
   }
 
   void momentsSkipInvalidPixels() {
     testing::Cube cube = testing::correlatedCube(10, 10, 4, 5);
     cube.nodata = {-1.0, NAN, NAN, NAN};
-    cube.at(0, 0, 0) = -1.0;              // nodata in one band
-    cube.at(3, 4, 2) = NAN;               // not finite
+    cube.at(0, 0, 0) = -1.0;  // nodata in one band
+    cube.at(3, 4, 2) = NAN;   // not finite
     cube.at(5, 5, 3) = INFINITY;
     auto backend = makeCpuBackend();
     const Moments m = backendMoments(*backend, cube, 0, cube.pixels());
@@ -90,8 +92,8 @@ class UnitTests : public QObject {
     const testing::Cube cube = testing::correlatedCube(40, 40, 6, 21);
     auto backend = makeCpuBackend();
     std::vector<std::string> warnings;
-    const PcaModel model = fitPca(backendMoments(*backend, cube, 0, cube.pixels()),
-                                  MatrixType::Covariance, warnings);
+    const PcaModel model =
+        fitPca(backendMoments(*backend, cube, 0, cube.pixels()), MatrixType::Covariance, warnings);
     const testing::Reference ref = testing::referencePca(cube);
     QVERIFY(warnings.empty());
     for (int k = 0; k < model.componentCount(); ++k) {
@@ -125,8 +127,8 @@ class UnitTests : public QObject {
     for (int64_t p = 0; p < cube.pixels(); ++p) cube.values[p * 5 + 2] = 1234.0;
     auto backend = makeCpuBackend();
     std::vector<std::string> warnings;
-    const PcaModel model = fitPca(backendMoments(*backend, cube, 0, cube.pixels()),
-                                  MatrixType::Correlation, warnings);
+    const PcaModel model =
+        fitPca(backendMoments(*backend, cube, 0, cube.pixels()), MatrixType::Correlation, warnings);
     QCOMPARE(model.componentCount(), 4);
     QCOMPARE(model.constantBands, std::vector<int>{2});
     QCOMPARE(warnings.size(), size_t{1});
@@ -148,8 +150,8 @@ class UnitTests : public QObject {
     const testing::Cube cube = testing::correlatedCube(13, 11, 5, 4);
     auto backend = makeCpuBackend();
     std::vector<std::string> warnings;
-    const PcaModel model = fitPca(backendMoments(*backend, cube, 0, cube.pixels()),
-                                  MatrixType::Covariance, warnings);
+    const PcaModel model =
+        fitPca(backendMoments(*backend, cube, 0, cube.pixels()), MatrixType::Covariance, warnings);
     const testing::Reference ref = testing::referencePca(cube);
     const Projection projection = model.projection(3);
     StripView view{cube.values.data(), GDT_Float64, cube.pixels(), cube.bands, cube.nodata.data()};
