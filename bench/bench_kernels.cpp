@@ -35,7 +35,7 @@ double medianSeconds(int repeats, F&& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int64_t pixels = argc > 1 ? std::atoll(argv[1]) : 2300 * 73;
+  const int64_t pixels = argc > 1 ? std::atoll(argv[1]) : int64_t{2300} * 73;
   const int bands = argc > 2 ? std::atoi(argv[2]) : 198;
   std::printf("OpenBLAS: %s, core %s, %d threads\n", openblas_get_config(), openblas_get_corename(),
               openblas_get_num_threads());

@@ -31,6 +31,14 @@ void ComponentRange::merge(const ComponentRange& other) {
 
 namespace {
 
+// GCC builds AVX-512, AVX2 and baseline copies of the hot loops and picks one when the library
+// loads (clang does not clone templates; it gets the baseline).
+#if defined(__GNUC__) && !defined(__clang__)
+#define HYPERSTREAM_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define HYPERSTREAM_VECTOR_CLONES
+#endif
+
 // Pixels per BLAS call at most: the converted block (pixels x bands) stays in the cache.
 constexpr int64_t kChunkPixels = 1024;
 
@@ -99,9 +107,11 @@ class ValidPixel {
 // row = pixel - shift, and the running sum and range of the band values. Separate, unaliased
 // arrays let the compiler vectorise over the bands.
 template <class T>
-__attribute__((target_clones("avx512f", "avx2", "default"))) void addShiftedPixel(
-    const T* __restrict pixel, const double* __restrict shift, double* __restrict row,
-    double* __restrict sum, double* __restrict lo, double* __restrict hi, int bands) {
+HYPERSTREAM_VECTOR_CLONES void addShiftedPixel(const T* __restrict pixel,
+                                               const double* __restrict shift,
+                                               double* __restrict row, double* __restrict sum,
+                                               double* __restrict lo, double* __restrict hi,
+                                               int bands) {
   for (int b = 0; b < bands; ++b) {
     const double v = static_cast<double>(pixel[b]);
     row[b] = v - shift[b];
@@ -113,8 +123,9 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void addShiftedPixe
 
 // row = pixel - center, in float64 (exact for every input type), rounded once to C.
 template <class T, class C>
-__attribute__((target_clones("avx512f", "avx2", "default"))) void centrePixel(
-    const T* __restrict pixel, const double* __restrict center, C* __restrict row, int bands) {
+HYPERSTREAM_VECTOR_CLONES void centrePixel(const T* __restrict pixel,
+                                           const double* __restrict center, C* __restrict row,
+                                           int bands) {
   for (int b = 0; b < bands; ++b)
     row[b] = static_cast<C>(static_cast<double>(pixel[b]) - center[b]);
 }

@@ -113,10 +113,17 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   const int bandCount = static_cast<int>(bands.size());
   checkOutputPath(options.output, info.files, "OUTPUT");
   GDALDriver* driver = outputDriver(options.output, options.format);
-  if (!options.statsJson.empty()) checkOutputPath(options.statsJson, info.files, "OUTPUT_STATS");
-  if (!options.tableCsv.empty()) checkOutputPath(options.tableCsv, info.files, "OUTPUT_TABLE");
+  // Reports must not overwrite the input, the raster or each other.
+  std::vector<std::string> taken = info.files;
+  taken.push_back(options.output);
+  if (!options.statsJson.empty()) {
+    checkOutputPath(options.statsJson, taken, "OUTPUT_STATS");
+    taken.push_back(options.statsJson);
+  }
+  if (!options.tableCsv.empty()) checkOutputPath(options.tableCsv, taken, "OUTPUT_TABLE");
 
   std::vector<double> nodata;
+  nodata.reserve(bands.size());
   for (int b : bands) nodata.push_back(info.nodata[b - 1]);
   result.totalPixels = info.width * info.height;
   const std::unique_ptr<ComputeBackend> backend = makeCpuBackend();

@@ -32,13 +32,14 @@ std::vector<std::string> datasetFiles(GDALDataset& dataset) {
 
 }  // namespace
 
-void checkOutputPath(const std::string& path, const std::vector<std::string>& inputFiles,
+void checkOutputPath(const std::string& path, const std::vector<std::string>& taken,
                      const std::string& parameter) {
   if (path.empty()) throw Error(parameter, "no output file given");
   const std::string target = canonical(path);
-  for (const std::string& file : inputFiles)
+  for (const std::string& file : taken)
     if (canonical(file) == target)
-      throw Error(parameter, "the output '" + path + "' is the input: choose another file name");
+      throw Error(parameter, "'" + path + "' is the input or another output of this run: " +
+                                 "choose another file name");
   const QFileInfo info(QString::fromStdString(path));
   if (info.isDir()) throw Error(parameter, "the output '" + path + "' is a folder");
   const QFileInfo folder(info.absolutePath());

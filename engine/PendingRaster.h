@@ -30,9 +30,9 @@ class PendingRaster {
   bool committed_ = false;
 };
 
-// Throws Error("OUTPUT") unless `path` can be created: its folder exists and is writable, and it
-// is none of the input's files.
-void checkOutputPath(const std::string& path, const std::vector<std::string>& inputFiles,
+// Throws Error(parameter) unless `path` can be created: its folder exists and is writable, and it
+// is none of `taken` (the input's files, other outputs).
+void checkOutputPath(const std::string& path, const std::vector<std::string>& taken,
                      const std::string& parameter);
 
 }  // namespace hyperstream

@@ -117,6 +117,7 @@ std::vector<double> endmemberSpectra(int endmembers, const std::vector<double>& 
     // Extra endmembers: a smooth continuum with a few random absorption features.
     const double level = 0.1 + 0.4 * unit(random), slope = 0.2 * (unit(random) - 0.5);
     std::vector<std::array<double, 3>> features;
+    features.reserve(3);
     for (int f = 0; f < 3; ++f)
       features.push_back({0.5 + 2.0 * unit(random), 0.02 + 0.1 * unit(random), 0.4 * unit(random)});
     for (size_t i = 0; i < n; ++i) {
@@ -191,6 +192,7 @@ SynthResult synthesizeScene(const SynthOptions& options, Feedback& feedback) {
 
   std::mt19937_64 random(options.seed);
   std::vector<SmoothField> fields;
+  fields.reserve(endmembers);
   const double scale = std::max<double>(16.0, std::min(options.rows, options.cols) / 8.0);
   for (int e = 0; e < endmembers; ++e) fields.emplace_back(random, scale, 6);
   const SmoothField shading(random, scale * 2, 3);

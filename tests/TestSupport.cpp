@@ -263,7 +263,7 @@ double maxRelativeDifference(const std::vector<double>& a, const std::vector<dou
 QString tempDir() {
   static QTemporaryDir root;
   static int counter = 0;
-  const QString path = root.filePath(QString("case%1").arg(++counter));
+  QString path = root.filePath(QString("case%1").arg(++counter));
   QDir().mkpath(path);
   return path;
 }

@@ -39,7 +39,7 @@ PcaOptions optionsFor(const QString& input, const QString& output) {
 }
 
 QString goodInput(const QString& dir) {
-  const QString path = dir + "/good.tif";
+  QString path = dir + "/good.tif";
   if (!QFile::exists(path))
     testing::writeCube(testing::correlatedCube(20, 20, 4, 1), path.toStdString(), GDT_Float32);
   return path;
@@ -104,6 +104,9 @@ class ErrorTests : public QObject {
                        GDT_Int16, "ENVI");
     PcaOptions options = optionsFor(dir + "/e.bsq", dir + "/e.hdr");
     expectError(options, "OUTPUT", "is the input", dir);
+    options = optionsFor(input, dir + "/out.tif");
+    options.statsJson = (dir + "/out.tif").toStdString();
+    expectError(options, "OUTPUT_STATS", "another output", dir);
   }
 
   void corruptedFile() {
