@@ -9,6 +9,7 @@
 #include "Raster.h"
 
 #include <QElapsedTimer>
+#include <QThread>
 
 #include <cstdio>
 #include <cstdlib>
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
   const std::vector<StripRange> strips = planStrips(info.height, stripRows);
   std::vector<unsigned char> in(static_cast<size_t>(stripRows * rowBytes));
   std::vector<float> out(static_cast<size_t>(stripRows * info.width * components), 0.0f);
-  StripReader reader(input, bands, info.type);
+  StripReader reader(input, bands, info.type, info.width, QThread::idealThreadCount());
   double readSeconds = 0, writeSeconds = 0;
   QElapsedTimer timer;
   for (int pass = 1; pass < passes; ++pass)

@@ -62,6 +62,10 @@ class ComputeBackend {
  public:
   virtual ~ComputeBackend() = default;
   virtual std::string name() const = 0;
+  // True when the kernels keep every CPU core busy (multi-threaded BLAS): the pipeline then reads
+  // while they wait rather than while they run, since BLAS splits its work evenly over the cores
+  // and a reader thread stealing one of them stalls all of them.
+  virtual bool usesEveryCore() const { return false; }
   // A hint about running faster on this machine, or empty.
   virtual std::string advice() const { return {}; }
 

@@ -149,6 +149,8 @@ class CpuBackend : public ComputeBackend {
            std::to_string(openblas_get_num_threads()) + " threads)";
   }
 
+  bool usesEveryCore() const override { return true; }
+
   std::string advice() const override {
     // OpenBLAS falls back to its generic kernels on CPUs newer than its release; they run 3-4x
     // slower than the AVX2/AVX-512 ones the CPU can use.

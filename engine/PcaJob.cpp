@@ -8,6 +8,7 @@
 
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QThread>
 
 #include <algorithm>
 #include <cmath>
@@ -181,7 +182,9 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
     view.groupPixels = rowsPerGroup * info.width;
     return view;
   };
-  StripReader reader(options.input, bands, info.type);  // used by the reader thread only
+  // Read by the reader thread only, in parallel parts; the CPU backend's compute never runs at
+  // the same time (see StripPipeline), so reading may use every core.
+  StripReader reader(options.input, bands, info.type, info.width, QThread::idealThreadCount());
   auto readFromFile = [&](const StripRange& range, unsigned char* buffer) -> const void* {
     unsigned char* target = result.resident ? residentStrip(range) : buffer;
     reader.read(range.row0, range.rows, target);
@@ -196,7 +199,7 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   Moments moments(bandCount);
   {
     QElapsedTimer timer;
-    StripPipeline pipeline(inputBuffers, inputBytes, 0, 0);
+    StripPipeline pipeline(inputBuffers, inputBytes, 0, 0, backend->usesEveryCore());
     StripPipeline::Stages stages;
     stages.read = readFromFile;
     stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
@@ -267,7 +270,7 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   if (byteOutput) {
     ComponentRange range;
     QElapsedTimer timer;
-    StripPipeline pipeline(inputBuffers, inputBytes, 0, 0);
+    StripPipeline pipeline(inputBuffers, inputBytes, 0, 0, backend->usesEveryCore());
     StripPipeline::Stages stages;
     stages.read = sourcePass;
     stages.compute = [&](const StripRange& strip, const void* data, unsigned char*) {
@@ -308,7 +311,7 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
     const int64_t outputBytes = stripRows * info.width * components * outputSize;
     QElapsedTimer timer;
     StripPipeline pipeline(inputBuffers, inputBytes, kOutputBuffers,
-                           static_cast<size_t>(outputBytes));
+                           static_cast<size_t>(outputBytes), backend->usesEveryCore());
     StripPipeline::Stages stages;
     stages.read = sourcePass;
     stages.compute = [&](const StripRange& strip, const void* data, unsigned char* out) {

@@ -128,11 +128,12 @@ class FirstError {
 }  // namespace
 
 StripPipeline::StripPipeline(int inputBuffers, size_t inputBytes, int outputBuffers,
-                             size_t outputBytes)
+                             size_t outputBytes, bool exclusiveCompute)
     : inputBuffers_(inputBuffers),
       inputBytes_(inputBytes),
       outputBuffers_(outputBuffers),
-      outputBytes_(outputBytes) {}
+      outputBytes_(outputBytes),
+      exclusiveCompute_(exclusiveCompute) {}
 
 void StripPipeline::run(const std::vector<StripRange>& strips, const Stages& stages,
                         Feedback& feedback, double progressFrom, double progressTo) {
@@ -145,6 +146,11 @@ void StripPipeline::run(const std::vector<StripRange>& strips, const Stages& sta
   BoundedQueue<Loaded> loaded(std::max(2, inputBuffers_));
   BoundedQueue<Computed> computed(std::max(1, outputBuffers_));
   FirstError error;
+  QMutex cores;  // held by the reader and the compute step in turn when compute is exclusive
+  auto takeTurn = [&]() -> std::optional<QMutexLocker> {
+    if (!exclusiveCompute_) return std::nullopt;
+    return std::optional<QMutexLocker>(std::in_place, &cores);
+  };
 
   auto abortAll = [&] {
     loaded.abort();
@@ -164,9 +170,13 @@ void StripPipeline::run(const std::vector<StripRange>& strips, const Stages& sta
         if (feedback.isCanceled()) throw Canceled();
         unsigned char* buffer = nullptr;
         if (inputPool && !(buffer = inputPool->take())) return;  // aborted
-        timer.start();
-        const void* data = stages.read(strips[i], buffer);
-        readSeconds_ += timer.nsecsElapsed() * 1e-9;
+        const void* data = nullptr;
+        {
+          const auto turn = takeTurn();
+          timer.start();
+          data = stages.read(strips[i], buffer);
+          readSeconds_ += timer.nsecsElapsed() * 1e-9;
+        }
         if (!loaded.push({i, data, buffer})) return;
       }
       loaded.close();
@@ -201,7 +211,10 @@ void StripPipeline::run(const std::vector<StripRange>& strips, const Stages& sta
       if (feedback.isCanceled()) throw Canceled();
       unsigned char* output = nullptr;
       if (writing && !(output = outputPool->take())) break;  // aborted
-      stages.compute(strips[item->index], item->data, output);
+      {
+        const auto turn = takeTurn();
+        stages.compute(strips[item->index], item->data, output);
+      }
       if (item->poolBuffer) inputPool->give(item->poolBuffer);
       if (writing) {
         if (!computed.push({item->index, output})) break;

@@ -53,8 +53,11 @@ class StripPipeline {
   };
 
   // inputBuffers x inputBytes is the input pool (0 buffers: the caller owns the storage);
-  // outputBuffers x outputBytes the output pool, used when a write stage is given.
-  StripPipeline(int inputBuffers, size_t inputBytes, int outputBuffers, size_t outputBytes);
+  // outputBuffers x outputBytes the output pool, used when a write stage is given. With
+  // `exclusiveCompute`, reading and computing take turns instead of overlapping (for compute
+  // that keeps every core busy by itself).
+  StripPipeline(int inputBuffers, size_t inputBytes, int outputBuffers, size_t outputBytes,
+                bool exclusiveCompute);
 
   // Runs the stages over `strips`, reporting progress from `progressFrom` to `progressTo`.
   // Rethrows the first error of any stage; throws Canceled when feedback says so.
@@ -70,6 +73,7 @@ class StripPipeline {
   size_t inputBytes_;
   int outputBuffers_;
   size_t outputBytes_;
+  bool exclusiveCompute_;
   double readSeconds_ = 0;
   double writeSeconds_ = 0;
 };

@@ -104,7 +104,7 @@ namespace {
 
 // When a band-interleaved file is read into a pixel-interleaved buffer, GDAL fills the buffer
 // band by band: rows are read in windows whose buffer stays in the core's cache.
-constexpr int64_t kCachedWindowBytes = 2 << 20;
+constexpr int64_t kCachedWindowBytes = 1 << 20;
 
 }  // namespace
 
@@ -140,22 +140,55 @@ void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType
                              "' (file damaged or truncated?)" + lastGdalError());
 }
 
-StripReader::StripReader(std::string path, std::vector<int> bands, GDALDataType type)
-    : path_(std::move(path)), bands_(std::move(bands)), type_(type) {}
+StripReader::StripReader(std::string path, std::vector<int> bands, GDALDataType type, int64_t width,
+                         int parallel)
+    : path_(std::move(path)),
+      bands_(std::move(bands)),
+      type_(type),
+      lineBytes_(width * static_cast<int64_t>(bands_.size()) * typeSize(type)),
+      handles_(std::max(1, parallel)),
+      pool_(std::make_unique<QThreadPool>()) {
+  pool_->setMaxThreadCount(std::max(1, parallel - 1));
+}
 
-void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
+StripReader::~StripReader() {
+  pool_->waitForDone();
+}
+
+void StripReader::readPart(Handle& handle, int64_t row0, int64_t rows, unsigned char* buffer) {
   constexpr int64_t kReopenBytes = 256ll << 20;
-  if (bytesSinceOpen_ > kReopenBytes) dataset_.reset();
-  if (!dataset_) {
+  if (handle.bytesSinceOpen > kReopenBytes) handle.dataset.reset();
+  if (!handle.dataset) {
     // GTiff reads the option when the file is opened; it checks the file's size first and falls
     // back to ordinary reads when mapping is not possible (compressed, truncated, remote).
     ThreadConfigOption mapped("GTIFF_VIRTUAL_MEM_IO", "YES");
-    dataset_ = openRaster(path_, "INPUT");
-    bytesSinceOpen_ = 0;
+    handle.dataset = openRaster(path_, "INPUT");
+    handle.bytesSinceOpen = 0;
   }
-  readStrip(*dataset_, bands_, type_, row0, rows, buffer);
-  bytesSinceOpen_ +=
-      rows * dataset_->GetRasterXSize() * static_cast<int64_t>(bands_.size()) * typeSize(type_);
+  readStrip(*handle.dataset, bands_, type_, row0, rows, buffer);
+  handle.bytesSinceOpen += rows * handle.dataset->GetRasterXSize() *
+                           static_cast<int64_t>(bands_.size()) * typeSize(type_);
+}
+
+void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
+  const int parts =
+      static_cast<int>(std::min<int64_t>(static_cast<int64_t>(handles_.size()), rows));
+  std::vector<std::exception_ptr> errors(parts);
+  auto* bytes = static_cast<unsigned char*>(buffer);
+  auto part = [&](int i) {
+    const int64_t first = row0 + rows * i / parts;
+    const int64_t count = row0 + rows * (i + 1) / parts - first;
+    try {
+      readPart(handles_[i], first, count, bytes + (first - row0) * lineBytes_);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  };
+  for (int i = 1; i < parts; ++i) pool_->start([&part, i] { part(i); });
+  part(0);
+  pool_->waitForDone();
+  for (const std::exception_ptr& error : errors)
+    if (error) std::rethrow_exception(error);
 }
 
 void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t rows,

@@ -3,6 +3,8 @@
 
 #include <gdal_priv.h>
 
+#include <QThreadPool>
+
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -58,23 +60,33 @@ int typeSize(GDALDataType type);
 void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type, int64_t row0,
                int64_t rows, void* buffer);
 
-// Reads strips of one raster on one thread, with a GDAL handle of its own (datasets are not
-// thread-safe), opened on first use. Uncompressed GeoTIFFs are read through a memory map of the
-// file (GTIFF_VIRTUAL_MEM_IO, set for this thread only), three times faster than the block
-// cache; the handle is reopened every few hundred MiB so that the mapped pages are released and
-// never count against the RAM budget.
+// Reads strips of one raster, each strip split into row ranges read in parallel by `parallel`
+// threads, each with a GDAL handle of its own (datasets are not thread-safe). Uncompressed
+// GeoTIFFs are read through a memory map of the file (GTIFF_VIRTUAL_MEM_IO, set for the opening
+// thread only), three times faster than the block cache; handles are reopened every few hundred
+// MiB so that the mapped pages are released and never count against the RAM budget.
 class StripReader {
  public:
-  StripReader(std::string path, std::vector<int> bands, GDALDataType type);
+  StripReader(std::string path, std::vector<int> bands, GDALDataType type, int64_t width,
+              int parallel);
+  ~StripReader();
   void read(int64_t row0, int64_t rows, void* buffer);
 
  private:
+  struct Handle {
+    DatasetPtr dataset;
+    int64_t bytesSinceOpen = 0;
+  };
+  void readPart(Handle& handle, int64_t row0, int64_t rows, unsigned char* buffer);
+
   std::string path_;
   std::vector<int> bands_;
   GDALDataType type_;
-  DatasetPtr dataset_;
-  int64_t bytesSinceOpen_ = 0;
+  int64_t lineBytes_;
+  std::vector<Handle> handles_;
+  std::unique_ptr<QThreadPool> pool_;
 };
+
 // Writes a pixel-interleaved strip into every band of `dataset`.
 void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t rows,
                 const void* buffer);
