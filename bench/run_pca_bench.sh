@@ -18,6 +18,12 @@ mkdir -p "$out"
 scripts/install-deps.sh --bench
 scripts/build.sh >/dev/null
 hs=build/cli/hyperstream
+# Debian's OpenBLAS 0.3.21 runs generic kernels on CPUs newer than itself unless told the core type
+# (see README). Every tool here that uses OpenBLAS gets the same setting; an existing one is kept.
+if [ -z "${OPENBLAS_CORETYPE+set}" ]; then
+  if grep -qw avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX
+  elif grep -qw avx2 /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell; fi
+fi
 
 cube=$out/big.tif
 if [ ! -f "$cube" ]; then
