@@ -54,8 +54,10 @@ grassdb=$out/grassdb
 names=$(seq -f "big.%g" 1 198 | paste -sd, -)
 if [ "$peer_reps" -gt 0 ]; then
   rm -rf "$grassdb"
-  grass -c "$cube" "$grassdb/loc" -e >/dev/null 2>&1
-  timed grass_import 1 grass "$grassdb/loc/PERMANENT" --exec r.in.gdal input="$cube" output=big --overwrite --quiet
+  # The cube has a pixel grid and no CRS: an XY location with the cube's extent.
+  grass -c XY "$grassdb/loc" -e >/dev/null 2>&1
+  grass "$grassdb/loc/PERMANENT" --exec g.region n=2300 s=0 e=2300 w=0 res=1 -s >/dev/null 2>&1
+  timed grass_import 1 grass "$grassdb/loc/PERMANENT" --exec r.in.gdal -o input="$cube" output=big --overwrite --quiet
   grass "$grassdb/loc/PERMANENT" --exec g.region raster=big.1 >/dev/null 2>&1
 fi
 
