@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
   const std::vector<StripRange> strips = planStrips(info.height, stripRows);
   std::vector<unsigned char> in(static_cast<size_t>(stripRows * rowBytes));
   std::vector<float> out(static_cast<size_t>(stripRows * info.width * components), 0.0f);
-  StripReader reader(input, bands, info.type, info.width, QThread::idealThreadCount());
+  const int readers = std::max(1, QThread::idealThreadCount());
+  StripReader reader(input, bands, info.type, info.width, readers, (1ll << 30) / 8 / readers);
   double readSeconds = 0, writeSeconds = 0;
   QElapsedTimer timer;
   for (int pass = 1; pass < passes; ++pass)

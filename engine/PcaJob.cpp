@@ -136,7 +136,12 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   const int outputSize = typeSize(gdalType(options.outputType));
   const int64_t inputRowBytes = info.width * bandCount * sampleSize;
   const int64_t maskRowBytes = info.width;
-  const int64_t budget = options.ramBytes - reserveBytes(options.ramBytes);
+  // The reader's handles each keep up to an eighth of the budget (at most 128 MiB) of the file
+  // mapped; the rest, less a reserve, holds strip buffers.
+  const int readers = std::max(1, QThread::idealThreadCount());
+  const int64_t mappedPerReader = std::min<int64_t>(128ll << 20, options.ramBytes / 8 / readers);
+  const int64_t budget =
+      options.ramBytes - reserveBytes(options.ramBytes) - readers * mappedPerReader;
   const int64_t cubeBytes = inputRowBytes * info.height;
   // Pass 2 writes at most one component per band.
   const int64_t outputRowBytes = info.width * bandCount * outputSize;
@@ -184,7 +189,7 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   };
   // Read by the reader thread only, in parallel parts; the CPU backend's compute never runs at
   // the same time (see StripPipeline), so reading may use every core.
-  StripReader reader(options.input, bands, info.type, info.width, QThread::idealThreadCount());
+  StripReader reader(options.input, bands, info.type, info.width, readers, mappedPerReader);
   auto readFromFile = [&](const StripRange& range, unsigned char* buffer) -> const void* {
     unsigned char* target = result.resident ? residentStrip(range) : buffer;
     reader.read(range.row0, range.rows, target);

@@ -141,11 +141,12 @@ void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType
 }
 
 StripReader::StripReader(std::string path, std::vector<int> bands, GDALDataType type, int64_t width,
-                         int parallel)
+                         int parallel, int64_t mappedBytes)
     : path_(std::move(path)),
       bands_(std::move(bands)),
       type_(type),
       lineBytes_(width * static_cast<int64_t>(bands_.size()) * typeSize(type)),
+      mappedBytes_(mappedBytes),
       handles_(std::max(1, parallel)),
       pool_(std::make_unique<QThreadPool>()) {
   pool_->setMaxThreadCount(std::max(1, parallel - 1));
@@ -156,8 +157,7 @@ StripReader::~StripReader() {
 }
 
 void StripReader::readPart(Handle& handle, int64_t row0, int64_t rows, unsigned char* buffer) {
-  constexpr int64_t kReopenBytes = 256ll << 20;
-  if (handle.bytesSinceOpen > kReopenBytes) handle.dataset.reset();
+  if (handle.bytesSinceOpen > mappedBytes_) handle.dataset.reset();
   if (!handle.dataset) {
     // GTiff reads the option when the file is opened; it checks the file's size first and falls
     // back to ordinary reads when mapping is not possible (compressed, truncated, remote).

@@ -67,8 +67,9 @@ void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType
 // MiB so that the mapped pages are released and never count against the RAM budget.
 class StripReader {
  public:
+  // Each of the `parallel` handles keeps at most `mappedBytes` of the file mapped.
   StripReader(std::string path, std::vector<int> bands, GDALDataType type, int64_t width,
-              int parallel);
+              int parallel, int64_t mappedBytes);
   ~StripReader();
   void read(int64_t row0, int64_t rows, void* buffer);
 
@@ -83,6 +84,7 @@ class StripReader {
   std::vector<int> bands_;
   GDALDataType type_;
   int64_t lineBytes_;
+  int64_t mappedBytes_;
   std::vector<Handle> handles_;
   std::unique_ptr<QThreadPool> pool_;
 };
