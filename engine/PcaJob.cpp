@@ -91,7 +91,8 @@ void checkOptions(const PcaOptions& options) {
 // a multiple of the file's block height when that is possible.
 int64_t rowsFitting(int64_t rows, int64_t inputRowBytes, const RasterInfo& info) {
   rows = std::min({rows, kMaxStripBytes / std::max<int64_t>(1, inputRowBytes), info.height});
-  if (rows >= info.blockHeight && info.blockHeight > 1) rows -= rows % info.blockHeight;
+  if (rows < info.height && rows >= info.blockHeight && info.blockHeight > 1)
+    rows -= rows % info.blockHeight;
   return rows;
 }
 
@@ -157,7 +158,8 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   if (options.stripRows > 0) stripRows = std::min(options.stripRows, info.height);
   // Strips hold whole groups of rows (see StripView::groupPixels).
   const int64_t rowsPerGroup = groupRows(info.width);
-  stripRows = std::max(rowsPerGroup, stripRows - stripRows % rowsPerGroup);
+  if (stripRows < info.height)
+    stripRows = std::max(rowsPerGroup, stripRows - stripRows % rowsPerGroup);
   result.stripRows = stripRows;
   const std::vector<StripRange> strips = planStrips(info.height, stripRows);
   feedback.info(QString("%1: %2 x %3 pixels, %4 of %5 bands, %6; %7 strip(s) of %8 rows%9")
