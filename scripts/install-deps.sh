@@ -3,7 +3,8 @@
 #   scripts/install-deps.sh [--bench]   (--bench: also the benchmark peers, OTB and GRASS)
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config qtbase5-dev libgdal-dev gdal-bin
-          libopenblas-dev liblapacke-dev)
+          libopenblas-dev liblapacke-dev
+          libqgis-dev qgis python3-qgis)  # the QGIS provider, qgis_process and PyQGIS
 if [ "${1:-}" = "--bench" ]; then
   packages+=(otb-bin grass-core python3-gdal python3-numpy time)
 fi

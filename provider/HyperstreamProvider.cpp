@@ -1,0 +1,50 @@
+#include "HyperstreamProvider.h"
+
+#include "PcaAlgorithm.h"
+
+#include <qgsapplication.h>
+#include <qgsprocessingregistry.h>
+
+namespace hyperstream {
+
+QString HyperstreamProvider::longName() const {
+  return QStringLiteral("Hyperstream %1 (hyperspectral PCA, streamed)").arg(HYPERSTREAM_VERSION);
+}
+
+QIcon HyperstreamProvider::icon() const {
+  return QgsApplication::getThemeIcon("/providerQgis.svg");
+}
+
+QString HyperstreamProvider::warningMessage() const {
+  return QStringLiteral(
+      "Compute devices: CPU (OpenBLAS, all cores); no GPU backend in this build.");
+}
+
+void HyperstreamProvider::loadAlgorithms() {
+  addAlgorithm(new PcaAlgorithm());
+}
+
+}  // namespace hyperstream
+
+namespace {
+hyperstream::HyperstreamProvider* registered = nullptr;
+}
+
+extern "C" int hyperstream_register() {
+  if (registered) return 1;
+  QgsProcessingRegistry* registry = QgsApplication::processingRegistry();
+  if (!registry) return 0;
+  registered = new hyperstream::HyperstreamProvider();
+  if (!registry->addProvider(registered)) {  // the registry deletes a refused provider
+    registered = nullptr;
+    return 0;
+  }
+  return 1;
+}
+
+extern "C" void hyperstream_unregister() {
+  if (!registered) return;
+  if (QgsProcessingRegistry* registry = QgsApplication::processingRegistry())
+    registry->removeProvider(registered);  // deletes it
+  registered = nullptr;
+}

@@ -1,0 +1,224 @@
+#include "PcaAlgorithm.h"
+
+#include "Error.h"
+#include "Feedback.h"
+
+#include <qgsapplication.h>
+#include <qgsexception.h>
+#include <qgsprocessingfeedback.h>
+#include <qgsprocessingoutputs.h>
+#include <qgsprocessingparameters.h>
+#include <qgsrasterdataprovider.h>
+#include <qgsrasterlayer.h>
+
+#include <QFileInfo>
+
+namespace hyperstream {
+
+namespace {
+
+// Engine feedback into QGIS's: progress, log, cancel.
+class ProcessingFeedback : public Feedback {
+ public:
+  explicit ProcessingFeedback(QgsProcessingFeedback* feedback) : feedback_(feedback) {}
+  void setProgress(double percent) override {
+    if (feedback_) feedback_->setProgress(percent);
+  }
+  void log(Level level, const QString& message) override {
+    if (!feedback_) return;
+    if (level == Level::Warning)
+      feedback_->pushWarning(message);
+    else
+      feedback_->pushInfo(message);
+  }
+  bool isCanceled() const override { return feedback_ && feedback_->isCanceled(); }
+
+ private:
+  QgsProcessingFeedback* feedback_;
+};
+
+template <class Parameter>
+Parameter* withHelp(Parameter* parameter, const QString& help, bool advanced = false) {
+  parameter->setHelp(help);
+  if (advanced)
+    parameter->setFlags(parameter->flags() | QgsProcessingParameterDefinition::FlagAdvanced);
+  return parameter;
+}
+
+}  // namespace
+
+QString PcaAlgorithm::displayName() const {
+  return QObject::tr("Principal component analysis");
+}
+QString PcaAlgorithm::group() const {
+  return QObject::tr("Dimensionality reduction");
+}
+QStringList PcaAlgorithm::tags() const {
+  return QObject::tr("pca,principal,component,hyperspectral,dimensionality,reduction,eigen")
+      .split(',');
+}
+QIcon PcaAlgorithm::icon() const {
+  return QgsApplication::getThemeIcon("/algorithms/mAlgorithmRandomRaster.svg");
+}
+
+QString PcaAlgorithm::shortHelpString() const {
+  return QObject::tr(
+      "Principal component analysis of a multi- or hyperspectral raster of any size, streamed "
+      "from disk in strips and computed on all CPU cores.\n\n"
+      "Pixels with a nodata or non-finite value in any selected band are left out of the "
+      "statistics and written as nodata. Constant bands are left out of the fit with a warning. "
+      "The output keeps the georeferencing; its bands are described as 'PC1 (42.1 %, cum. "
+      "42.1 %)'. A failed or canceled run leaves no output behind.");
+}
+
+void PcaAlgorithm::initAlgorithm(const QVariantMap&) {
+  addParameter(withHelp(
+      new QgsProcessingParameterRasterLayer(QStringLiteral("INPUT"), QObject::tr("Input raster")),
+      QObject::tr("The hyperspectral image (any GDAL raster file).")));
+  addParameter(
+      withHelp(new QgsProcessingParameterBand(QStringLiteral("BANDS"), QObject::tr("Bands"),
+                                              QVariant(), QStringLiteral("INPUT"), true, true),
+               QObject::tr("Bands to analyse; all when none is selected.")));
+  addParameter(withHelp(
+      new QgsProcessingParameterNumber(QStringLiteral("COMPONENTS"),
+                                       QObject::tr("Number of components (0: by variance)"),
+                                       QgsProcessingParameterNumber::Integer, 0, false, 0),
+      QObject::tr("How many components to write; 0 writes the fewest that explain VARIANCE.")));
+  addParameter(
+      withHelp(new QgsProcessingParameterNumber(
+                   QStringLiteral("VARIANCE"), QObject::tr("Cumulative variance to explain (%)"),
+                   QgsProcessingParameterNumber::Double, 99.0, false, 0.001, 100.0),
+               QObject::tr("Used when COMPONENTS is 0.")));
+  addParameter(withHelp(
+      new QgsProcessingParameterEnum(QStringLiteral("MATRIX"), QObject::tr("Matrix"),
+                                     {QObject::tr("Covariance"), QObject::tr("Correlation")}, false,
+                                     0),
+      QObject::tr("Covariance keeps the bands' units; correlation standardises each band.")));
+  addParameter(withHelp(
+      new QgsProcessingParameterEnum(
+          QStringLiteral("OUTPUT_TYPE"), QObject::tr("Output data type"),
+          {QStringLiteral("Float32"), QStringLiteral("Float64"), QObject::tr("Byte (0-255)")},
+          false, 0),
+      QObject::tr("Byte rescales each component to 0-255 from its min/max (1-255 with 0 as "
+                  "nodata when some pixels are invalid), like GRASS i.pca.")));
+  addParameter(withHelp(
+      new QgsProcessingParameterEnum(QStringLiteral("DEVICE"), QObject::tr("Compute device"),
+                                     {QObject::tr("Auto"), QObject::tr("CPU"), QObject::tr("GPU")},
+                                     false, 0),
+      QObject::tr("Auto uses a GPU when there is one, else the CPU. GPU "
+                  "fails when none can be used."),
+      true));
+  addParameter(withHelp(
+      new QgsProcessingParameterNumber(QStringLiteral("RAM_MB"), QObject::tr("RAM budget (MiB)"),
+                                       QgsProcessingParameterNumber::Integer, 1024, false, 16),
+      QObject::tr("Memory for image data. The cube stays in memory between the two passes when "
+                  "it fits; otherwise it is read twice."),
+      true));
+  auto* creationOptions = new QgsProcessingParameterString(
+      QStringLiteral("CREATION_OPTIONS"), QObject::tr("Creation options"), QVariant(), false, true);
+  creationOptions->setMetadata(
+      {{QStringLiteral("widget_wrapper"),
+        QVariantMap({{QStringLiteral("widget_type"), QStringLiteral("rasteroptions")}})}});
+  addParameter(withHelp(creationOptions,
+                        QObject::tr("GDAL creation options of the output, NAME=VALUE separated "
+                                    "by |, e.g. COMPRESS=DEFLATE|PREDICTOR=3."),
+                        true));
+  addParameter(withHelp(new QgsProcessingParameterRasterDestination(
+                            QStringLiteral("OUTPUT"), QObject::tr("Principal components")),
+                        QObject::tr("One band per component.")));
+  addParameter(withHelp(
+      new QgsProcessingParameterFileDestination(
+          QStringLiteral("OUTPUT_STATS"), QObject::tr("Statistics (JSON)"),
+          QObject::tr("JSON files (*.json)"), QVariant(), true, false),
+      QObject::tr("Means, eigenvalues, eigenvectors and everything needed to apply the same "
+                  "transform to another image.")));
+  addParameter(withHelp(
+      new QgsProcessingParameterFileDestination(
+          QStringLiteral("OUTPUT_TABLE"), QObject::tr("Component table (CSV)"),
+          QObject::tr("CSV files (*.csv)"), QVariant(), true, false),
+      QObject::tr("One row per component: eigenvalue, explained and cumulative variance.")));
+  addOutput(new QgsProcessingOutputNumber(QStringLiteral("N_COMPONENTS"),
+                                          QObject::tr("Number of components written")));
+  addOutput(new QgsProcessingOutputNumber(QStringLiteral("VARIANCE_EXPLAINED"),
+                                          QObject::tr("Variance explained by them (%)")));
+  addOutput(
+      new QgsProcessingOutputNumber(QStringLiteral("VALID_PIXELS"), QObject::tr("Valid pixels")));
+  addOutput(new QgsProcessingOutputString(QStringLiteral("DEVICE_USED"),
+                                          QObject::tr("Compute device used")));
+}
+
+bool PcaAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
+                                    QgsProcessingFeedback*) {
+  options_ = PcaOptions();
+  // A file path is used as it is: loading it as a layer would make QGIS compute statistics and
+  // write a .aux.xml beside the input, and the input is never to be touched.
+  const QVariant value = parameters.value(QStringLiteral("INPUT"));
+  if (value.type() == QVariant::String && QFileInfo::exists(value.toString())) {
+    options_.input = value.toString().toStdString();
+  } else {
+    QgsRasterLayer* layer = parameterAsRasterLayer(parameters, QStringLiteral("INPUT"), context);
+    if (!layer)
+      throw QgsProcessingException(invalidRasterError(parameters, QStringLiteral("INPUT")));
+    if (layer->providerType() != QLatin1String("gdal"))
+      throw QgsProcessingException(
+          QObject::tr("INPUT: '%1' is not a GDAL raster file").arg(layer->name()));
+    options_.input = layer->dataProvider()->dataSourceUri().toStdString();
+  }
+  for (int band : parameterAsInts(parameters, QStringLiteral("BANDS"), context))
+    options_.bands.push_back(band);
+  options_.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
+  options_.variancePercent = parameterAsDouble(parameters, QStringLiteral("VARIANCE"), context);
+  options_.matrix = parameterAsEnum(parameters, QStringLiteral("MATRIX"), context) == 1
+                        ? MatrixType::Correlation
+                        : MatrixType::Covariance;
+  const int type = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context);
+  options_.outputType =
+      type == 1 ? OutputType::Float64 : (type == 2 ? OutputType::Byte : OutputType::Float32);
+  const int device = parameterAsEnum(parameters, QStringLiteral("DEVICE"), context);
+  options_.device = device == 1 ? "cpu" : (device == 2 ? "gpu" : "auto");
+  options_.ramBytes =
+      static_cast<int64_t>(parameterAsInt(parameters, QStringLiteral("RAM_MB"), context)) << 20;
+  const QString creation =
+      parameterAsString(parameters, QStringLiteral("CREATION_OPTIONS"), context);
+  for (const QString& option : creation.split('|', Qt::SkipEmptyParts))
+    options_.creationOptions.push_back(option.trimmed().toStdString());
+  options_.output =
+      parameterAsOutputLayer(parameters, QStringLiteral("OUTPUT"), context).toStdString();
+  options_.statsJson =
+      parameterAsFileOutput(parameters, QStringLiteral("OUTPUT_STATS"), context).toStdString();
+  options_.tableCsv =
+      parameterAsFileOutput(parameters, QStringLiteral("OUTPUT_TABLE"), context).toStdString();
+  return true;
+}
+
+QVariantMap PcaAlgorithm::processAlgorithm(const QVariantMap&, QgsProcessingContext&,
+                                           QgsProcessingFeedback* feedback) {
+  ProcessingFeedback engineFeedback(feedback);
+  PcaResult result;
+  try {
+    result = runPca(options_, engineFeedback);
+  } catch (const Error& error) {
+    const QString parameter = QString::fromStdString(error.parameter());
+    throw QgsProcessingException(parameter.isEmpty()
+                                     ? QString(error.what())
+                                     : QStringLiteral("%1: %2").arg(parameter, error.what()));
+  } catch (const Canceled&) {
+    throw QgsProcessingException(QObject::tr("Canceled; no output was written"));
+  }
+  if (feedback)
+    feedback->pushInfo(QObject::tr("Computed on %1").arg(QString::fromStdString(result.backend)));
+  QVariantMap outputs;
+  outputs.insert(QStringLiteral("OUTPUT"), QString::fromStdString(options_.output));
+  if (!options_.statsJson.empty())
+    outputs.insert(QStringLiteral("OUTPUT_STATS"), QString::fromStdString(options_.statsJson));
+  if (!options_.tableCsv.empty())
+    outputs.insert(QStringLiteral("OUTPUT_TABLE"), QString::fromStdString(options_.tableCsv));
+  outputs.insert(QStringLiteral("N_COMPONENTS"), result.components);
+  outputs.insert(QStringLiteral("VARIANCE_EXPLAINED"),
+                 result.model.cumulativePercent(result.components - 1));
+  outputs.insert(QStringLiteral("VALID_PIXELS"), static_cast<double>(result.model.validPixels));
+  outputs.insert(QStringLiteral("DEVICE_USED"), QString::fromStdString(result.backend));
+  return outputs;
+}
+
+}  // namespace hyperstream

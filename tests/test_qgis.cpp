@@ -1,0 +1,140 @@
+// QGIS tests: the provider registered in a headless QgsApplication, hyperstream:pca run through
+// the Processing framework against the engine's own result, errors and cancel.
+
+#include "HyperstreamProvider.h"
+#include "PcaJob.h"
+#include "TestFeedback.h"
+#include "TestSupport.h"
+
+#include <qgsapplication.h>
+#include <qgsprocessingalgorithm.h>
+#include <qgsprocessingcontext.h>
+#include <qgsprocessingfeedback.h>
+#include <qgsprocessingregistry.h>
+
+#include <QtTest>
+
+namespace {
+
+// Collects the errors an algorithm reports.
+class RecordingFeedback : public QgsProcessingFeedback {
+ public:
+  void reportError(const QString& error, bool fatal) override {
+    errors << error;
+    QgsProcessingFeedback::reportError(error, fatal);
+  }
+  QStringList errors;
+};
+
+QVariantMap runAlgorithm(const QVariantMap& parameters, RecordingFeedback& feedback, bool& ok) {
+  std::unique_ptr<QgsProcessingAlgorithm> algorithm(
+      QgsApplication::processingRegistry()->createAlgorithmById("hyperstream:pca"));
+  if (!algorithm) return {};
+  QgsProcessingContext context;
+  return algorithm->run(parameters, context, &feedback, &ok);
+}
+
+}  // namespace
+
+class QgisTests : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QgsApplication::init();
+    QgsApplication::initQgis();
+    QCOMPARE(hyperstream_register(), 1);
+  }
+  void cleanupTestCase() {
+    hyperstream_unregister();
+    QVERIFY(!QgsApplication::processingRegistry()->providerById("hyperstream"));
+    QgsApplication::exitQgis();
+  }
+
+  void providerAndAlgorithm() {
+    QgsProcessingProvider* provider =
+        QgsApplication::processingRegistry()->providerById("hyperstream");
+    QVERIFY(provider);
+    QCOMPARE(provider->name(), QString("Hyperstream"));
+    const QgsProcessingAlgorithm* algorithm =
+        QgsApplication::processingRegistry()->algorithmById("hyperstream:pca");
+    QVERIFY(algorithm);
+    QCOMPARE(algorithm->displayName(), QString("Principal component analysis"));
+    QCOMPARE(algorithm->group(), QString("Dimensionality reduction"));
+    for (const QgsProcessingParameterDefinition* parameter : algorithm->parameterDefinitions())
+      QVERIFY2(!parameter->help().isEmpty(), qPrintable(parameter->name()));
+    for (const char* name : {"DEVICE", "RAM_MB", "CREATION_OPTIONS"})
+      QVERIFY(algorithm->parameterDefinition(name)->flags() &
+              QgsProcessingParameterDefinition::FlagAdvanced);
+  }
+
+  void runMatchesTheEngine() {
+    testing::Cube cube = testing::correlatedCube(40, 50, 8, 3);
+    testing::roundValues(cube);
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_UInt16);
+    RecordingFeedback feedback;
+    bool ok = false;
+    const QVariantMap results = runAlgorithm({{"INPUT", dir + "/in.tif"},
+                                              {"COMPONENTS", 3},
+                                              {"OUTPUT", dir + "/qgis.tif"},
+                                              {"OUTPUT_STATS", dir + "/qgis.json"},
+                                              {"CREATION_OPTIONS", "COMPRESS=DEFLATE"}},
+                                             feedback, ok);
+    QVERIFY2(ok, qPrintable(feedback.errors.join('\n')));
+    QCOMPARE(results.value("N_COMPONENTS").toInt(), 3);
+    QCOMPARE(results.value("VALID_PIXELS").toDouble(), 2000.0);
+    QVERIFY(results.value("VARIANCE_EXPLAINED").toDouble() > 0);
+    QVERIFY(results.value("DEVICE_USED").toString().startsWith("cpu"));
+    QVERIFY(QFile::exists(results.value("OUTPUT_STATS").toString()));
+
+    hyperstream::PcaOptions options;
+    options.input = (dir + "/in.tif").toStdString();
+    options.output = (dir + "/engine.tif").toStdString();
+    options.components = 3;
+    TestFeedback engineFeedback;
+    hyperstream::runPca(options, engineFeedback);
+    QCOMPARE(testing::readCube(results.value("OUTPUT").toString().toStdString()).values,
+             testing::readCube(options.output).values);
+  }
+
+  void badParametersNameTheParameter() {
+    testing::Cube cube = testing::correlatedCube(10, 10, 4, 3);
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Float32);
+    struct Case {
+      QVariantMap parameters;
+      QString parameter;
+    };
+    const QList<Case> cases = {
+        {{{"INPUT", dir + "/in.tif"}, {"COMPONENTS", 9}, {"OUTPUT", dir + "/o.tif"}}, "COMPONENTS"},
+        {{{"INPUT", dir + "/in.tif"}, {"DEVICE", 2}, {"OUTPUT", dir + "/o.tif"}}, "DEVICE"},
+        {{{"INPUT", dir + "/in.tif"}, {"OUTPUT", dir + "/in.tif"}}, "OUTPUT"},
+        {{{"INPUT", dir + "/missing.tif"}, {"OUTPUT", dir + "/o.tif"}}, "INPUT"},
+    };
+    for (const Case& c : cases) {
+      RecordingFeedback feedback;
+      bool ok = true;
+      runAlgorithm(c.parameters, feedback, ok);
+      QVERIFY(!ok);
+      QVERIFY2(feedback.errors.join(' ').contains(c.parameter),
+               qPrintable(feedback.errors.join(' ')));
+    }
+    QCOMPARE(testing::filesIn(dir), QStringList{"in.tif"});
+  }
+
+  void cancelLeavesNoOutput() {
+    testing::Cube cube = testing::correlatedCube(60, 60, 6, 3);
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Float32);
+    RecordingFeedback feedback;
+    feedback.cancel();
+    bool ok = true;
+    runAlgorithm({{"INPUT", dir + "/in.tif"}, {"OUTPUT", dir + "/o.tif"}}, feedback, ok);
+    QVERIFY(!ok);
+    QVERIFY2(testing::filesIn(dir) == QStringList{"in.tif"},
+             qPrintable(testing::filesIn(dir).join(',')));
+  }
+};
+
+QTEST_MAIN(QgisTests)
+#include "test_qgis.moc"

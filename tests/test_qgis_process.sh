@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Installs the plugin folder into a throwaway QGIS profile and drives it as users do:
+# qgis_process.bin (plugins enable, list, help, run, --json run) and PyQGIS processing.run.
+# Results must equal the hyperstream command line's for the same options.
+#   test_qgis_process.sh PLUGIN_DIR HYPERSTREAM_CLI
+set -euo pipefail
+plugin=$1 cli=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$work/xdg QGIS_CUSTOM_CONFIG_PATH=$work/config
+mkdir -m 700 "$work/xdg"
+plugins=$QGIS_CUSTOM_CONFIG_PATH/profiles/default/python/plugins
+mkdir -p "$plugins" && cp -r "$plugin" "$plugins/"
+# /usr/bin/qgis_process is Debian's wrapper; it adds --noversioncheck, which 3.22 rejects.
+qp=/usr/bin/qgis_process.bin
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$cli" synth "$work/scene.tif" --rows 60 --cols 80 --bands 40 --quiet
+$qp plugins enable hyperstream >/dev/null 2>&1
+$qp list 2>/dev/null | grep -q $'hyperstream:pca\tPrincipal component analysis' || fail "list"
+$qp help hyperstream:pca 2>/dev/null | grep -q "OUTPUT_STATS" || fail "help"
+
+$qp run hyperstream:pca -- INPUT="$work/scene.tif" OUTPUT="$work/qgis.tif" COMPONENTS=4 \
+  >"$work/run.log" 2>&1 || { cat "$work/run.log"; fail "run"; }
+$qp --json run hyperstream:pca -- INPUT="$work/scene.tif" OUTPUT="$work/json.tif" COMPONENTS=4 \
+  OUTPUT_STATS="$work/stats.json" OUTPUT_TABLE="$work/table.csv" 2>/dev/null >"$work/run.json"
+/usr/bin/python3 - "$work/run.json" <<'PY' || fail "--json results"
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+for key in ("OUTPUT", "OUTPUT_STATS", "OUTPUT_TABLE", "N_COMPONENTS", "VARIANCE_EXPLAINED",
+            "VALID_PIXELS", "DEVICE_USED"):
+    assert key in results, key
+assert results["N_COMPONENTS"] == 4 and results["VALID_PIXELS"] > 0
+PY
+# A bad parameter fails with its name in the message.
+if $qp run hyperstream:pca -- INPUT="$work/scene.tif" OUTPUT="$work/bad.tif" COMPONENTS=500 \
+     >"$work/bad.log" 2>&1; then fail "COMPONENTS=500 accepted"; fi
+grep -q "COMPONENTS" "$work/bad.log" || fail "error does not name COMPONENTS"
+[ ! -e "$work/bad.tif" ] || fail "bad run left an output"
+
+/usr/bin/python3 - "$work" "$plugins" <<'PY' || fail "PyQGIS processing.run"
+import sys
+work, plugins = sys.argv[1], sys.argv[2]
+from qgis.core import QgsApplication
+app = QgsApplication([], False)
+app.initQgis()
+sys.path[:0] = ["/usr/share/qgis/python/plugins", plugins]
+from processing.core.Processing import Processing
+Processing.initialize()
+import hyperstream
+plugin = hyperstream.classFactory(None)
+plugin.initProcessing()
+import processing
+result = processing.run("hyperstream:pca", {"INPUT": f"{work}/scene.tif", "COMPONENTS": 4,
+                                            "OUTPUT": f"{work}/pyqgis.tif"})
+assert result["N_COMPONENTS"] == 4, result
+plugin.unload()
+PY
+
+"$cli" pca "$work/scene.tif" "$work/cli.tif" --components 4 --quiet
+for f in qgis json pyqgis; do
+  [ "$(gdalinfo -checksum "$work/$f.tif" | grep Checksum)" = "$(gdalinfo -checksum "$work/cli.tif" | grep Checksum)" ] \
+    || fail "$f.tif differs from the command line's result"
+done
+echo "1 passed, 0 failed"
