@@ -195,7 +195,6 @@ void StripPipeline::run(const std::vector<StripRange>& strips, const Stages& sta
           stages.write(strips[item->index], item->output);
           writeSeconds_ += timer.nsecsElapsed() * 1e-9;
           outputPool->give(item->output);
-          progress(item->index + 1);
         }
       } catch (...) {
         error.set(std::current_exception());
@@ -216,11 +215,9 @@ void StripPipeline::run(const std::vector<StripRange>& strips, const Stages& sta
         stages.compute(strips[item->index], item->data, output);
       }
       if (item->poolBuffer) inputPool->give(item->poolBuffer);
-      if (writing) {
-        if (!computed.push({item->index, output})) break;
-      } else {
-        progress(item->index + 1);
-      }
+      if (writing && !computed.push({item->index, output})) break;
+      // From the calling thread only: a QGIS feedback delivers progress from other threads late.
+      progress(item->index + 1);
     }
     computed.close();
   } catch (...) {

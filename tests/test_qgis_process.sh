@@ -2,9 +2,9 @@
 # Installs the plugin folder into a throwaway QGIS profile and drives it as users do:
 # qgis_process.bin (plugins enable, list, help, run, --json run) and PyQGIS processing.run.
 # Results must equal the hyperstream command line's for the same options.
-#   test_qgis_process.sh PLUGIN_DIR HYPERSTREAM_CLI
+#   test_qgis_process.sh PLUGIN_DIR HYPERSTREAM_CLI MODEL3
 set -euo pipefail
-plugin=$1 cli=$2
+plugin=$1 cli=$2 model=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$work/xdg QGIS_CUSTOM_CONFIG_PATH=$work/config
@@ -57,8 +57,13 @@ assert result["N_COMPONENTS"] == 4, result
 plugin.unload()
 PY
 
+# A graphical model chaining hyperstream:pca with native:rasterlayerstatistics.
+$qp --json run "$model" -- scene="$work/scene.tif" components=4 pca:components_raster="$work/model.tif" \
+  stats:pc1_statistics="$work/model.html" 2>/dev/null >"$work/model.json" || fail "model run"
+[ -s "$work/model.html" ] || fail "the model's statistics report is missing"
+
 "$cli" pca "$work/scene.tif" "$work/cli.tif" --components 4 --quiet
-for f in qgis json pyqgis; do
+for f in qgis json pyqgis model; do
   [ "$(gdalinfo -checksum "$work/$f.tif" | grep Checksum)" = "$(gdalinfo -checksum "$work/cli.tif" | grep Checksum)" ] \
     || fail "$f.tif differs from the command line's result"
 done
