@@ -92,6 +92,7 @@ int runPcaCommand(const QStringList& arguments) {
       {"bands", "Bands to use, 1-based, e.g. 1-100,120,130-198 (default: all).", "LIST"},
       {"stats", "Write the statistics report (JSON) here.", "FILE.json"},
       {"table", "Write one row per component (CSV) here.", "FILE.csv"},
+      {"html", "Write the HTML report (scree plot, loadings, eigenvalues) here.", "FILE.html"},
       {"format", "GDAL driver of the output, e.g. GTiff or ENVI (default: from the extension).",
        "NAME"},
       {"co", "GDAL creation option for the output (repeatable), e.g. COMPRESS=DEFLATE.",
@@ -139,6 +140,7 @@ int runPcaCommand(const QStringList& arguments) {
   if (parser.isSet("bands")) options.bands = bandList(parser.value("bands"));
   options.statsJson = parser.value("stats").toStdString();
   options.tableCsv = parser.value("table").toStdString();
+  options.htmlReport = parser.value("html").toStdString();
   options.format = parser.value("format").toStdString();
   for (const QString& option : parser.values("co"))
     options.creationOptions.push_back(option.toStdString());
@@ -159,6 +161,7 @@ int runPcaCommand(const QStringList& arguments) {
     std::printf("components: %s\n", options.output.c_str());
     if (!options.statsJson.empty()) std::printf("statistics: %s\n", options.statsJson.c_str());
     if (!options.tableCsv.empty()) std::printf("table:      %s\n", options.tableCsv.c_str());
+    if (!options.htmlReport.empty()) std::printf("report:     %s\n", options.htmlReport.c_str());
   }
   return 0;
 }

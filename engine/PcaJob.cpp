@@ -4,6 +4,7 @@
 #include "Error.h"
 #include "PendingRaster.h"
 #include "Pipeline.h"
+#include "HtmlReport.h"
 #include "Report.h"
 
 #include <QElapsedTimer>
@@ -122,7 +123,11 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
     checkOutputPath(options.statsJson, taken, "OUTPUT_STATS");
     taken.push_back(options.statsJson);
   }
-  if (!options.tableCsv.empty()) checkOutputPath(options.tableCsv, taken, "OUTPUT_TABLE");
+  if (!options.tableCsv.empty()) {
+    checkOutputPath(options.tableCsv, taken, "OUTPUT_TABLE");
+    taken.push_back(options.tableCsv);
+  }
+  if (!options.htmlReport.empty()) checkOutputPath(options.htmlReport, taken, "OUTPUT_HTML_FILE");
 
   std::vector<double> nodata;
   nodata.reserve(bands.size());
@@ -339,6 +344,7 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   result.seconds.total = total.nsecsElapsed() * 1e-9;
   if (!options.statsJson.empty()) writeStatsJson(result, options, options.statsJson);
   if (!options.tableCsv.empty()) writeTableCsv(result, options.tableCsv);
+  if (!options.htmlReport.empty()) writeHtmlReport(result, options, options.htmlReport);
   output.commit();
   result.seconds.total = total.nsecsElapsed() * 1e-9;
   return result;

@@ -87,6 +87,10 @@ RasterInfo describeRaster(GDALDataset& dataset, const std::string& path) {
     const double value = band->GetNoDataValue(&hasNodata);
     info.nodata.push_back(hasNodata ? value : std::nan(""));
     info.bandDescriptions.emplace_back(band->GetDescription());
+    const char* wavelength = band->GetMetadataItem("wavelength");
+    info.wavelengths.push_back(wavelength ? CPLAtof(wavelength) : std::nan(""));
+    const char* units = band->GetMetadataItem("wavelength_units");
+    if (wavelength && units && info.wavelengthUnits.empty()) info.wavelengthUnits = units;
   }
   info.hasGeoTransform = dataset.GetGeoTransform(info.geoTransform.data()) == CE_None;
   if (const OGRSpatialReference* srs = dataset.GetSpatialRef()) {

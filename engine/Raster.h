@@ -42,6 +42,8 @@ struct RasterInfo {
   std::array<double, 6> geoTransform{};
   std::string crsWkt;
   std::vector<std::string> bandDescriptions;
+  std::vector<double> wavelengths;  // per band, from the band's "wavelength" metadata; NaN if none
+  std::string wavelengthUnits;      // of the first band that has wavelengths
   std::vector<std::string> files;  // every file of the dataset (e.g. ENVI .hdr beside the data)
 };
 

@@ -137,6 +137,12 @@ void PcaAlgorithm::initAlgorithm(const QVariantMap&) {
           QStringLiteral("OUTPUT_TABLE"), QObject::tr("Component table (CSV)"),
           QObject::tr("CSV files (*.csv)"), QVariant(), true, false),
       QObject::tr("One row per component: eigenvalue, explained and cumulative variance.")));
+  addParameter(withHelp(
+      new QgsProcessingParameterFileDestination(
+          QStringLiteral("OUTPUT_HTML_FILE"), QObject::tr("Report (HTML)"),
+          QObject::tr("HTML files (*.html)"), QVariant(), true, true),
+      QObject::tr("Scree plot with the cumulative variance, loadings of the first components "
+                  "against wavelength, eigenvalue table, pixel counts, device and timings.")));
   addOutput(new QgsProcessingOutputNumber(QStringLiteral("N_COMPONENTS"),
                                           QObject::tr("Number of components written")));
   addOutput(new QgsProcessingOutputNumber(QStringLiteral("VARIANCE_EXPLAINED"),
@@ -188,6 +194,8 @@ bool PcaAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessing
       parameterAsFileOutput(parameters, QStringLiteral("OUTPUT_STATS"), context).toStdString();
   options_.tableCsv =
       parameterAsFileOutput(parameters, QStringLiteral("OUTPUT_TABLE"), context).toStdString();
+  options_.htmlReport =
+      parameterAsFileOutput(parameters, QStringLiteral("OUTPUT_HTML_FILE"), context).toStdString();
   return true;
 }
 
@@ -213,6 +221,8 @@ QVariantMap PcaAlgorithm::processAlgorithm(const QVariantMap&, QgsProcessingCont
     outputs.insert(QStringLiteral("OUTPUT_STATS"), QString::fromStdString(options_.statsJson));
   if (!options_.tableCsv.empty())
     outputs.insert(QStringLiteral("OUTPUT_TABLE"), QString::fromStdString(options_.tableCsv));
+  if (!options_.htmlReport.empty())
+    outputs.insert(QStringLiteral("OUTPUT_HTML_FILE"), QString::fromStdString(options_.htmlReport));
   outputs.insert(QStringLiteral("N_COMPONENTS"), result.components);
   outputs.insert(QStringLiteral("VARIANCE_EXPLAINED"),
                  result.model.cumulativePercent(result.components - 1));

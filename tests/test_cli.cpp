@@ -61,13 +61,22 @@ class CliTests : public QObject {
     }
     QVERIFY(QFile::exists(dir + "/scene_endmembers.csv"));
 
-    const Run pca = run({"pca", dir + "/scene.tif", dir + "/pcs.tif", "--components", "3",
-                         "--stats", dir + "/s.json", "--table", dir + "/t.csv"});
+    const Run pca =
+        run({"pca", dir + "/scene.tif", dir + "/pcs.tif", "--components", "3", "--stats",
+             dir + "/s.json", "--table", dir + "/t.csv", "--html", dir + "/r.html"});
     QCOMPARE(pca.exitCode, 0);
     QVERIFY(pca.out.contains("3 component(s)"));
     QVERIFY(pca.err.contains("constant band"));
     QCOMPARE(testing::readCube((dir + "/pcs.tif").toStdString()).bands, 3);
     QVERIFY(QFile::exists(dir + "/s.json") && QFile::exists(dir + "/t.csv"));
+    QFile html(dir + "/r.html");
+    QVERIFY(html.open(QIODevice::ReadOnly));
+    const QString report = html.readAll();
+    QCOMPARE(report.count("<svg"), 2);            // scree plot and loadings
+    QVERIFY(report.contains("wavelength (nm)"));  // the scene carries wavelengths
+    QVERIFY(report.contains("<td>PC3</td>"));
+    QVERIFY(!report.contains("http://") || report.count("http://") == report.count("xmlns="));
+    QVERIFY(!report.contains("<script"));
 
     const Run quiet = run({"pca", dir + "/scene.tif", dir + "/pcs2.tif", "--quiet"});
     QCOMPARE(quiet.exitCode, 0);

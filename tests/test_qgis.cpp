@@ -78,6 +78,7 @@ class QgisTests : public QObject {
                                               {"COMPONENTS", 3},
                                               {"OUTPUT", dir + "/qgis.tif"},
                                               {"OUTPUT_STATS", dir + "/qgis.json"},
+                                              {"OUTPUT_HTML_FILE", dir + "/qgis.html"},
                                               {"CREATION_OPTIONS", "COMPRESS=DEFLATE"}},
                                              feedback, ok);
     QVERIFY2(ok, qPrintable(feedback.errors.join('\n')));
@@ -86,6 +87,9 @@ class QgisTests : public QObject {
     QVERIFY(results.value("VARIANCE_EXPLAINED").toDouble() > 0);
     QVERIFY(results.value("DEVICE_USED").toString().startsWith("cpu"));
     QVERIFY(QFile::exists(results.value("OUTPUT_STATS").toString()));
+    QVERIFY2(QFile::exists(results.value("OUTPUT_HTML_FILE").toString()),
+             qPrintable(results.value("OUTPUT_HTML_FILE").toString() + " keys " +
+                        results.keys().join(",")));
 
     hyperstream::PcaOptions options;
     options.input = (dir + "/in.tif").toStdString();
