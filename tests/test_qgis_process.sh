@@ -70,11 +70,12 @@ import sys
 import numpy as np
 from osgeo import gdal
 work = sys.argv[1]
-reference = gdal.Open(f"{work}/cli.tif").ReadAsArray().astype(float)
+cli = gdal.Open(f"{work}/cli.tif")  # keep the dataset alive while its band is used
+reference = cli.ReadAsArray().astype(float)
+nodata = cli.GetRasterBand(1).GetNoDataValue()
 for name in ("qgis", "json", "pyqgis", "model"):
     values = gdal.Open(f"{work}/{name}.tif").ReadAsArray().astype(float)
     assert values.shape == reference.shape, name
-    nodata = gdal.Open(f"{work}/cli.tif").GetRasterBand(1).GetNoDataValue()
     for band, (a, b) in enumerate(zip(values, reference)):
         assert ((a == nodata) == (b == nodata)).all(), f"{name} band {band + 1}: nodata differs"
         valid = b != nodata
