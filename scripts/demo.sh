@@ -18,9 +18,11 @@ rm -rf "$plugins/hyperstream" && mkdir -p "$plugins" && cp -r build/plugin/hyper
 # (fails harmlessly when an earlier run already enabled it)
 /usr/bin/qgis_process.bin plugins enable hyperstream >/dev/null 2>&1 || true
 /usr/bin/qgis_process.bin run hyperstream:pca -- INPUT="$demo/scene.tif" OUTPUT="$demo/components.tif" \
-  OUTPUT_STATS="$demo/components.json" OUTPUT_TABLE="$demo/components.csv" 2>/dev/null
+  OUTPUT_STATS="$demo/components.json" OUTPUT_TABLE="$demo/components.csv" \
+  OUTPUT_HTML_FILE="$demo/components.html" 2>/dev/null
 echo
 echo "demo scene:  $demo/scene.tif (+ scene_abundances.tif, scene_endmembers.csv)"
 echo "components:  $demo/components.tif"
 echo "statistics:  $demo/components.json, $demo/components.csv"
+echo "report:      $demo/components.html"
 echo "QGIS profile with the plugin enabled: $QGIS_CUSTOM_CONFIG_PATH"
