@@ -1,8 +1,6 @@
 #include "HtmlReport.h"
 
-#include "Error.h"
-
-#include <QSaveFile>
+#include "Report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -206,11 +204,7 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options) {
 }
 
 void writeHtmlReport(const PcaResult& result, const PcaOptions& options, const std::string& path) {
-  const QByteArray content = htmlReport(result, options).toUtf8();
-  QSaveFile file(QString::fromStdString(path));
-  if (!file.open(QIODevice::WriteOnly) || file.write(content) != content.size() || !file.commit())
-    throw Error("OUTPUT_HTML_FILE",
-                "cannot write '" + path + "': " + file.errorString().toStdString());
+  saveFileAtomically(path, htmlReport(result, options).toUtf8(), "OUTPUT_HTML_FILE");
 }
 
 }  // namespace hyperstream

@@ -2,9 +2,9 @@
 
 #include "ComputeBackend.h"
 #include "Error.h"
+#include "HtmlReport.h"
 #include "PendingRaster.h"
 #include "Pipeline.h"
-#include "HtmlReport.h"
 #include "Report.h"
 
 #include <QElapsedTimer>

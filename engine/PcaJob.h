@@ -30,7 +30,7 @@ struct PcaOptions {
   std::vector<std::string> creationOptions;  // NAME=VALUE
   std::string statsJson;                     // optional report paths
   std::string tableCsv;
-  std::string htmlReport;        // optional HTML report (scree plot, loadings, eigenvalues)
+  std::string htmlReport;  // optional HTML report (scree plot, loadings, eigenvalues)
   int64_t ramBytes = kDefaultRamBytes;
   std::string device = "auto";  // auto | cpu
   int64_t stripRows = 0;        // 0: from the RAM budget (tests force small strips)

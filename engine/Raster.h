@@ -44,7 +44,7 @@ struct RasterInfo {
   std::vector<std::string> bandDescriptions;
   std::vector<double> wavelengths;  // per band, from the band's "wavelength" metadata; NaN if none
   std::string wavelengthUnits;      // of the first band that has wavelengths
-  std::vector<std::string> files;  // every file of the dataset (e.g. ENVI .hdr beside the data)
+  std::vector<std::string> files;   // every file of the dataset (e.g. ENVI .hdr beside the data)
 };
 
 // Initialises GDAL's drivers once (safe to call repeatedly and inside QGIS).

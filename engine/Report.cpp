@@ -18,14 +18,14 @@ QJsonArray toArray(const std::vector<double>& values) {
   return array;
 }
 
-void saveAtomically(const std::string& path, const QByteArray& content,
-                    const std::string& parameter) {
+}  // namespace
+
+void saveFileAtomically(const std::string& path, const QByteArray& content,
+                        const std::string& parameter) {
   QSaveFile file(QString::fromStdString(path));
   if (!file.open(QIODevice::WriteOnly) || file.write(content) != content.size() || !file.commit())
     throw Error(parameter, "cannot write '" + path + "': " + file.errorString().toStdString());
 }
-
-}  // namespace
 
 QJsonObject statsJson(const PcaResult& result, const PcaOptions& options) {
   const PcaModel& model = result.model;
@@ -95,8 +95,9 @@ QJsonObject statsJson(const PcaResult& result, const PcaOptions& options) {
 }
 
 void writeStatsJson(const PcaResult& result, const PcaOptions& options, const std::string& path) {
-  saveAtomically(path, QJsonDocument(statsJson(result, options)).toJson(QJsonDocument::Indented),
-                 "OUTPUT_STATS");
+  saveFileAtomically(path,
+                     QJsonDocument(statsJson(result, options)).toJson(QJsonDocument::Indented),
+                     "OUTPUT_STATS");
 }
 
 void writeTableCsv(const PcaResult& result, const std::string& path) {
@@ -110,7 +111,7 @@ void writeTableCsv(const PcaResult& result, const std::string& path) {
                .arg(model.cumulativePercent(k), 0, 'g', 10)
                .arg(k < result.components ? "yes" : "no")
                .toUtf8();
-  saveAtomically(path, csv, "OUTPUT_TABLE");
+  saveFileAtomically(path, csv, "OUTPUT_TABLE");
 }
 
 }  // namespace hyperstream

@@ -10,6 +10,11 @@
 
 namespace hyperstream {
 
+// Writes `content` to a temporary file beside `path` and renames it over `path` when complete;
+// throws Error(parameter) on failure.
+void saveFileAtomically(const std::string& path, const QByteArray& content,
+                        const std::string& parameter);
+
 QJsonObject statsJson(const PcaResult& result, const PcaOptions& options);
 // Both write atomically (temporary file, renamed when complete); throw Error on failure.
 void writeStatsJson(const PcaResult& result, const PcaOptions& options, const std::string& path);

@@ -3,12 +3,12 @@
 #include "Error.h"
 #include "PendingRaster.h"
 #include "Raster.h"
+#include "Report.h"
 
 #include <ogr_spatialref.h>
 
 #include <QDir>
 #include <QFileInfo>
-#include <QSaveFile>
 #include <QThreadPool>
 
 #include <algorithm>
@@ -307,9 +307,7 @@ SynthResult synthesizeScene(const SynthOptions& options, Feedback& feedback) {
         csv += "," + QByteArray::number(spectra[static_cast<size_t>(e) * bands + b], 'g', 10);
       csv += "\n";
     }
-    QSaveFile file(QString::fromStdString(result.endmembersPath));
-    if (!file.open(QIODevice::WriteOnly) || file.write(csv) != csv.size() || !file.commit())
-      throw Error("OUTPUT", "cannot write '" + result.endmembersPath + "'");
+    saveFileAtomically(result.endmembersPath, csv, "OUTPUT");
     truth->commit();
   }
   raster.commit();
