@@ -3,6 +3,7 @@
 
 #include "HyperstreamProvider.h"
 #include "PcaJob.h"
+#include "Synth.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
 
@@ -13,6 +14,8 @@
 #include <qgsprocessingregistry.h>
 
 #include <QtTest>
+
+#include <thread>
 
 namespace {
 
@@ -124,6 +127,35 @@ class QgisTests : public QObject {
                qPrintable(feedback.errors.join(' ')));
     }
     QCOMPARE(testing::filesIn(dir), QStringList{"in.tif"});
+  }
+
+  void cancelStopsWithinASecond() {
+    // A cube that takes several seconds: 1200 x 800 x 100 float32 (384 MB), small strips.
+    const QString dir = testing::tempDir();
+    hyperstream::SynthOptions synth;
+    synth.output = (dir + "/big.tif").toStdString();
+    synth.rows = 1200;
+    synth.cols = 800;
+    synth.bands = 100;
+    synth.type = GDT_Float32;
+    TestFeedback quiet;
+    hyperstream::synthesizeScene(synth, quiet);
+    RecordingFeedback feedback;
+    bool ok = true;
+    QElapsedTimer sinceCancel;
+    std::thread canceller([&] {
+      QThread::msleep(700);
+      sinceCancel.start();
+      feedback.cancel();
+    });
+    runAlgorithm({{"INPUT", dir + "/big.tif"}, {"RAM_MB", 64}, {"OUTPUT", dir + "/o.tif"}},
+                 feedback, ok);
+    canceller.join();
+    const double seconds = sinceCancel.nsecsElapsed() * 1e-9;
+    qInfo("stopped %.3f s after Cancel", seconds);
+    QVERIFY(!ok);
+    QVERIFY(seconds < 1.0);
+    QCOMPARE(testing::filesIn(dir), QStringList{"big.tif"});
   }
 
   void cancelLeavesNoOutput() {
