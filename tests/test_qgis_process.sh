@@ -63,7 +63,8 @@ $qp --json run "$model" -- scene="$work/scene.tif" components=4 pca:components_r
 [ -s "$work/model.html" ] || fail "the model's statistics report is missing"
 
 "$cli" pca "$work/scene.tif" "$work/cli.tif" --components 4 --quiet
-# Same numbers as the command line. Not bitwise: inside QGIS the BLAS calls may resolve to the
+# Same numbers as the command line, within 1e-4 of each component's standard deviation (the GPU
+# issue's tolerance). Not bitwise: inside QGIS the BLAS calls may resolve to the
 # BLAS that QGIS itself loaded (libblas.so.3), whose rounding can differ in the last bits.
 /usr/bin/python3 - "$work" <<'PY' || fail "a QGIS result differs from the command line's"
 import sys
@@ -80,6 +81,6 @@ for name in ("qgis", "json", "pyqgis", "model"):
         assert ((a == nodata) == (b == nodata)).all(), f"{name} band {band + 1}: nodata differs"
         valid = b != nodata
         worst = np.max(np.abs(a[valid] - b[valid])) / np.std(b[valid])
-        assert worst <= 1e-5, f"{name} band {band + 1}: max difference {worst:.2e} std"
+        assert worst <= 1e-4, f"{name} band {band + 1}: max difference {worst:.2e} std"
 PY
 echo "1 passed, 0 failed"
