@@ -12,7 +12,12 @@ _library = None
 def _load():
     global _library
     if _library is None:
-        _library = ctypes.CDLL(os.path.join(os.path.dirname(__file__), "libhyperstream_qgis.so"))
+        # RTLD_DEEPBIND: the library's own dependencies (OpenBLAS) come before what the host
+        # already loaded. Without it, inside QGIS its BLAS calls bind to the first CBLAS loaded
+        # (seen: GSL's reference libgslcblas, single-threaded and many times slower).
+        mode = ctypes.RTLD_LOCAL | getattr(os, "RTLD_DEEPBIND", 0)
+        path = os.path.join(os.path.dirname(__file__), "libhyperstream_qgis.so")
+        _library = ctypes.CDLL(path, mode=mode)
         _library.hyperstream_register.restype = ctypes.c_int
     return _library
 
