@@ -57,8 +57,8 @@ int main(int argc, char** argv) {
   auto backend = makeCpuBackend();
   Moments total(bands);
   const double moments = medianSeconds(5, [&] {
-    total = Moments(bands);
-    backend->accumulateMoments(view, total);
+    backend->accumulateMoments(view);
+    total = backend->takeMoments(bands);
   });
   std::vector<std::string> warnings;
   const PcaModel model = fitPca(total, MatrixType::Covariance, warnings);

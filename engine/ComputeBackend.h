@@ -2,6 +2,7 @@
 // The heavy per-strip kernels, behind one interface so that the pipeline runs unchanged on the
 // CPU (OpenBLAS) or a GPU backend.
 
+#include "HostMemory.h"
 #include "Moments.h"
 
 #include <gdal.h>
@@ -26,7 +27,26 @@ struct StripView {
   // shorter). Strips hold whole groups and kernels work group by group, so that results do not
   // depend on how the image was cut into strips.
   int64_t groupPixels = 0;
+  // Index of the strip's first pixel in the image (row0 x width).
+  int64_t firstPixel = 0;
 };
+
+// The whole job's shape, told to the backend before the first pass.
+struct CubeLayout {
+  int64_t pixels = 0;  // of the image
+  int bands = 0;
+  GDALDataType type = GDT_Unknown;
+  int64_t maxStripPixels = 0;
+  int maxComponents = 0;  // at most this many components are projected
+};
+
+// Seconds and bytes of the work a device backend did, measured on the device (zero on the CPU).
+struct DeviceTimes {
+  double upload = 0, moments = 0, range = 0, projection = 0, download = 0;
+  int64_t uploadBytes = 0, downloadBytes = 0;
+};
+
+
 
 // Image rows per group for an image of this width: enough pixels for BLAS to run at full rate.
 int64_t groupRows(int64_t width);
@@ -69,18 +89,28 @@ class ComputeBackend {
   // A hint about running faster on this machine, or empty.
   virtual std::string advice() const { return {}; }
 
-  // Adds the valid pixels of one strip to `total`: count, mean, centred co-moment and band
-  // ranges, group by group in order (Chan's merge), so the sum is bitwise the same whatever the
-  // strip heights.
-  virtual void accumulateMoments(const StripView& strip, Moments& total) = 0;
+  // Called once before the first pass. Returns true when the backend keeps the whole cube itself
+  // from the first pass on (in device memory): the later passes then pass StripViews with null
+  // data and nothing is read again.
+  virtual bool prepare(const CubeLayout& layout) = 0;
+  // Host buffers for strips (page-locked for a GPU, so copies run at the bus rate), allocated the way the backend reads them fastest.
+  virtual HostMemory allocateHost(size_t bytes) { return allocatePageable(bytes); }
+
+  // Adds the valid pixels of one strip to the running moments: count, mean, centred co-moment
+  // and band ranges. Strip data may be reused as soon as this returns.
+  virtual void accumulateMoments(const StripView& strip) = 0;
+  // The moments of every strip accumulated since the last call, and starts afresh.
+  virtual Moments takeMoments(int bands) = 0;
   // Range of each projected component over the strip's valid pixels.
   virtual ComponentRange componentRange(const StripView& strip, const Projection& projection) = 0;
   // Projects a strip and encodes it into `output` (pixel-interleaved, encoding.type).
   virtual void project(const StripView& strip, const Projection& projection,
                        const OutputEncoding& encoding, void* output) = 0;
+  virtual DeviceTimes deviceTimes() const { return {}; }
 };
 
-// The multi-core CPU backend (OpenBLAS, all cores).
+// The multi-core CPU backend (OpenBLAS, all cores). Its moments are summed group by group in
+// order (Chan's merge), so they are bitwise the same whatever the strip heights.
 std::unique_ptr<ComputeBackend> makeCpuBackend();
 
 }  // namespace hyperstream

@@ -163,8 +163,21 @@ class CpuBackend : public ComputeBackend {
     return {};
   }
 
-  void accumulateMoments(const StripView& strip, Moments& total) override {
-    withSampleType(strip.type, [&](auto sample) { accumulate<decltype(sample)>(strip, total); });
+  bool prepare(const CubeLayout& layout) override {
+    total_ = Moments(layout.bands);
+    return false;
+  }
+
+  void accumulateMoments(const StripView& strip) override {
+    if (total_.bands != strip.bands) total_ = Moments(strip.bands);
+    withSampleType(strip.type, [&](auto sample) { accumulate<decltype(sample)>(strip, total_); });
+  }
+
+  Moments takeMoments(int bands) override {
+    Moments result = std::move(total_);
+    if (result.bands != bands) result = Moments(bands);
+    total_ = Moments(bands);
+    return result;
   }
 
   ComponentRange componentRange(const StripView& strip, const Projection& projection) override {
@@ -371,6 +384,7 @@ class CpuBackend : public ComputeBackend {
     return *buffer;
   }
 
+  Moments total_;
   std::vector<unsigned char> valid_;
   std::vector<double> shift_, sum_;
   std::vector<double> chunk_;

@@ -18,6 +18,13 @@ class Error : public std::runtime_error {
   std::string parameter_;
 };
 
+// A compute device failed (no device, driver too old, out of memory, a kernel error). A run on
+// device "auto" goes on with the CPU backend; one that asked for the GPU reports it.
+class DeviceError : public std::runtime_error {
+ public:
+  explicit DeviceError(const std::string& message) : std::runtime_error(message) {}
+};
+
 // The user asked to stop; nothing was written.
 class Canceled : public std::runtime_error {
  public:

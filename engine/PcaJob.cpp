@@ -2,6 +2,7 @@
 
 #include "ComputeBackend.h"
 #include "Error.h"
+#include "GpuRuntime.h"
 #include "HtmlReport.h"
 #include "PendingRaster.h"
 #include "Pipeline.h"
@@ -81,11 +82,9 @@ void checkOptions(const PcaOptions& options) {
     throw Error("VARIANCE", "the variance threshold must be a percentage in (0, 100]");
   if (options.ramBytes < (16ll << 20))
     throw Error("RAM_MB", "the RAM budget must be at least 16 MiB");
-  if (options.device != "auto" && options.device != "cpu") {
-    if (options.device == "gpu")
-      throw Error("DEVICE", "GPU requested, but this build of Hyperstream has no GPU backend");
-    throw Error("DEVICE", "unknown device '" + options.device + "' (auto, cpu or gpu)");
-  }
+  if (options.gpuMemoryBytes < 0)
+    throw Error("GPU_MEMORY_MB", "the GPU memory budget must be positive (0: automatic)");
+  parseDevice(options.device);
 }
 
 // `rows` capped so that a strip stays below kMaxStripBytes and the image height, rounded down to
@@ -99,10 +98,10 @@ int64_t rowsFitting(int64_t rows, int64_t inputRowBytes, const RasterInfo& info)
 
 }  // namespace
 
-PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
+// The whole job, on the CPU or on the device the options ask for.
+static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& feedback) {
   QElapsedTimer total;
   total.start();
-  checkOptions(options);
   PcaResult result;
 
   DatasetPtr input = openRaster(options.input, "INPUT");
@@ -133,9 +132,12 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   nodata.reserve(bands.size());
   for (int b : bands) nodata.push_back(info.nodata[b - 1]);
   result.totalPixels = info.width * info.height;
-  const std::unique_ptr<ComputeBackend> backend = makeCpuBackend();
-  result.backend = backend->name();
-  if (!backend->advice().empty()) feedback.info(QString::fromStdString(backend->advice()));
+  // Chosen once the inputs are known to be good: starting a GPU takes a moment.
+  const std::unique_ptr<ComputeBackend> backendOwner =
+      cpuOnly ? makeCpuBackend() : selectBackend(options.device, options.gpuMemoryBytes, feedback);
+  ComputeBackend& backend = *backendOwner;
+  result.backend = backend.name();
+  if (!backend.advice().empty()) feedback.info(QString::fromStdString(backend.advice()));
 
   // Memory plan: a strip pool for each pass, or the whole cube when it fits.
   const int sampleSize = typeSize(info.type);
@@ -159,13 +161,23 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
     throw Error("RAM_MB", "the RAM budget is too small for one strip of image rows (" +
                               std::to_string((streamingRowBytes >> 20) + 1) + " MiB needed)");
   // The cube stays in memory when it fits beside the output buffers of a strip of that height.
-  result.resident = cubeBytes + stripRows * residentRowBytes <= budget;
+  const bool fitsInRam = cubeBytes + stripRows * residentRowBytes <= budget;
   if (options.stripRows > 0) stripRows = std::min(options.stripRows, info.height);
   // Strips hold whole groups of rows (see StripView::groupPixels).
   const int64_t rowsPerGroup = groupRows(info.width);
   if (stripRows < info.height)
     stripRows = std::max(rowsPerGroup, stripRows - stripRows % rowsPerGroup);
   result.stripRows = stripRows;
+  // A GPU backend keeps the cube in its own memory when it fits there; else the host keeps it
+  // when it fits the RAM budget.
+  CubeLayout layout;
+  layout.pixels = result.totalPixels;
+  layout.bands = bandCount;
+  layout.type = info.type;
+  layout.maxStripPixels = stripRows * info.width;
+  layout.maxComponents = bandCount;
+  result.deviceResident = backend.prepare(layout);
+  result.resident = fitsInRam && !result.deviceResident;
   const std::vector<StripRange> strips = planStrips(info.height, stripRows);
   feedback.info(QString("%1: %2 x %3 pixels, %4 of %5 bands, %6; %7 strip(s) of %8 rows%9")
                     .arg(QString::fromStdString(options.input))
@@ -176,11 +188,13 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
                     .arg(GDALGetDataTypeName(info.type))
                     .arg(strips.size())
                     .arg(stripRows)
-                    .arg(result.resident ? ", the cube stays in memory between the passes"
-                                         : ", read once per pass"));
+                    .arg(result.deviceResident ? ", the cube stays in GPU memory between the passes"
+                         : result.resident ? ", the cube stays in memory between the passes"
+                                           : ", read once per pass"));
 
-  std::unique_ptr<unsigned char[]> cube;
-  if (result.resident) cube.reset(new unsigned char[cubeBytes]);
+  HostMemory cube(nullptr, [](unsigned char*) {});
+  if (result.resident) cube = backend.allocateHost(static_cast<size_t>(cubeBytes));
+  const HostAllocator allocate = [&](size_t bytes) { return backend.allocateHost(bytes); };
   auto residentStrip = [&](const StripRange& range) {
     return cube.get() + range.row0 * inputRowBytes;
   };
@@ -192,6 +206,7 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
     view.bands = bandCount;
     view.nodata = nodata.data();
     view.groupPixels = rowsPerGroup * info.width;
+    view.firstPixel = range.row0 * info.width;
     return view;
   };
   // Read by the reader thread only, in parallel parts; the CPU backend's compute never runs at
@@ -203,24 +218,29 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
     return target;
   };
   const int inputBuffers = result.resident ? 0 : kInputBuffers;
+  // Once the backend holds the cube, the later passes read nothing.
+  const int laterInputBuffers = result.deviceResident ? 0 : inputBuffers;
   const size_t inputBytes = static_cast<size_t>(stripRows * inputRowBytes);
 
   // Pass 1: statistics.
   const bool byteOutput = options.outputType == OutputType::Byte;
   const double pass1End = byteOutput ? 40.0 : 50.0;
-  Moments moments(bandCount);
+  Moments moments;
   {
     QElapsedTimer timer;
-    StripPipeline pipeline(inputBuffers, inputBytes, 0, 0, backend->usesEveryCore());
+    StripPipeline pipeline(inputBuffers, inputBytes, 0, 0, backend.usesEveryCore(), allocate);
     StripPipeline::Stages stages;
     stages.read = readFromFile;
     stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
       timer.start();
-      backend->accumulateMoments(stripView(range, data), moments);
+      backend.accumulateMoments(stripView(range, data));
       result.seconds.moments += timer.nsecsElapsed() * 1e-9;
     };
     pipeline.run(strips, stages, feedback, 0.0, pass1End);
     result.seconds.read += pipeline.readSeconds();
+    timer.start();
+    moments = backend.takeMoments(bandCount);
+    result.seconds.moments += timer.nsecsElapsed() * 1e-9;
   }
 
   // The fit.
@@ -254,6 +274,7 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   const Projection projection = model.projection(components);
   const bool someInvalid = model.validPixels < result.totalPixels;
   const auto sourcePass = [&](const StripRange& range, unsigned char* buffer) -> const void* {
+    if (result.deviceResident) return nullptr;
     return result.resident ? residentStrip(range) : readFromFile(range, buffer);
   };
 
@@ -282,12 +303,13 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   if (byteOutput) {
     ComponentRange range;
     QElapsedTimer timer;
-    StripPipeline pipeline(inputBuffers, inputBytes, 0, 0, backend->usesEveryCore());
+    StripPipeline pipeline(laterInputBuffers, inputBytes, 0, 0, backend.usesEveryCore(),
+                           allocate);
     StripPipeline::Stages stages;
     stages.read = sourcePass;
     stages.compute = [&](const StripRange& strip, const void* data, unsigned char*) {
       timer.start();
-      range.merge(backend->componentRange(stripView(strip, data), projection));
+      range.merge(backend.componentRange(stripView(strip, data), projection));
       result.seconds.range += timer.nsecsElapsed() * 1e-9;
     };
     pipeline.run(strips, stages, feedback, pass1End, 60.0);
@@ -322,13 +344,13 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
     }
     const int64_t outputBytes = stripRows * info.width * components * outputSize;
     QElapsedTimer timer;
-    StripPipeline pipeline(inputBuffers, inputBytes, kOutputBuffers,
-                           static_cast<size_t>(outputBytes), backend->usesEveryCore());
+    StripPipeline pipeline(laterInputBuffers, inputBytes, kOutputBuffers,
+                           static_cast<size_t>(outputBytes), backend.usesEveryCore(), allocate);
     StripPipeline::Stages stages;
     stages.read = sourcePass;
     stages.compute = [&](const StripRange& strip, const void* data, unsigned char* out) {
       timer.start();
-      backend->project(stripView(strip, data), projection, encoding, out);
+      backend.project(stripView(strip, data), projection, encoding, out);
       result.seconds.projection += timer.nsecsElapsed() * 1e-9;
     };
     stages.write = [&](const StripRange& strip, const unsigned char* out) {
@@ -341,6 +363,7 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   cube.reset();
   input.reset();
   if (feedback.isCanceled()) throw Canceled();
+  result.seconds.device = backend.deviceTimes();
   result.seconds.total = total.nsecsElapsed() * 1e-9;
   if (!options.statsJson.empty()) writeStatsJson(result, options, options.statsJson);
   if (!options.tableCsv.empty()) writeTableCsv(result, options.tableCsv);
@@ -348,6 +371,19 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   output.commit();
   result.seconds.total = total.nsecsElapsed() * 1e-9;
   return result;
+}
+
+PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
+  checkOptions(options);
+  try {
+    return runPcaOn(options, options.device == "cpu", feedback);
+  } catch (const DeviceError& e) {
+    // Nothing was written: the output is only renamed into place at the very end.
+    if (options.device != "auto")
+      throw Error("DEVICE", std::string("the GPU failed: ") + e.what());
+    feedback.warning(QString("The GPU failed (%1); running again on the CPU").arg(e.what()));
+  }
+  return runPcaOn(options, true, feedback);
 }
 
 }  // namespace hyperstream

@@ -1,6 +1,7 @@
 #pragma once
 // Principal component analysis of a raster, file to file: the engine's main job.
 
+#include "ComputeBackend.h"
 #include "Feedback.h"
 #include "PcaModel.h"
 #include "Raster.h"
@@ -32,12 +33,16 @@ struct PcaOptions {
   std::string tableCsv;
   std::string htmlReport;  // optional HTML report (scree plot, loadings, eigenvalues)
   int64_t ramBytes = kDefaultRamBytes;
-  std::string device = "auto";  // auto | cpu
+  std::string device = "auto";  // auto | cpu | gpu | gpu:N
+  int64_t gpuMemoryBytes = 0;   // device memory the GPU may use; 0: its free memory less a margin
   int64_t stripRows = 0;        // 0: from the RAM budget (tests force small strips)
 };
 
 struct StageTimes {
+  // Wall time of each stage as the host saw it.
   double read = 0, moments = 0, eigen = 0, range = 0, projection = 0, write = 0, total = 0;
+  // On a GPU, the device's own timings (copies and kernels) of the same stages.
+  DeviceTimes device;
 };
 
 struct PcaResult {
@@ -47,7 +52,8 @@ struct PcaResult {
   int components = 0;      // written to the output
   int64_t totalPixels = 0;
   std::string backend;
-  bool resident = false;  // the cube stayed in memory between the passes
+  bool resident = false;  // the cube stayed in host memory between the passes
+  bool deviceResident = false;  // the cube stayed in GPU memory between the passes
   int64_t stripRows = 0;
   std::vector<std::string> warnings;
   OutputType outputType = OutputType::Float32;

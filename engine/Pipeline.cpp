@@ -19,10 +19,9 @@ std::vector<StripRange> planStrips(int64_t height, int64_t rowsPerStrip) {
   return strips;
 }
 
-BufferPool::BufferPool(int count, size_t bytes) {
+BufferPool::BufferPool(int count, size_t bytes, const HostAllocator& allocate) {
   for (int i = 0; i < count; ++i) {
-    // Not value-initialised: pages are only committed when a strip is read into them.
-    storage_.emplace_back(new unsigned char[bytes]);
+    storage_.push_back(allocate(bytes));
     free_.push_back(storage_.back().get());
   }
 }
@@ -128,21 +127,22 @@ class FirstError {
 }  // namespace
 
 StripPipeline::StripPipeline(int inputBuffers, size_t inputBytes, int outputBuffers,
-                             size_t outputBytes, bool exclusiveCompute)
+                             size_t outputBytes, bool exclusiveCompute, HostAllocator allocate)
     : inputBuffers_(inputBuffers),
       inputBytes_(inputBytes),
       outputBuffers_(outputBuffers),
       outputBytes_(outputBytes),
-      exclusiveCompute_(exclusiveCompute) {}
+      exclusiveCompute_(exclusiveCompute),
+      allocate_(std::move(allocate)) {}
 
 void StripPipeline::run(const std::vector<StripRange>& strips, const Stages& stages,
                         Feedback& feedback, double progressFrom, double progressTo) {
   readSeconds_ = writeSeconds_ = 0;
   const bool writing = static_cast<bool>(stages.write);
   std::optional<BufferPool> inputPool;
-  if (inputBuffers_ > 0) inputPool.emplace(inputBuffers_, inputBytes_);
+  if (inputBuffers_ > 0) inputPool.emplace(inputBuffers_, inputBytes_, allocate_);
   std::optional<BufferPool> outputPool;
-  if (writing) outputPool.emplace(outputBuffers_, outputBytes_);
+  if (writing) outputPool.emplace(outputBuffers_, outputBytes_, allocate_);
   BoundedQueue<Loaded> loaded(std::max(2, inputBuffers_));
   BoundedQueue<Computed> computed(std::max(1, outputBuffers_));
   FirstError error;

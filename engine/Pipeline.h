@@ -3,6 +3,7 @@
 // thread run concurrently over bounded pools of strip buffers.
 
 #include "Feedback.h"
+#include "HostMemory.h"
 
 #include <QMutex>
 #include <QWaitCondition>
@@ -26,7 +27,7 @@ std::vector<StripRange> planStrips(int64_t height, int64_t rowsPerStrip);
 // A fixed set of equally sized buffers; take() blocks until one is free.
 class BufferPool {
  public:
-  BufferPool(int count, size_t bytes);
+  BufferPool(int count, size_t bytes, const HostAllocator& allocate);
   unsigned char* take();  // nullptr once closed
   void give(unsigned char* buffer);
   void close();
@@ -34,7 +35,7 @@ class BufferPool {
  private:
   QMutex mutex_;
   QWaitCondition available_;
-  std::vector<std::unique_ptr<unsigned char[]>> storage_;
+  std::vector<HostMemory> storage_;
   std::vector<unsigned char*> free_;
   bool closed_ = false;
 };
@@ -53,11 +54,11 @@ class StripPipeline {
   };
 
   // inputBuffers x inputBytes is the input pool (0 buffers: the caller owns the storage);
-  // outputBuffers x outputBytes the output pool, used when a write stage is given. With
-  // `exclusiveCompute`, reading and computing take turns instead of overlapping (for compute
-  // that keeps every core busy by itself).
+  // outputBuffers x outputBytes the output pool, used when a write stage is given; both come
+  // from `allocate`. With `exclusiveCompute`, reading and computing take turns instead of
+  // overlapping (for compute that keeps every core busy by itself).
   StripPipeline(int inputBuffers, size_t inputBytes, int outputBuffers, size_t outputBytes,
-                bool exclusiveCompute);
+                bool exclusiveCompute, HostAllocator allocate = allocatePageable);
 
   // Runs the stages over `strips`, reporting progress from `progressFrom` to `progressTo`.
   // Rethrows the first error of any stage; throws Canceled when feedback says so.
@@ -74,6 +75,7 @@ class StripPipeline {
   int outputBuffers_;
   size_t outputBytes_;
   bool exclusiveCompute_;
+  HostAllocator allocate_;
   double readSeconds_ = 0;
   double writeSeconds_ = 0;
 };

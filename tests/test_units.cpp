@@ -25,9 +25,8 @@ Moments backendMoments(ComputeBackend& backend, const testing::Cube& cube, int64
   view.pixels = last - first;
   view.bands = cube.bands;
   view.nodata = cube.nodata.data();
-  Moments total(cube.bands);
-  backend.accumulateMoments(view, total);
-  return total;
+  backend.accumulateMoments(view);
+  return backend.takeMoments(cube.bands);
 }
 
 }  // namespace

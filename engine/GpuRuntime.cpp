@@ -1,0 +1,99 @@
+#include "GpuRuntime.h"
+
+#include "Error.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QLibrary>
+#include <QMutex>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+namespace hyperstream {
+
+namespace {
+
+constexpr const char* kLibraryName = "libhyperstream_cuda.so";
+
+// Where the CUDA library may be: beside the code holding the engine (the CLI, the QGIS plugin's
+// library), the build tree's cuda/ folder, an install's lib/hyperstream/.
+QStringList candidatePaths() {
+  if (const char* explicitPath = std::getenv("HYPERSTREAM_CUDA_LIBRARY"))
+    return {QString::fromLocal8Bit(explicitPath)};
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&gpuRuntime), &info) == 0 || !info.dli_fname) return {};
+  const QDir here = QFileInfo(QString::fromLocal8Bit(info.dli_fname)).absoluteDir();
+  return {here.filePath(kLibraryName), here.filePath(QString("../cuda/") + kLibraryName),
+          here.filePath(QString("../lib/hyperstream/") + kLibraryName)};
+}
+
+}  // namespace
+
+GpuRuntime* gpuRuntime(std::string* whyNot) {
+  // Loaded once and never unloaded: backends and page-locked buffers point into it.
+  static QMutex mutex;
+  static bool tried = false;
+  static GpuRuntime* runtime = nullptr;
+  static std::string failure;
+  QMutexLocker lock(&mutex);
+  if (!tried) {
+    tried = true;
+    failure = "this build of Hyperstream has no CUDA backend (" + std::string(kLibraryName) +
+              " not found)";
+    for (const QString& path : candidatePaths()) {
+      if (!QFileInfo::exists(path)) continue;
+      auto* library = new QLibrary(path);  // kept loaded for the process's lifetime
+      if (!library->load()) {
+        failure = "the CUDA backend cannot be loaded: " + library->errorString().toStdString();
+        delete library;
+        break;
+      }
+      auto entry = reinterpret_cast<GpuRuntimeEntry>(library->resolve(kGpuRuntimeSymbol));
+      if (!entry) {
+        failure = path.toStdString() + " is not a Hyperstream CUDA backend";
+        break;
+      }
+      runtime = entry();
+      break;
+    }
+  }
+  if (!runtime && whyNot) *whyNot = failure;
+  return runtime;
+}
+
+int parseDevice(const std::string& device) {
+  if (device == "auto") return -1;
+  if (device == "cpu") return -2;
+  if (device == "gpu") return 0;
+  if (device.rfind("gpu:", 0) == 0) {
+    const QString index = QString::fromStdString(device.substr(4));
+    bool ok = false;
+    const int value = index.toInt(&ok);
+    if (ok && value >= 0) return value;
+  }
+  throw Error("DEVICE", "unknown device '" + device + "' (auto, cpu, gpu or gpu:N)");
+}
+
+std::unique_ptr<ComputeBackend> selectBackend(const std::string& device, int64_t gpuMemoryBytes,
+                                              Feedback& feedback) {
+  const int index = parseDevice(device);
+  if (index == -2) return makeCpuBackend();
+  std::string whyNot;
+  if (GpuRuntime* runtime = gpuRuntime(&whyNot)) {
+    try {
+      GpuBackendOptions options;
+      options.device = std::max(0, index);
+      options.memoryBytes = gpuMemoryBytes;
+      return runtime->createBackend(options);
+    } catch (const DeviceError& e) {
+      whyNot = e.what();
+    }
+  }
+  if (index >= 0) throw Error("DEVICE", "GPU requested, but no usable GPU: " + whyNot);
+  feedback.info(QString::fromStdString("No usable GPU (" + whyNot + "); running on the CPU"));
+  return makeCpuBackend();
+}
+
+}  // namespace hyperstream
