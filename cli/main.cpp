@@ -2,6 +2,7 @@
 
 #include "ConsoleFeedback.h"
 #include "Error.h"
+#include "GpuRuntime.h"
 #include "PcaJob.h"
 #include "Synth.h"
 
@@ -22,6 +23,7 @@ const char* kUsage =
     "commands:\n"
     "  pca INPUT OUTPUT     principal component analysis of a raster, file to file\n"
     "  synth OUTPUT         write the synthetic demo scene (512 x 512 x 224 int16 by default)\n"
+    "  devices              list the GPUs the CUDA backend can use\n"
     "\n"
     "'hyperstream COMMAND --help' describes a command's options.\n";
 
@@ -98,7 +100,12 @@ int runPcaCommand(const QStringList& arguments) {
       {"co", "GDAL creation option for the output (repeatable), e.g. COMPRESS=DEFLATE.",
        "NAME=VALUE"},
       {"ram", "Memory budget in MiB for image data (default 1024).", "MiB"},
-      {"device", "auto (default) or cpu.", "DEVICE"},
+      {"device",
+       "auto (default: the GPU when one is usable, else the CPU), cpu, gpu or gpu:N (GPU number "
+       "N; an error when no GPU is usable).",
+       "DEVICE"},
+      {"gpu-memory", "GPU memory budget in MiB (default: the GPU's free memory less a margin).",
+       "MiB"},
       {"strip-rows", "Rows per strip (default: from the memory budget).", "N"},
       {{"q", "quiet"}, "No progress bar or messages; errors only."},
   });
@@ -146,6 +153,8 @@ int runPcaCommand(const QStringList& arguments) {
     options.creationOptions.push_back(option.toStdString());
   if (parser.isSet("ram")) options.ramBytes = positiveInteger(parser.value("ram"), "ram") << 20;
   if (parser.isSet("device")) options.device = parser.value("device").toStdString();
+  if (parser.isSet("gpu-memory"))
+    options.gpuMemoryBytes = positiveInteger(parser.value("gpu-memory"), "gpu-memory") << 20;
   if (parser.isSet("strip-rows"))
     options.stripRows = positiveInteger(parser.value("strip-rows"), "strip-rows");
 
@@ -158,12 +167,42 @@ int runPcaCommand(const QStringList& arguments) {
                 result.components, result.model.cumulativePercent(result.components - 1),
                 static_cast<long long>(result.model.validPixels), result.seconds.total,
                 result.backend.c_str());
+    const DeviceTimes& device = result.seconds.device;
+    if (device.moments > 0)
+      std::printf(
+          "GPU: upload %.3f s (%.1f GB/s), moments %.1f ms, projection %.1f ms, download "
+          "%.3f s%s\n",
+          device.upload, device.upload > 0 ? device.uploadBytes / device.upload / 1e9 : 0.0,
+          device.moments * 1e3, (device.projection + device.range) * 1e3, device.download,
+          result.deviceResident ? ", cube resident on the GPU" : "");
     std::printf("components: %s\n", options.output.c_str());
     if (!options.statsJson.empty()) std::printf("statistics: %s\n", options.statsJson.c_str());
     if (!options.tableCsv.empty()) std::printf("table:      %s\n", options.tableCsv.c_str());
     if (!options.htmlReport.empty()) std::printf("report:     %s\n", options.htmlReport.c_str());
   }
   return 0;
+}
+
+int runDevicesCommand() {
+  std::string whyNot;
+  GpuRuntime* runtime = gpuRuntime(&whyNot);
+  if (!runtime) {
+    std::printf("no GPU backend: %s\n", whyNot.c_str());
+    return 1;
+  }
+  std::printf("%s\n", runtime->versions().c_str());
+  try {
+    const std::vector<GpuDevice> devices = runtime->devices();
+    if (devices.empty()) std::printf("no CUDA device\n");
+    for (const GpuDevice& device : devices)
+      std::printf("gpu:%d  %s, %.1f GiB (%.1f GiB free), compute capability %d.%d\n",
+                  device.index, device.name.c_str(), device.totalBytes / 1073741824.0,
+                  device.freeBytes / 1073741824.0, device.major, device.minor);
+    return devices.empty() ? 1 : 0;
+  } catch (const DeviceError& error) {
+    std::printf("%s\n", error.what());
+    return 1;
+  }
 }
 
 int runSynthCommand(const QStringList& arguments) {
@@ -245,7 +284,8 @@ int main(int argc, char** argv) {
     arguments.removeAt(1);  // the parser sees "hyperstream ARGS..."
     if (command == "pca") return runPcaCommand(arguments);
     if (command == "synth") return runSynthCommand(arguments);
-    usage("unknown command '" + command + "' (pca, synth; see --help)");
+    if (command == "devices") return runDevicesCommand();
+    usage("unknown command '" + command + "' (pca, synth, devices; see --help)");
   } catch (const UsageError& error) {
     std::fprintf(stderr, "hyperstream: %s\n", error.message.toLocal8Bit().constData());
     return 2;

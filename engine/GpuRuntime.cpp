@@ -1,6 +1,7 @@
 #include "GpuRuntime.h"
 
 #include "Error.h"
+#include "Feedback.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -4,7 +4,6 @@
 // machines without CUDA.
 
 #include "ComputeBackend.h"
-#include "Feedback.h"
 
 #include <cstdint>
 #include <memory>
@@ -12,6 +11,8 @@
 #include <vector>
 
 namespace hyperstream {
+
+class Feedback;
 
 struct GpuDevice {
   int index = 0;

@@ -91,6 +91,20 @@ QJsonObject statsJson(const PcaResult& result, const PcaOptions& options) {
   seconds["write"] = result.seconds.write;
   seconds["total"] = result.seconds.total;
   json["seconds"] = seconds;
+  const DeviceTimes& device = result.seconds.device;
+  if (device.moments > 0) {
+    // The GPU's own clock: copies and kernels (they overlap the host's stages above).
+    QJsonObject gpu;
+    gpu["resident"] = result.deviceResident;
+    gpu["upload_seconds"] = device.upload;
+    gpu["upload_bytes"] = static_cast<double>(device.uploadBytes);
+    gpu["moments_seconds"] = device.moments;
+    gpu["byte_range_seconds"] = device.range;
+    gpu["projection_seconds"] = device.projection;
+    gpu["download_seconds"] = device.download;
+    gpu["download_bytes"] = static_cast<double>(device.downloadBytes);
+    json["gpu"] = gpu;
+  }
   return json;
 }
 

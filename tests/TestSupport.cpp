@@ -269,7 +269,10 @@ QString tempDir() {
 }
 
 QString sharedDataDir() {
-  const QDir dir(QStringLiteral(HYPERSTREAM_SOURCE_DIR "/../shared/data"));
+  // HYPERSTREAM_SHARED_DATA: a copy elsewhere (the GPU machine gets one beside the build).
+  const QByteArray elsewhere = qgetenv("HYPERSTREAM_SHARED_DATA");
+  const QDir dir(elsewhere.isEmpty() ? QStringLiteral(HYPERSTREAM_SOURCE_DIR "/../shared/data")
+                                     : QString::fromLocal8Bit(elsewhere));
   return dir.exists() ? dir.absolutePath() : QString();
 }
 

@@ -59,7 +59,7 @@ double maxRelativeDifference(const std::vector<double>& a, const std::vector<dou
 
 // A fresh temporary folder for one test (removed with the process' QTemporaryDir).
 QString tempDir();
-// ../shared/data beside the repository, or empty when absent.
+// ../shared/data beside the repository (or $HYPERSTREAM_SHARED_DATA), or empty when absent.
 QString sharedDataDir();
 // Files in a folder (to check that nothing was left behind).
 QStringList filesIn(const QString& folder);

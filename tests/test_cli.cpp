@@ -2,6 +2,7 @@
 
 #include "TestSupport.h"
 
+#include <QFileInfo>
 #include <QProcess>
 #include <QtTest>
 
@@ -15,8 +16,10 @@ struct Run {
   QString out, err;
 };
 
-Run run(const QStringList& arguments, int timeoutMs = 120000) {
+Run run(const QStringList& arguments, int timeoutMs = 120000,
+        const QProcessEnvironment& environment = QProcessEnvironment::systemEnvironment()) {
   QProcess process;
+  process.setProcessEnvironment(environment);
   process.start(QStringLiteral(HYPERSTREAM_CLI), arguments);
   process.waitForFinished(timeoutMs);
   return {process.exitCode(), process.readAllStandardOutput(), process.readAllStandardError()};
@@ -81,6 +84,29 @@ class CliTests : public QObject {
     const Run quiet = run({"pca", dir + "/scene.tif", dir + "/pcs2.tif", "--quiet"});
     QCOMPARE(quiet.exitCode, 0);
     QVERIFY(quiet.out.isEmpty());
+  }
+
+  // Without the CUDA library (a CPU-only build or machine): auto runs on the CPU, gpu is an error.
+  void withoutTheGpuBackend() {
+    const QString dir = testing::tempDir();
+    QCOMPARE(run({"synth", dir + "/s.tif", "--rows", "30", "--cols", "20", "--bands", "12", "-q"})
+                 .exitCode,
+             0);
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert("HYPERSTREAM_CUDA_LIBRARY", dir + "/no-such-libhyperstream_cuda.so");
+    const Run gpu = run({"pca", dir + "/s.tif", dir + "/gpu.tif", "--device", "gpu"}, 60000,
+                        environment);
+    QCOMPARE(gpu.exitCode, 1);
+    QVERIFY2(gpu.err.startsWith("hyperstream: error [DEVICE]: GPU requested, but no usable GPU"),
+             qPrintable(gpu.err));
+    QVERIFY(!QFileInfo::exists(dir + "/gpu.tif"));
+    const Run automatic = run({"pca", dir + "/s.tif", dir + "/auto.tif"}, 60000, environment);
+    QCOMPARE(automatic.exitCode, 0);
+    QVERIFY2(automatic.err.contains("No usable GPU"), qPrintable(automatic.err));
+    QVERIFY2(automatic.out.contains(" on cpu "), qPrintable(automatic.out));
+    const Run devices = run({"devices"}, 60000, environment);
+    QCOMPARE(devices.exitCode, 1);
+    QVERIFY(devices.out.startsWith("no GPU backend"));
   }
 
   void errorsAreOneLine() {

@@ -147,8 +147,10 @@ class ErrorTests : public QObject {
     options.variancePercent = 0;
     expectError(options, "VARIANCE", "percentage", dir);
     options = optionsFor(input, dir + "/out.tif");
-    options.device = "gpu";
+    options.device = "gpu:99";  // no such GPU here, nor on the GPU machine
     expectError(options, "DEVICE", "GPU", dir);
+    options.device = "tpu";
+    expectError(options, "DEVICE", "unknown device", dir);
     options = optionsFor(input, dir + "/out.tif");
     options.format = "NoSuchDriver";
     expectError(options, "FORMAT", "unknown", dir);

@@ -22,6 +22,7 @@ PcaOptions optionsFor(const QString& input, const QString& output) {
   PcaOptions options;
   options.input = input.toStdString();
   options.output = output.toStdString();
+  options.device = "cpu";  // the CPU backend's own properties (bitwise equalities); GPU: test_gpu
   return options;
 }
 

@@ -1,0 +1,555 @@
+// The CUDA backend: strips cross the bus in the file's own type into page-locked host buffers
+// and two device slots (or straight into a device copy of the whole cube when it fits), are
+// converted and centred on the GPU, and go through cuBLAS (DSYRK for the moments, GEMM for the
+// projection). Uploads run on their own stream, so copying strip i+1 overlaps computing strip i
+// while the engine's reader thread reads strip i+2.
+
+#include "ComputeBackend.h"
+#include "CudaResources.h"
+#include "GpuRuntime.h"
+#include "Kernels.h"
+#include "Samples.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hyperstream::cuda {
+
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+// Pixels per kernel/GEMM chunk at most: the float64 copy of a chunk stays under this size.
+constexpr int64_t kChunkBytes = 512 * kMiB;
+
+std::string version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+class CudaBackend final : public ComputeBackend {
+ public:
+  CudaBackend(int device, int64_t memoryBytes, std::string description)
+      : device_(device), memoryBytes_(memoryBytes), description_(std::move(description)) {
+    select();
+    copy_ = std::make_unique<Stream>();
+    compute_ = std::make_unique<Stream>();
+    blas_ = std::make_unique<BlasHandle>(*compute_);
+    uploaded_ = std::make_unique<Event>();
+    for (auto& slot : slotFree_) slot = std::make_unique<Event>();
+  }
+
+  ~CudaBackend() override {
+    // Outstanding work must end before the buffers it uses are freed.
+    cudaSetDevice(device_);
+    if (copy_) cudaStreamSynchronize(*copy_);
+    if (compute_) cudaStreamSynchronize(*compute_);
+  }
+
+  std::string name() const override { return description_; }
+
+  bool prepare(const CubeLayout& layout) override {
+    select();
+    withSampleType(layout.type, [](auto) {});  // rejects unsupported types
+    layout_ = layout;
+    sampleSize_ = GDALGetDataTypeSizeBytes(layout.type);
+    const int bands = layout.bands;
+    const int components = std::max(1, layout.maxComponents);
+    const int rows = std::max(bands, components);
+    const int64_t stripBytes = layout.maxStripPixels * bands * sampleSize_;
+    const int64_t cubeBytes = layout.pixels * bands * sampleSize_;
+    auto workBytes = [&](int64_t pixels) {
+      return pixels * (bands * int64_t{8} + components * int64_t{9} + 1) +
+             3 * int64_t{reductionBlocks(pixels)} * rows * 8;
+    };
+    const int64_t fixedBytes = int64_t{bands} * bands * 8 + int64_t{bands} * components * 8 +
+                               int64_t{rows} * 64 + 8 * kMiB;
+    chunkPixels_ = std::max<int64_t>(
+        1, std::min(layout.maxStripPixels, kChunkBytes / (int64_t{bands} * 8)));
+    const int64_t budget = budgetBytes();
+    resident_ = cubeBytes + workBytes(chunkPixels_) + fixedBytes <= budget;
+    if (!resident_) {
+      while (2 * stripBytes + workBytes(chunkPixels_) + fixedBytes > budget && chunkPixels_ > 1024)
+        chunkPixels_ /= 2;
+      const int64_t needed = 2 * stripBytes + workBytes(chunkPixels_) + fixedBytes;
+      if (needed > budget)
+        throw DeviceError("the GPU memory budget (" + std::to_string(budget / kMiB) +
+                          " MiB) is too small for one strip (" +
+                          std::to_string(needed / kMiB + 1) + " MiB needed)");
+    }
+
+    // Everything is allocated here, so that a GPU short of memory fails before the first pass.
+    cube_ = DeviceArray<unsigned char>(resident_ ? cubeBytes : 0);
+    for (auto& slot : slots_) slot = DeviceArray<unsigned char>(resident_ ? 0 : stripBytes);
+    work_ = DeviceArray<double>(static_cast<size_t>(chunkPixels_) * bands);
+    result_ = DeviceArray<double>(static_cast<size_t>(chunkPixels_) * components);
+    bytes_ = DeviceArray<unsigned char>(static_cast<size_t>(chunkPixels_) * components);
+    valid_ = DeviceArray<unsigned char>(chunkPixels_);
+    partials_ = DeviceArray<double>(3 * static_cast<size_t>(reductionBlocks(chunkPixels_)) * rows);
+    gram_ = DeviceArray<double>(static_cast<size_t>(bands) * bands);
+    sum_ = DeviceArray<double>(bands);
+    low_ = DeviceArray<double>(rows);
+    high_ = DeviceArray<double>(rows);
+    shift_ = DeviceArray<double>(bands);
+    center_ = DeviceArray<double>(bands);
+    weights_ = DeviceArray<double>(static_cast<size_t>(bands) * components);
+    scale_ = DeviceArray<double>(2 * static_cast<size_t>(components));
+    nodataValue_ = DeviceArray<double>(bands);
+    hasNodata_ = DeviceArray<unsigned char>(bands);
+    count_ = DeviceArray<unsigned long long>(1);
+    scratchCount_ = DeviceArray<unsigned long long>(1);
+    nodataKnown_ = false;
+    resetMoments();
+    times_ = DeviceTimes{};
+    return resident_;
+  }
+
+  HostMemory allocateHost(size_t bytes) override {
+    void* memory = nullptr;
+    if (cudaHostAlloc(&memory, bytes, cudaHostAllocPortable) != cudaSuccess) {
+      cudaGetLastError();  // not sticky: pageable memory only copies slower
+      return allocatePageable(bytes);
+    }
+    return HostMemory(static_cast<unsigned char*>(memory),
+                      [](unsigned char* p) { cudaFreeHost(p); });
+  }
+
+  void accumulateMoments(const StripView& strip) override {
+    select();
+    withSampleType(strip.type, [&](auto sample) { accumulate<decltype(sample)>(strip); });
+  }
+
+  Moments takeMoments(int bands) override {
+    select();
+    synchronize();
+    Moments result;
+    result.bands = bands;
+    unsigned long long counted = 0;
+    check(cudaMemcpy(&counted, count_.get(), sizeof counted, cudaMemcpyDeviceToHost), "download");
+    result.count = static_cast<int64_t>(counted) + hostCounted_;
+    std::vector<double> sum(bands), gram(static_cast<size_t>(bands) * bands);
+    result.minimum.resize(bands);
+    result.maximum.resize(bands);
+    download(sum.data(), sum_.get(), bands);
+    download(gram.data(), gram_.get(), gram.size());
+    download(result.minimum.data(), low_.get(), bands);
+    download(result.maximum.data(), high_.get(), bands);
+    result.mean.assign(bands, 0.0);
+    result.comoment.assign(gram.size(), 0.0);
+    if (result.count > 0) {
+      // Sum (x-s)(x-s)^T = M + n (m-s)(m-s)^T; DSYRK filled the upper triangle (column-major).
+      const double n = static_cast<double>(result.count);
+      for (int b = 0; b < bands; ++b) result.mean[b] = shiftHost_[b] + sum[b] / n;
+      for (int j = 0; j < bands; ++j)
+        for (int i = 0; i <= j; ++i) {
+          const double value = gram[static_cast<size_t>(j) * bands + i] - sum[i] * sum[j] / n;
+          result.comoment[static_cast<size_t>(i) * bands + j] = value;
+          result.comoment[static_cast<size_t>(j) * bands + i] = value;
+        }
+    }
+    resetMoments();
+    return result;
+  }
+
+  ComponentRange componentRange(const StripView& strip, const Projection& projection) override {
+    select();
+    const int components = projection.components;
+    resetRanges(components);  // the band ranges of pass 1 were taken already
+    withSampleType(strip.type, [&](auto sample) {
+      using T = decltype(sample);
+      const T* raw = stripOnDevice<T>(strip);
+      forEachProjectedChunk<T, float>(
+          strip, raw, projection, times_.range, [&](int64_t, int64_t pixels, const float* values) {
+            timed(times_.range, *compute_, [&] {
+              rangePartials(values, pixels, components, valid_.get(), partials_.get(), *compute_);
+              mergePartials(partials_.get(), reductionBlocks(pixels), components, nullptr,
+                            low_.get(), high_.get(), *compute_);
+            });
+          });
+      releaseSlot();
+    });
+    ComponentRange range;
+    range.minimum.resize(components);
+    range.maximum.resize(components);
+    downloadAsync(range.minimum.data(), low_.get(), components);
+    downloadAsync(range.maximum.data(), high_.get(), components);
+    synchronize();
+    return range;
+  }
+
+  void project(const StripView& strip, const Projection& projection,
+               const OutputEncoding& encoding, void* output) override {
+    select();
+    const int components = projection.components;
+    if (encoding.type == GDT_Byte) {
+      std::vector<double> scale(encoding.byteMinimum);
+      scale.insert(scale.end(), encoding.byteScale.begin(), encoding.byteScale.end());
+      check(cudaMemcpyAsync(scale_.get(), scale.data(), scale.size() * sizeof(double),
+                            cudaMemcpyHostToDevice, *compute_),
+            "upload");
+    }
+    auto* out = static_cast<unsigned char*>(output);
+    withSampleType(strip.type, [&](auto sample) {
+      using T = decltype(sample);
+      const T* raw = stripOnDevice<T>(strip);
+      auto emit = [&](auto* values, int64_t first, int64_t pixels, size_t size) {
+        const size_t bytes = static_cast<size_t>(pixels) * components * size;
+        timed(times_.download, *compute_, [&] {
+          check(cudaMemcpyAsync(out + first * components * size, values, bytes,
+                                cudaMemcpyDeviceToHost, *compute_),
+                "download");
+        });
+        times_.downloadBytes += static_cast<int64_t>(bytes);
+      };
+      if (encoding.type == GDT_Float64) {
+        forEachProjectedChunk<T, double>(
+            strip, raw, projection, times_.projection, [&](int64_t first, int64_t pixels, double* values) {
+              timed(times_.projection, *compute_, [&] {
+                fillNodata(values, pixels, components, valid_.get(), encoding.nodata, *compute_);
+              });
+              emit(values, first, pixels, sizeof(double));
+            });
+      } else if (encoding.type == GDT_Float32) {
+        forEachProjectedChunk<T, float>(
+            strip, raw, projection, times_.projection, [&](int64_t first, int64_t pixels, float* values) {
+              timed(times_.projection, *compute_, [&] {
+                fillNodata(values, pixels, components, valid_.get(), encoding.nodata, *compute_);
+              });
+              emit(values, first, pixels, sizeof(float));
+            });
+      } else if (encoding.type == GDT_Byte) {
+        forEachProjectedChunk<T, float>(
+            strip, raw, projection, times_.projection, [&](int64_t first, int64_t pixels, float* values) {
+              timed(times_.projection, *compute_, [&] {
+                encodeByte(values, pixels, components, valid_.get(), scale_.get(),
+                           scale_.get() + components, encoding.byteLow,
+                           static_cast<unsigned char>(encoding.nodata), bytes_.get(), *compute_);
+              });
+              emit(bytes_.get(), first, pixels, 1);
+            });
+      } else {
+        throw Error("OUTPUT_TYPE", "output type must be Float32, Float64 or Byte");
+      }
+      releaseSlot();
+    });
+    synchronize();
+  }
+
+  DeviceTimes deviceTimes() const override { return times_; }
+
+ private:
+  void select() const { check(cudaSetDevice(device_), "cudaSetDevice"); }
+
+  int64_t budgetBytes() const {
+    if (memoryBytes_ > 0) return memoryBytes_;
+    size_t freeBytes = 0, totalBytes = 0;
+    check(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo");
+    // Leave room for cuBLAS's workspace, other programs and the display.
+    const int64_t margin = std::max<int64_t>(512 * kMiB, static_cast<int64_t>(totalBytes) / 20);
+    return static_cast<int64_t>(freeBytes) - margin;
+  }
+
+  void resetMoments() {
+    const int bands = layout_.bands;
+    check(cudaMemsetAsync(gram_.get(), 0, gram_.size() * sizeof(double), *compute_), "memset");
+    check(cudaMemsetAsync(sum_.get(), 0, bands * sizeof(double), *compute_), "memset");
+    check(cudaMemsetAsync(count_.get(), 0, sizeof(unsigned long long), *compute_), "memset");
+    resetRanges(bands);
+    hostCounted_ = 0;
+    shiftHost_.clear();
+    synchronize();
+  }
+
+  void resetRanges(int rows) {
+    const std::vector<double> infinite(rows, std::numeric_limits<double>::infinity());
+    const std::vector<double> negative(rows, -std::numeric_limits<double>::infinity());
+    check(cudaMemcpyAsync(low_.get(), infinite.data(), rows * sizeof(double),
+                          cudaMemcpyHostToDevice, *compute_),
+          "upload");
+    check(cudaMemcpyAsync(high_.get(), negative.data(), rows * sizeof(double),
+                          cudaMemcpyHostToDevice, *compute_),
+          "upload");
+  }
+
+  template <class T>
+  void accumulate(const StripView& strip) {
+    const int bands = strip.bands;
+    const T* raw = stripOnDevice<T>(strip);
+    if (shiftHost_.empty()) {
+      // The first valid pixel of the image: close to the mean, so little cancels when the
+      // shift is taken out at the end, and integer samples stay exact in float64.
+      const ValidPixel<T> isValid(strip.nodata, bands);
+      const T* data = static_cast<const T*>(strip.data);
+      int64_t p = 0;
+      while (p < strip.pixels && !isValid(data + p * bands)) ++p;
+      if (p == strip.pixels) {  // nothing valid yet: nothing to add
+        releaseSlot();
+        return;
+      }
+      shiftHost_.assign(bands, 0.0);
+      for (int b = 0; b < bands; ++b) shiftHost_[b] = static_cast<double>(data[p * bands + b]);
+      check(cudaMemcpyAsync(shift_.get(), shiftHost_.data(), bands * sizeof(double),
+                            cudaMemcpyHostToDevice, *compute_),
+            "upload");
+    }
+    timed(times_.moments, *compute_, [&] {
+      for (int64_t first = 0; first < strip.pixels; first += chunkPixels_) {
+        const int64_t pixels = std::min(chunkPixels_, strip.pixels - first);
+        const T* chunk = raw + first * bands;
+        markValidPixels(strip, chunk, pixels, true);
+        double* x = work_.get();
+        centre(chunk, pixels, bands, valid_.get(), shift_.get(), x, partials_.get(), *compute_);
+        mergePartials(partials_.get(), reductionBlocks(pixels), bands, sum_.get(), low_.get(),
+                      high_.get(), *compute_);
+        const double one = 1.0;
+        check(cublasDsyrk(*blas_, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, bands,
+                          static_cast<int>(pixels), &one, x, bands, &one, gram_.get(), bands),
+              "cublasDsyrk");
+      }
+    });
+    releaseSlot();
+  }
+
+  // valid_ for `pixels` pixels of the strip starting at device pointer `chunk`; with `counting`,
+  // the valid ones are added to the moments' count.
+  template <class T>
+  void markValidPixels(const StripView& strip, const T* chunk, int64_t pixels, bool counting) {
+    const int bands = strip.bands;
+    if (!nodataKnown_) {
+      // Nodata values the sample type cannot hold never match (as on the CPU).
+      std::vector<T> value(bands, T{});
+      std::vector<unsigned char> has(bands, 0);
+      for (int b = 0; b < bands; ++b) {
+        const double v = strip.nodata[b];
+        if (std::isnan(v) || v < static_cast<double>(std::numeric_limits<T>::lowest()) ||
+            v > static_cast<double>(std::numeric_limits<T>::max()) ||
+            static_cast<double>(static_cast<T>(v)) != v)
+          continue;
+        value[b] = static_cast<T>(v);
+        has[b] = 1;
+      }
+      alwaysValid_ = !std::is_floating_point_v<T> &&
+                     std::none_of(has.begin(), has.end(), [](unsigned char h) { return h; });
+      check(cudaMemcpy(nodataValue_.get(), value.data(), bands * sizeof(T),
+                       cudaMemcpyHostToDevice),
+            "upload");
+      check(cudaMemcpy(hasNodata_.get(), has.data(), bands, cudaMemcpyHostToDevice), "upload");
+      nodataKnown_ = true;
+    }
+    if (alwaysValid_) {
+      check(cudaMemsetAsync(valid_.get(), 1, pixels, *compute_), "memset");
+      if (counting) hostCounted_ += pixels;
+      return;
+    }
+    markValid(chunk, pixels, bands, reinterpret_cast<const T*>(nodataValue_.get()),
+              hasNodata_.get(), valid_.get(), counting ? count_.get() : scratchCount_.get(),
+              *compute_);
+  }
+
+  // The strip's samples in device memory: in the resident cube, or uploaded into the next slot.
+  // Returns once the host buffer may be reused; the compute stream waits for the upload.
+  template <class T>
+  const T* stripOnDevice(const StripView& strip) {
+    const size_t bytes = static_cast<size_t>(strip.pixels) * strip.bands * sizeof(T);
+    unsigned char* target = nullptr;
+    if (resident_) {
+      target = cube_.get() + strip.firstPixel * strip.bands * sizeof(T);
+      if (!strip.data) return reinterpret_cast<const T*>(target);
+    } else {
+      if (!strip.data) throw DeviceError("internal: a strip without data on a streaming GPU");
+      slot_ ^= 1;
+      target = slots_[slot_].get();
+      // The slot's previous strip must be done with.
+      check(cudaStreamWaitEvent(*copy_, *slotFree_[slot_], 0), "cudaStreamWaitEvent");
+    }
+    timed(times_.upload, *copy_, [&] {
+      check(cudaMemcpyAsync(target, strip.data, bytes, cudaMemcpyHostToDevice, *copy_), "upload");
+    });
+    times_.uploadBytes += static_cast<int64_t>(bytes);
+    check(cudaEventRecord(*uploaded_, *copy_), "cudaEventRecord");
+    check(cudaStreamWaitEvent(*compute_, *uploaded_, 0), "cudaStreamWaitEvent");
+    check(cudaEventSynchronize(*uploaded_), "upload");
+    return reinterpret_cast<const T*>(target);
+  }
+
+  // Marks the current slot reusable once the compute stream has used it.
+  void releaseSlot() {
+    if (!resident_) check(cudaEventRecord(*slotFree_[slot_], *compute_), "cudaEventRecord");
+  }
+
+  // Centres chunk by chunk in precision C, projects with GEMM and calls
+  // consume(firstPixel, pixels, deviceValues) with components x pixels values per chunk.
+  template <class T, class C, class Consume>
+  void forEachProjectedChunk(const StripView& strip, const T* raw, const Projection& projection,
+                             double& seconds, Consume&& consume) {
+    const int bands = strip.bands;
+    const int components = projection.components;
+    // Row-major bands x components is column-major components x bands: the GEMM's left factor.
+    C* weights = reinterpret_cast<C*>(weights_.get());
+    const std::vector<C> hostWeights(projection.weights.begin(), projection.weights.end());
+    check(cudaMemcpyAsync(weights, hostWeights.data(), hostWeights.size() * sizeof(C),
+                          cudaMemcpyHostToDevice, *compute_),
+          "upload");
+    check(cudaMemcpyAsync(center_.get(), projection.center.data(), bands * sizeof(double),
+                          cudaMemcpyHostToDevice, *compute_),
+          "upload");
+    C* centred = reinterpret_cast<C*>(work_.get());
+    C* values = reinterpret_cast<C*>(result_.get());
+    for (int64_t first = 0; first < strip.pixels; first += chunkPixels_) {
+      const int64_t pixels = std::min(chunkPixels_, strip.pixels - first);
+      const T* chunk = raw + first * bands;
+      timed(seconds, *compute_, [&] {
+        markValidPixels(strip, chunk, pixels, false);
+        centre(chunk, pixels, bands, valid_.get(), center_.get(), centred, nullptr, *compute_);
+        const C one = 1, zero = 0;
+        if constexpr (std::is_same_v<C, double>)
+          check(cublasDgemm(*blas_, CUBLAS_OP_N, CUBLAS_OP_N, components,
+                            static_cast<int>(pixels), bands, &one, weights, components, centred,
+                            bands, &zero, values, components),
+                "cublasDgemm");
+        else
+          check(cublasSgemm(*blas_, CUBLAS_OP_N, CUBLAS_OP_N, components,
+                            static_cast<int>(pixels), bands, &one, weights, components, centred,
+                            bands, &zero, values, components),
+                "cublasSgemm");
+      });
+      consume(first, pixels, values);
+    }
+  }
+
+  template <class F>
+  void timed(double& total, cudaStream_t stream, F&& work) {
+    Span span{std::make_unique<Event>(), std::make_unique<Event>(), &total};
+    check(cudaEventRecord(*span.start, stream), "cudaEventRecord");
+    work();
+    check(cudaEventRecord(*span.stop, stream), "cudaEventRecord");
+    spans_.push_back(std::move(span));
+  }
+
+  // Waits for both streams and adds up the timed spans.
+  void synchronize() {
+    check(cudaStreamSynchronize(*copy_), "copy stream");
+    check(cudaStreamSynchronize(*compute_), "compute stream");
+    for (const Span& span : spans_) {
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, *span.start, *span.stop), "cudaEventElapsedTime");
+      *span.total += ms * 1e-3;
+    }
+    spans_.clear();
+  }
+
+  template <class T>
+  void download(T* host, const T* device, size_t count) {
+    check(cudaMemcpy(host, device, count * sizeof(T), cudaMemcpyDeviceToHost), "download");
+  }
+  template <class T>
+  void downloadAsync(T* host, const T* device, size_t count) {
+    check(cudaMemcpyAsync(host, device, count * sizeof(T), cudaMemcpyDeviceToHost, *compute_),
+          "download");
+  }
+
+  struct Span {
+    std::unique_ptr<Event> start, stop;
+    double* total;
+  };
+
+  int device_;
+  int64_t memoryBytes_;
+  std::string description_;
+  std::unique_ptr<Stream> copy_, compute_;
+  std::unique_ptr<BlasHandle> blas_;
+  std::unique_ptr<Event> uploaded_;
+  std::unique_ptr<Event> slotFree_[2];
+
+  CubeLayout layout_;
+  int sampleSize_ = 0;
+  bool resident_ = false;
+  int64_t chunkPixels_ = 0;
+  int slot_ = 0;
+  DeviceArray<unsigned char> cube_, slots_[2];
+  DeviceArray<double> work_, result_, partials_, gram_, sum_, low_, high_, shift_, center_,
+      weights_, scale_, nodataValue_;
+  DeviceArray<unsigned char> bytes_, valid_, hasNodata_;
+  DeviceArray<unsigned long long> count_, scratchCount_;
+  bool nodataKnown_ = false, alwaysValid_ = false;
+  int64_t hostCounted_ = 0;
+  std::vector<double> shiftHost_;
+  std::vector<Span> spans_;
+  DeviceTimes times_;
+};
+
+// Throws unless an NVIDIA driver new enough for this build's runtime is there.
+void requireDriver() {
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  if (driver == 0) throw DeviceError("no NVIDIA driver (libcuda.so.1) on this machine");
+  if (driver < runtime)
+    throw DeviceError("the NVIDIA driver supports CUDA " + version(driver) + ", this build needs " +
+                      version(runtime) + " or newer");
+}
+
+class CudaRuntime final : public GpuRuntime {
+ public:
+  std::string versions() const override {
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    return (driver > 0 ? "CUDA driver " + version(driver) : std::string("no CUDA driver")) +
+           ", runtime " + version(runtime);
+  }
+
+  std::vector<GpuDevice> devices() const override {
+    requireDriver();
+    int count = 0;
+    check(cudaGetDeviceCount(&count), "no usable CUDA device");
+    std::vector<GpuDevice> result;
+    for (int i = 0; i < count; ++i) {
+      cudaDeviceProp properties{};
+      check(cudaGetDeviceProperties(&properties, i), "cudaGetDeviceProperties");
+      GpuDevice device;
+      device.index = i;
+      device.name = properties.name;
+      device.totalBytes = static_cast<int64_t>(properties.totalGlobalMem);
+      device.major = properties.major;
+      device.minor = properties.minor;
+      size_t freeBytes = 0, totalBytes = 0;
+      check(cudaSetDevice(i), "cudaSetDevice");
+      check(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo");
+      device.freeBytes = static_cast<int64_t>(freeBytes);
+      result.push_back(device);
+    }
+    return result;
+  }
+
+  std::unique_ptr<ComputeBackend> createBackend(const GpuBackendOptions& options) override {
+    requireDriver();
+    int count = 0;
+    check(cudaGetDeviceCount(&count), "no usable CUDA device");
+    if (count == 0) throw DeviceError("no CUDA device");
+    if (options.device < 0 || options.device >= count)
+      throw DeviceError("there is no GPU " + std::to_string(options.device) + " (" +
+                        std::to_string(count) + " found)");
+    cudaDeviceProp properties{};
+    check(cudaGetDeviceProperties(&properties, options.device), "cudaGetDeviceProperties");
+    // The library holds code for compute capability 8.0 and 9.0 (and PTX for newer GPUs).
+    if (properties.major < 8)
+      throw DeviceError(std::string(properties.name) + " has compute capability " +
+                        std::to_string(properties.major) + "." +
+                        std::to_string(properties.minor) + "; this build needs 8.0 or newer");
+    return std::make_unique<CudaBackend>(
+        options.device, options.memoryBytes,
+        "gpu " + std::to_string(options.device) + " (" + properties.name + ", cuBLAS, " +
+            versions() + ")");
+  }
+};
+
+}  // namespace
+
+}  // namespace hyperstream::cuda
+
+extern "C" __attribute__((visibility("default"))) hyperstream::GpuRuntime* hyperstream_gpu_runtime() {
+  static hyperstream::cuda::CudaRuntime runtime;
+  return &runtime;
+}

@@ -1,0 +1,251 @@
+#include "CudaResources.h"
+#include "Kernels.h"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace hyperstream::cuda {
+
+namespace {
+
+constexpr int kWarps = 8;  // per block
+constexpr int kThreads = 32 * kWarps;
+constexpr int kPixelsPerBlock = 128;  // of the sweeps: enough blocks to fill the GPU
+constexpr double kInfinity = __builtin_huge_val();
+
+unsigned gridFor(int64_t items, int64_t perBlock) {
+  const int64_t blocks = (items + perBlock - 1) / perBlock;
+  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > (1 << 20) ? (1 << 20) : blocks));
+}
+
+void checkLaunch(const char* kernel) { check(cudaGetLastError(), kernel); }
+
+// One warp per pixel, lanes over bands (coalesced), a block count of valid pixels added once.
+template <class T>
+__global__ void markValidKernel(const T* __restrict__ raw, int64_t pixels, int bands,
+                                const T* __restrict__ nodataValue,
+                                const unsigned char* __restrict__ hasNodata,
+                                unsigned char* __restrict__ valid, unsigned long long* count) {
+  __shared__ unsigned int blockCount;
+  if (threadIdx.x == 0) blockCount = 0;
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
+  unsigned int mine = 0;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); p < pixels;
+       p += warps) {
+    const T* pixel = raw + p * bands;
+    bool bad = false;
+    for (int b = lane; b < bands; b += 32) {
+      const T v = pixel[b];
+      if constexpr (std::is_floating_point_v<T>) bad |= !isfinite(v);
+      bad |= hasNodata[b] && v == nodataValue[b];
+    }
+    const bool ok = !__any_sync(0xffffffffu, bad);
+    if (lane == 0) {
+      valid[p] = ok;
+      mine += ok;
+    }
+  }
+  if (lane == 0 && mine > 0) atomicAdd(&blockCount, mine);
+  __syncthreads();
+  if (threadIdx.x == 0 && blockCount > 0) atomicAdd(count, static_cast<unsigned long long>(blockCount));
+}
+
+// Each block takes kPixelsPerBlock pixels; per slice of 32 rows its warps go over the pixels
+// (lanes over rows, coalesced), optionally writing out = in - center, and reduce sum/min/max
+// per row into the block's partials.
+template <class T, class C, bool kWrite>
+__global__ void sweepKernel(const T* __restrict__ in, int64_t pixels, int rows,
+                            const unsigned char* __restrict__ valid,
+                            const double* __restrict__ center, C* __restrict__ out,
+                            double* __restrict__ partials) {
+  __shared__ double shared[3][kWarps][32];
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kPixelsPerBlock;
+  const int64_t last = min(pixels, first + kPixelsPerBlock);
+  const int blocks = gridDim.x;
+  for (int r0 = 0; r0 < rows; r0 += 32) {
+    const int r = r0 + lane;
+    double sum = 0.0, lo = kInfinity, hi = -kInfinity;
+    if (r < rows) {
+      const double c = center ? center[r] : 0.0;
+#pragma unroll 4
+      for (int64_t p = first + warp; p < last; p += kWarps) {
+        const int64_t i = p * rows + r;
+        const double v = static_cast<double>(in[i]);
+        const bool ok = valid[p];
+        const double x = ok ? v - c : 0.0;
+        if constexpr (kWrite) out[i] = static_cast<C>(x);
+        if (ok) {
+          sum += x;
+          lo = fmin(lo, v);
+          hi = fmax(hi, v);
+        }
+      }
+    }
+    if (partials) {
+      shared[0][warp][lane] = sum;
+      shared[1][warp][lane] = lo;
+      shared[2][warp][lane] = hi;
+      __syncthreads();
+      if (warp == 0 && r < rows) {
+        for (int w = 1; w < kWarps; ++w) {
+          sum += shared[0][w][lane];
+          lo = fmin(lo, shared[1][w][lane]);
+          hi = fmax(hi, shared[2][w][lane]);
+        }
+        partials[(0 * static_cast<int64_t>(blocks) + blockIdx.x) * rows + r] = sum;
+        partials[(1 * static_cast<int64_t>(blocks) + blockIdx.x) * rows + r] = lo;
+        partials[(2 * static_cast<int64_t>(blocks) + blockIdx.x) * rows + r] = hi;
+      }
+      __syncthreads();
+    }
+  }
+}
+
+// One block per row: a tree over the blocks' partials, in a fixed order (deterministic).
+__global__ void mergeKernel(const double* __restrict__ partials, int blocks, int rows,
+                            double* sum, double* minimum, double* maximum) {
+  __shared__ double shared[3][kThreads];
+  const int r = blockIdx.x;
+  const int t = threadIdx.x;
+  double s = 0.0, lo = kInfinity, hi = -kInfinity;
+  for (int i = t; i < blocks; i += kThreads) {
+    s += partials[(0 * static_cast<int64_t>(blocks) + i) * rows + r];
+    lo = fmin(lo, partials[(1 * static_cast<int64_t>(blocks) + i) * rows + r]);
+    hi = fmax(hi, partials[(2 * static_cast<int64_t>(blocks) + i) * rows + r]);
+  }
+  shared[0][t] = s;
+  shared[1][t] = lo;
+  shared[2][t] = hi;
+  __syncthreads();
+  for (int step = kThreads / 2; step > 0; step /= 2) {
+    if (t < step) {
+      shared[0][t] += shared[0][t + step];
+      shared[1][t] = fmin(shared[1][t], shared[1][t + step]);
+      shared[2][t] = fmax(shared[2][t], shared[2][t + step]);
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
+    if (sum) sum[r] += shared[0][0];
+    minimum[r] = fmin(minimum[r], shared[1][0]);
+    maximum[r] = fmax(maximum[r], shared[2][0]);
+  }
+}
+
+template <class C>
+__global__ void fillNodataKernel(C* values, int64_t pixels, int components,
+                                 const unsigned char* __restrict__ valid, C nodata) {
+  const int64_t count = pixels * components;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    if (!valid[i / components]) values[i] = nodata;
+}
+
+__global__ void encodeByteKernel(const float* __restrict__ values, int64_t pixels, int components,
+                                 const unsigned char* __restrict__ valid,
+                                 const double* __restrict__ minimum,
+                                 const double* __restrict__ scale, double low,
+                                 unsigned char nodata, unsigned char* __restrict__ out) {
+  const int64_t count = pixels * components;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t p = i / components;
+    const int k = static_cast<int>(i - p * components);
+    if (!valid[p]) {
+      out[i] = nodata;
+      continue;
+    }
+    // round() rounds half away from zero, like the CPU backend's std::round.
+    const double scaled = round(low + (static_cast<double>(values[i]) - minimum[k]) * scale[k]);
+    out[i] = static_cast<unsigned char>(fmin(fmax(scaled, 0.0), 255.0));
+  }
+}
+
+}  // namespace
+
+int reductionBlocks(int64_t pixels) {
+  return static_cast<int>((pixels + kPixelsPerBlock - 1) / kPixelsPerBlock);
+}
+
+template <class T>
+void markValid(const T* raw, int64_t pixels, int bands, const T* nodataValue,
+               const unsigned char* hasNodata, unsigned char* valid, unsigned long long* count,
+               cudaStream_t stream) {
+  if (pixels <= 0) return;
+  markValidKernel<T><<<gridFor(pixels, kWarps * 16), kThreads, 0, stream>>>(
+      raw, pixels, bands, nodataValue, hasNodata, valid, count);
+  checkLaunch("valid-pixel kernel");
+}
+
+template <class T, class C>
+void centre(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
+            const double* center, C* out, double* partials, cudaStream_t stream) {
+  if (pixels <= 0) return;
+  sweepKernel<T, C, true><<<reductionBlocks(pixels), kThreads, 0, stream>>>(
+      raw, pixels, bands, valid, center, out, partials);
+  checkLaunch("centring kernel");
+}
+
+template <class C>
+void rangePartials(const C* m, int64_t pixels, int rows, const unsigned char* valid,
+                   double* partials, cudaStream_t stream) {
+  if (pixels <= 0) return;
+  sweepKernel<C, C, false><<<reductionBlocks(pixels), kThreads, 0, stream>>>(
+      m, pixels, rows, valid, nullptr, nullptr, partials);
+  checkLaunch("range kernel");
+}
+
+void mergePartials(const double* partials, int blocks, int rows, double* sum, double* minimum,
+                   double* maximum, cudaStream_t stream) {
+  if (blocks <= 0) return;
+  mergeKernel<<<rows, kThreads, 0, stream>>>(partials, blocks, rows, sum, minimum, maximum);
+  checkLaunch("merge kernel");
+}
+
+template <class C>
+void fillNodata(C* values, int64_t pixels, int components, const unsigned char* valid,
+                double nodata, cudaStream_t stream) {
+  if (pixels <= 0) return;
+  fillNodataKernel<C><<<gridFor(pixels * components, kThreads * 8), kThreads, 0, stream>>>(
+      values, pixels, components, valid, static_cast<C>(nodata));
+  checkLaunch("nodata kernel");
+}
+
+void encodeByte(const float* values, int64_t pixels, int components, const unsigned char* valid,
+                const double* minimum, const double* scale, double low, unsigned char nodata,
+                unsigned char* out, cudaStream_t stream) {
+  if (pixels <= 0) return;
+  encodeByteKernel<<<gridFor(pixels * components, kThreads * 8), kThreads, 0, stream>>>(
+      values, pixels, components, valid, minimum, scale, low, nodata, out);
+  checkLaunch("Byte encoding kernel");
+}
+
+// The sample types GDAL hands us, each to float64 (statistics) and float32/float64 (projection).
+#define HYPERSTREAM_SAMPLE_TYPE(T)                                                            \
+  template void markValid<T>(const T*, int64_t, int, const T*, const unsigned char*,          \
+                             unsigned char*, unsigned long long*, cudaStream_t);              \
+  template void centre<T, double>(const T*, int64_t, int, const unsigned char*, const double*, \
+                                  double*, double*, cudaStream_t);                            \
+  template void centre<T, float>(const T*, int64_t, int, const unsigned char*, const double*,  \
+                                 float*, double*, cudaStream_t);
+HYPERSTREAM_SAMPLE_TYPE(uint8_t)
+HYPERSTREAM_SAMPLE_TYPE(uint16_t)
+HYPERSTREAM_SAMPLE_TYPE(int16_t)
+HYPERSTREAM_SAMPLE_TYPE(uint32_t)
+HYPERSTREAM_SAMPLE_TYPE(int32_t)
+HYPERSTREAM_SAMPLE_TYPE(float)
+HYPERSTREAM_SAMPLE_TYPE(double)
+#undef HYPERSTREAM_SAMPLE_TYPE
+template void rangePartials<float>(const float*, int64_t, int, const unsigned char*, double*,
+                                   cudaStream_t);
+template void rangePartials<double>(const double*, int64_t, int, const unsigned char*, double*,
+                                    cudaStream_t);
+template void fillNodata<float>(float*, int64_t, int, const unsigned char*, double, cudaStream_t);
+template void fillNodata<double>(double*, int64_t, int, const unsigned char*, double,
+                                 cudaStream_t);
+
+}  // namespace hyperstream::cuda

@@ -1,0 +1,49 @@
+#pragma once
+// The backend's own kernels: valid-pixel mask, centring/conversion with band statistics, ranges
+// and output encoding. Matrices are pixel-interleaved (pixel p, row r at p*rows + r), which is
+// cuBLAS's column-major rows x pixels.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace hyperstream::cuda {
+
+// Blocks of the partial reductions (each writes one partial per row).
+int reductionBlocks(int64_t pixels);
+
+// valid[p] = every band finite and not its nodata value (hasNodata[b], nodataValue[b] in the
+// sample type T); *count += the number of valid pixels.
+template <class T>
+void markValid(const T* raw, int64_t pixels, int bands, const T* nodataValue,
+               const unsigned char* hasNodata, unsigned char* valid, unsigned long long* count,
+               cudaStream_t stream);
+
+// out[p,b] = valid[p] ? C(double(raw[p,b]) - center[b]) : 0. With `partials` (pass 1), also each
+// block's per band sum of out and range of raw over valid pixels: partials[3][blocks][bands]
+// (sum, min, max), blocks = reductionBlocks(pixels).
+template <class T, class C>
+void centre(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
+            const double* center, C* out, double* partials, cudaStream_t stream);
+
+// Per block range of m's rows over valid pixels: partials[3][blocks][rows] (sum left 0).
+template <class C>
+void rangePartials(const C* m, int64_t pixels, int rows, const unsigned char* valid,
+                   double* partials, cudaStream_t stream);
+
+// Merges the partials of `blocks` blocks into running sum/min/max per row (sum may be null).
+void mergePartials(const double* partials, int blocks, int rows, double* sum, double* minimum,
+                   double* maximum, cudaStream_t stream);
+
+// Invalid pixels of a float result become `nodata` (in place).
+template <class C>
+void fillNodata(C* values, int64_t pixels, int components, const unsigned char* valid,
+                double nodata, cudaStream_t stream);
+
+// Byte output: round(low + (v - minimum[k]) * scale[k]) clamped to 0..255, half away from zero;
+// invalid pixels get `nodata`.
+void encodeByte(const float* values, int64_t pixels, int components, const unsigned char* valid,
+                const double* minimum, const double* scale, double low, unsigned char nodata,
+                unsigned char* out, cudaStream_t stream);
+
+}  // namespace hyperstream::cuda

@@ -1,0 +1,79 @@
+#pragma once
+// Sample types of strips and the valid-pixel test, shared by the backends.
+
+#include "Error.h"
+
+#include <gdal.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace hyperstream {
+
+// Calls f with a value of the C++ type that stores `type`.
+template <class F>
+decltype(auto) withSampleType(GDALDataType type, F&& f) {
+  switch (type) {
+    case GDT_Byte:
+      return f(uint8_t{});
+    case GDT_UInt16:
+      return f(uint16_t{});
+    case GDT_Int16:
+      return f(int16_t{});
+    case GDT_UInt32:
+      return f(uint32_t{});
+    case GDT_Int32:
+      return f(int32_t{});
+    case GDT_Float32:
+      return f(float{});
+    case GDT_Float64:
+      return f(double{});
+    default:
+      throw Error("INPUT",
+                  std::string("unsupported data type ") + GDALGetDataTypeName(type) +
+                      " (supported: Byte, UInt16, Int16, UInt32, Int32, Float32, Float64)");
+  }
+}
+
+// The valid-pixel test for samples of type T: every band finite and not its nodata value.
+template <class T>
+class ValidPixel {
+ public:
+  ValidPixel(const double* nodata, int bands) : bands_(bands), value_(bands), has_(bands, 0) {
+    for (int b = 0; b < bands; ++b) {
+      const double v = nodata[b];
+      // A nodata value the type cannot hold never matches a sample.
+      if (std::isnan(v) || v < static_cast<double>(std::numeric_limits<T>::lowest()) ||
+          v > static_cast<double>(std::numeric_limits<T>::max()) ||
+          static_cast<double>(static_cast<T>(v)) != v)
+        continue;
+      value_[b] = static_cast<T>(v);
+      has_[b] = 1;
+      anyNodata_ = true;
+    }
+  }
+  // True when no sample of this type can be invalid (integer type, no nodata).
+  bool alwaysValid() const { return !std::is_floating_point_v<T> && !anyNodata_; }
+
+  bool operator()(const T* pixel) const {
+    bool bad = false;
+    for (int b = 0; b < bands_; ++b) {
+      if constexpr (std::is_floating_point_v<T>)
+        bad |= !(std::abs(pixel[b]) <= std::numeric_limits<T>::max());
+      bad |= has_[b] & (pixel[b] == value_[b]);
+    }
+    return !bad;
+  }
+
+ private:
+  int bands_;
+  std::vector<T> value_;
+  std::vector<unsigned char> has_;
+  bool anyNodata_ = false;
+};
+
+}  // namespace hyperstream

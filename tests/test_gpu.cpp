@@ -1,0 +1,313 @@
+// The CUDA backend against the CPU backend and the float64 reference: eigenvalues within 1e-6
+// relative, components within 1e-4 of their standard deviation. Skipped (QSKIP, with the reason)
+// where no CUDA device is usable; run on the GPU machine.
+
+#include "Error.h"
+#include "GpuRuntime.h"
+#include "PcaJob.h"
+#include "TestFeedback.h"
+#include "TestSupport.h"
+
+#include <QFileInfo>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace hyperstream;
+
+namespace {
+
+PcaOptions optionsFor(const QString& input, const QString& output, const std::string& device) {
+  PcaOptions options;
+  options.input = input.toStdString();
+  options.output = output.toStdString();
+  options.device = device;
+  options.components = kAllComponents;
+  return options;
+}
+
+struct Run {
+  PcaResult result;
+  testing::Cube written;
+};
+
+Run run(const PcaOptions& options) {
+  TestFeedback feedback;
+  Run out{runPca(options, feedback), {}};
+  out.written = testing::readCube(options.output);
+  return out;
+}
+
+// GPU against CPU: the same valid pixels and components, eigenvalues within 1e-6 relative, each
+// component within 1e-4 of its standard deviation (Byte: at most one step apart).
+void compareRuns(const Run& cpu, const Run& gpu) {
+  QVERIFY2(QString::fromStdString(gpu.result.backend).startsWith("gpu"), gpu.result.backend.c_str());
+  QVERIFY(QString::fromStdString(cpu.result.backend).startsWith("cpu"));
+  QCOMPARE(gpu.result.model.validPixels, cpu.result.model.validPixels);
+  QCOMPARE(gpu.result.components, cpu.result.components);
+  QCOMPARE(gpu.result.model.constantBands, cpu.result.model.constantBands);
+  double worstEigen = 0, worstComponent = 0;
+  for (int k = 0; k < cpu.result.model.componentCount(); ++k) {
+    const double relative =
+        std::abs(gpu.result.model.eigenvalues[k] / cpu.result.model.eigenvalues[k] - 1);
+    worstEigen = std::max(worstEigen, relative);
+    if (relative > 1e-6)
+      QFAIL(qPrintable(QString("eigenvalue %1: GPU %2, CPU %3")
+                           .arg(k + 1)
+                           .arg(gpu.result.model.eigenvalues[k], 0, 'g', 17)
+                           .arg(cpu.result.model.eigenvalues[k], 0, 'g', 17)));
+  }
+  const bool byte = cpu.result.outputType == OutputType::Byte;
+  for (int k = 0; k < cpu.result.components; ++k) {
+    const std::vector<double> a = testing::bandValues(cpu.written, k);
+    const std::vector<double> b = testing::bandValues(gpu.written, k);
+    double sum = 0, sum2 = 0, worst = 0;
+    int64_t n = 0;
+    for (size_t p = 0; p < a.size(); ++p) {
+      const bool nodataA = a[p] == cpu.written.nodata[k] || std::isnan(a[p]);
+      const bool nodataB = b[p] == gpu.written.nodata[k] || std::isnan(b[p]);
+      QCOMPARE(nodataB, nodataA);
+      if (nodataA) continue;
+      sum += a[p];
+      sum2 += a[p] * a[p];
+      ++n;
+      worst = std::max(worst, std::abs(a[p] - b[p]));
+    }
+    const double mean = sum / n;
+    const double stddev = std::sqrt(std::max(0.0, sum2 / n - mean * mean));
+    if (byte) {
+      QVERIFY2(worst <= 1.0, qPrintable(QString("Byte component %1 differs by %2").arg(k + 1).arg(worst)));
+      continue;
+    }
+    worstComponent = std::max(worstComponent, worst / stddev);
+    if (!(worst <= 1e-4 * stddev))
+      QFAIL(qPrintable(QString("component %1: max |GPU - CPU| = %2, std %3")
+                           .arg(k + 1)
+                           .arg(worst)
+                           .arg(stddev)));
+  }
+  qInfo("GPU vs CPU: worst eigenvalue %.2e relative, worst component %.2e of its std", worstEigen,
+        worstComponent);
+}
+
+// GPU against the float64 reference of the cube as stored in `input`: eigenvalues within 1e-6
+// relative, components within 1e-4 of their standard deviation.
+void compareWithReference(const QString& input, const Run& gpu) {
+  const testing::Cube cube = testing::readCube(input.toStdString());
+  const testing::Reference ref = testing::referencePca(cube);
+  QCOMPARE(gpu.result.model.validPixels, ref.valid);
+  double worst = 0;
+  for (size_t k = 0; k < ref.eigenvalues.size(); ++k)
+    worst = std::max(worst, std::abs(gpu.result.model.eigenvalues[k] / ref.eigenvalues[k] - 1));
+  QVERIFY2(worst <= 1e-6, qPrintable(QString("eigenvalues %1 relative").arg(worst)));
+  double worstComponent = 0;
+  for (int k = 0; k < gpu.result.components; ++k) {
+    const std::vector<double> values = testing::bandValues(gpu.written, k);
+    const std::vector<double> expected = testing::referenceComponent(cube, ref, k);
+    double sum2 = 0, largest = 0;
+    int64_t n = 0;
+    for (size_t p = 0; p < values.size(); ++p) {
+      if (!std::isfinite(expected[p])) continue;
+      sum2 += expected[p] * expected[p];  // reference components have mean zero
+      ++n;
+      largest = std::max(largest, std::abs(values[p] - expected[p]));
+    }
+    worstComponent = std::max(worstComponent, largest / std::sqrt(sum2 / n));
+  }
+  QVERIFY2(worstComponent <= 1e-4,
+           qPrintable(QString("components differ by %1 of their std").arg(worstComponent)));
+  qInfo("GPU vs float64 reference: eigenvalues %.2e relative, components %.2e of their std", worst,
+        worstComponent);
+}
+
+}  // namespace
+
+class GpuTests : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    std::string whyNot;
+    GpuRuntime* runtime = gpuRuntime(&whyNot);
+    if (!runtime) QSKIP(qPrintable(QString::fromStdString("no GPU backend: " + whyNot)));
+    try {
+      const std::vector<GpuDevice> devices = runtime->devices();
+      if (devices.empty()) QSKIP("no CUDA device");
+      qInfo("%s; %s", runtime->versions().c_str(), devices[0].name.c_str());
+    } catch (const DeviceError& e) {
+      QSKIP(qPrintable(QString("no usable CUDA device: ") + e.what()));
+    }
+  }
+
+  void everyInputType_data() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<double>("mean");
+    QTest::addColumn<double>("spread");
+    QTest::newRow("Byte") << int(GDT_Byte) << 120.0 << 20.0;
+    QTest::newRow("Int16") << int(GDT_Int16) << 5000.0 << 200.0;
+    QTest::newRow("UInt16") << int(GDT_UInt16) << 30000.0 << 500.0;
+    QTest::newRow("Int32") << int(GDT_Int32) << 1e6 << 5000.0;
+    QTest::newRow("UInt32") << int(GDT_UInt32) << 3e6 << 5000.0;
+    QTest::newRow("Float32") << int(GDT_Float32) << 5000.0 << 200.0;
+    QTest::newRow("Float64, huge means") << int(GDT_Float64) << 1e7 << 200.0;
+  }
+  void everyInputType() {
+    QFETCH(int, type);
+    QFETCH(double, mean);
+    QFETCH(double, spread);
+    testing::Cube cube = testing::correlatedCube(67, 45, 12, 7 + type, mean, spread);
+    if (type != GDT_Float32 && type != GDT_Float64) testing::roundValues(cube);
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDALDataType(type));
+    const Run cpu = run(optionsFor(dir + "/in.tif", dir + "/cpu.tif", "cpu"));
+    const Run gpu = run(optionsFor(dir + "/in.tif", dir + "/gpu.tif", "gpu"));
+    QVERIFY(gpu.result.deviceResident);
+    compareRuns(cpu, gpu);
+    compareWithReference(dir + "/in.tif", gpu);
+  }
+
+  void outputTypes_data() {
+    QTest::addColumn<int>("outputType");
+    QTest::newRow("Float64") << int(OutputType::Float64);
+    QTest::newRow("Byte") << int(OutputType::Byte);
+  }
+  void outputTypes() {
+    QFETCH(int, outputType);
+    testing::Cube cube = testing::correlatedCube(50, 41, 9, 3);
+    testing::roundValues(cube);
+    cube.nodata.assign(9, -9999);
+    for (int b = 0; b < 9; ++b) cube.at(2, 2, b) = -9999;
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Int16);
+    PcaOptions options = optionsFor(dir + "/in.tif", dir + "/cpu.tif", "cpu");
+    options.components = 5;
+    options.outputType = OutputType(outputType);
+    const Run cpu = run(options);
+    options.output = (dir + "/gpu.tif").toStdString();
+    options.device = "gpu";
+    const Run gpu = run(options);
+    compareRuns(cpu, gpu);
+  }
+
+  void nodataAndNan_data() {
+    QTest::addColumn<int>("fileType");
+    QTest::newRow("float32, NaN, Inf and -9999") << int(GDT_Float32);
+    QTest::newRow("uint16, 65535") << int(GDT_UInt16);
+  }
+  void nodataAndNan() {
+    QFETCH(int, fileType);
+    testing::Cube cube = testing::correlatedCube(45, 37, 10, 11);
+    testing::roundValues(cube);
+    const double nodata = fileType == GDT_UInt16 ? 65535.0 : -9999.0;
+    cube.nodata.assign(10, nodata);
+    for (int64_t c = 0; c < cube.cols; ++c)
+      for (int b = 0; b < 10; ++b) cube.at(0, c, b) = nodata;  // a nodata first row
+    cube.at(4, 4, 2) = nodata;
+    for (int64_t c = 0; c < cube.cols; ++c) cube.at(20, c, 5) = nodata;
+    if (fileType == GDT_Float32) {
+      cube.at(7, 7, 0) = NAN;
+      cube.at(8, 1, 7) = INFINITY;
+    }
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDALDataType(fileType));
+    PcaOptions options = optionsFor(dir + "/in.tif", dir + "/cpu.tif", "cpu");
+    options.stripRows = 1;  // the first strip has no valid pixel
+    const Run cpu = run(options);
+    options.output = (dir + "/gpu.tif").toStdString();
+    options.device = "gpu";
+    const Run gpu = run(options);
+    compareRuns(cpu, gpu);
+    compareWithReference(dir + "/in.tif", gpu);
+  }
+
+  void constantBands() {
+    testing::Cube cube = testing::correlatedCube(40, 30, 8, 19);
+    testing::roundValues(cube);
+    for (int64_t p = 0; p < cube.pixels(); ++p) cube.values[p * 8 + 3] = 1234;
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_UInt16);
+    const Run cpu = run(optionsFor(dir + "/in.tif", dir + "/cpu.tif", "cpu"));
+    const Run gpu = run(optionsFor(dir + "/in.tif", dir + "/gpu.tif", "gpu"));
+    QCOMPARE(gpu.result.model.constantBands, std::vector<int>{3});
+    compareRuns(cpu, gpu);
+  }
+
+  // A device budget too small for the cube: strips stream through two device slots, and the
+  // passes read the file again.
+  void streamingWhenTheCubeDoesNotFit() {
+    testing::Cube cube = testing::correlatedCube(300, 211, 40, 23);
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Float32);
+    PcaOptions options = optionsFor(dir + "/in.tif", dir + "/cpu.tif", "cpu");
+    options.components = 6;
+    options.stripRows = 17;
+    options.ramBytes = 16ll << 20;  // not resident on the host either
+    const Run cpu = run(options);
+    options.device = "gpu";
+    options.gpuMemoryBytes = 12ll << 20;  // the cube is 10 MB
+    options.output = (dir + "/gpu.tif").toStdString();
+    const Run gpu = run(options);
+    QVERIFY(!gpu.result.deviceResident);
+    QVERIFY(gpu.result.seconds.device.uploadBytes > 2 * 300 * 211 * 40 * 4 - 1);  // both passes
+    compareRuns(cpu, gpu);
+    options.gpuMemoryBytes = 0;
+    options.output = (dir + "/gpu-resident.tif").toStdString();
+    const Run resident = run(options);
+    QVERIFY(resident.result.deviceResident);
+    QCOMPARE(resident.result.seconds.device.uploadBytes, int64_t{300} * 211 * 40 * 4);
+    compareRuns(cpu, resident);
+  }
+
+  // A device error in an `auto` run: the job runs again on the CPU and says so; `gpu` fails.
+  void fallbackToTheCpu() {
+    testing::Cube cube = testing::correlatedCube(120, 100, 30, 29);
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Float32);
+    PcaOptions options = optionsFor(dir + "/in.tif", dir + "/cpu.tif", "cpu");
+    const Run cpu = run(options);
+    options.device = "auto";
+    options.gpuMemoryBytes = 1ll << 20;  // too small for one strip
+    options.output = (dir + "/auto.tif").toStdString();
+    TestFeedback feedback;
+    const PcaResult fallback = runPca(options, feedback);
+    QVERIFY(QString::fromStdString(fallback.backend).startsWith("cpu"));
+    QVERIFY2(feedback.warnings.join("\n").contains("running again on the CPU"),
+             qPrintable(feedback.warnings.join("\n")));
+    QCOMPARE(testing::readCube(options.output).values, cpu.written.values);
+
+    options.device = "gpu";
+    options.output = (dir + "/gpu.tif").toStdString();
+    try {
+      runPca(options, feedback);
+      QFAIL("an explicit GPU run with a failing GPU must fail");
+    } catch (const Error& e) {
+      QCOMPARE(QString::fromStdString(e.parameter()), QString("DEVICE"));
+      QVERIFY2(QString(e.what()).contains("too small"), e.what());
+    }
+    QVERIFY(!QFileInfo::exists(dir + "/gpu.tif"));
+    QCOMPARE(testing::filesIn(dir).size(), 3);  // in, cpu, auto
+
+    options.device = "gpu:99";
+    try {
+      runPca(options, feedback);
+      QFAIL("a GPU that does not exist must fail");
+    } catch (const Error& e) {
+      QCOMPARE(QString::fromStdString(e.parameter()), QString("DEVICE"));
+    }
+  }
+
+  void jasperRidge() {
+    const QString data = testing::sharedDataDir();
+    if (data.isEmpty()) QSKIP("../shared/data is absent: the real-scene test needs Jasper Ridge");
+    const QString dir = testing::tempDir();
+    for (const QString name : {"jasper_ridge_100x100x198_uint16.tif", "jasper_ridge_nodata65535.tif"}) {
+      const Run cpu = run(optionsFor(data + "/" + name, dir + "/cpu-" + name, "cpu"));
+      const Run gpu = run(optionsFor(data + "/" + name, dir + "/gpu-" + name, "gpu"));
+      compareRuns(cpu, gpu);
+      compareWithReference(data + "/" + name, gpu);
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(GpuTests)
+#include "test_gpu.moc"
