@@ -10,7 +10,7 @@
 set -euo pipefail
 bundle=$(cd "$1" && pwd); work=$2; out=$3; rounds=${4:-3}
 mkdir -p "$work" "$out"
-run() { "$bundle/run.sh" "$@"; }
+run=$bundle/run.sh
 hs=$bundle/bin/hyperstream
 # OpenBLAS does not know every CPU; its AVX-512 kernels are what the CPU backend should get.
 [ -n "${OPENBLAS_CORETYPE+set}" ] || export OPENBLAS_CORETYPE=SkylakeX
@@ -20,8 +20,10 @@ hs=$bundle/bin/hyperstream
   lscpu | grep -E 'Model name|^CPU\(s\)'
   free -g | head -2
 } > "$out/machine.txt" 2>&1
-run "$hs" devices >> "$out/machine.txt"
-run "$bundle/bin/bench_gpu" $((2300 * 2300)) 198 10 > "$out/bench_gpu.txt"
+"$run" "$hs" devices >> "$out/machine.txt"
+# The Gram matrix in strips of 64 MiB (165000 pixels) and in the resident cube's chunks.
+"$run" "$bundle/bin/bench_gpu" $((2300 * 2300)) 198 10 165000 > "$out/bench_gpu.txt"
+"$run" "$bundle/bin/bench_gpu" $((2300 * 2300)) 198 10 1355000 >> "$out/bench_gpu.txt"
 cat "$out/bench_gpu.txt"
 
 timed() {  # name kind round command...: appends "name kind round seconds rss_kib"
@@ -40,16 +42,16 @@ timed() {  # name kind round command...: appends "name kind round seconds rss_ki
 
 while read -r name rows cols bands type; do
   cube=$work/$name.tif
-  timed "$name" synth 1 run "$hs" synth "$cube" --rows "$rows" --cols "$cols" --bands "$bands" \
+  timed "$name" synth 1 "$run" "$hs" synth "$cube" --rows "$rows" --cols "$cols" --bands "$bands" \
     --type "$type" --quiet
   for round in $(seq "$rounds"); do
-    timed "$name" floor "$round" run "$bundle/bin/bench_io_floor" "$cube" "$work/floor.tif" 10
+    timed "$name" floor "$round" "$run" "$bundle/bin/bench_io_floor" "$cube" "$work/floor.tif" 10
     cat "$work/last.log" >> "$out/${name}_floor.txt"
-    timed "$name" gpu "$round" run "$hs" pca "$cube" "$work/gpu.tif" --components 10 \
+    timed "$name" gpu "$round" "$run" "$hs" pca "$cube" "$work/gpu.tif" --components 10 \
       --device gpu --stats "$out/${name}_gpu_$round.json" --quiet
   done
   for round in $(seq 2); do
-    timed "$name" cpu "$round" run "$hs" pca "$cube" "$work/cpu.tif" --components 10 \
+    timed "$name" cpu "$round" "$run" "$hs" pca "$cube" "$work/cpu.tif" --components 10 \
       --device cpu --stats "$out/${name}_cpu_$round.json" --quiet
   done
   rm -f "$cube" "$work"/*.tif

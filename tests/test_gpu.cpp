@@ -146,8 +146,10 @@ class GpuTests : public QObject {
     QTest::newRow("Byte") << int(GDT_Byte) << 120.0 << 20.0;
     QTest::newRow("Int16") << int(GDT_Int16) << 5000.0 << 200.0;
     QTest::newRow("UInt16") << int(GDT_UInt16) << 30000.0 << 500.0;
-    QTest::newRow("Int32") << int(GDT_Int32) << 1e6 << 5000.0;
-    QTest::newRow("UInt32") << int(GDT_UInt32) << 3e6 << 5000.0;
+    // Spreads stay moderate: a Float32 output cannot hold the smallest components of a cube with
+    // a spread of thousands to 1e-4 of their std (on the CPU either).
+    QTest::newRow("Int32") << int(GDT_Int32) << 1e6 << 200.0;
+    QTest::newRow("UInt32") << int(GDT_UInt32) << 3e6 << 200.0;
     QTest::newRow("Float32") << int(GDT_Float32) << 5000.0 << 200.0;
     QTest::newRow("Float64, huge means") << int(GDT_Float64) << 1e7 << 200.0;
   }
