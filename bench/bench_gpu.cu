@@ -65,7 +65,8 @@ double medianHost(int runs, const std::function<void()>& work) {
   for (int i = 0; i < runs; ++i) {
     const auto start = std::chrono::steady_clock::now();
     work();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
@@ -80,8 +81,8 @@ int main(int argc, char** argv) {
   const long long chunk = argc > 4 ? std::atoll(argv[4]) : 165000;
   cudaDeviceProp properties{};
   ok(cudaGetDeviceProperties(&properties, 0), "properties");
-  std::printf("%s; %lld pixels x %d bands, %d components, chunks of %lld pixels\n",
-              properties.name, pixels, bands, components, chunk);
+  std::printf("%s; %lld pixels x %d bands, %d components, chunks of %lld pixels\n", properties.name,
+              pixels, bands, components, chunk);
 
   // Bus: 1 GiB up, page-locked and pageable.
   const size_t bytes = size_t{1} << 30;
@@ -97,9 +98,10 @@ int main(int argc, char** argv) {
       5, [&] { ok(cudaMemcpy(device, pageable.data(), bytes, cudaMemcpyHostToDevice), "up"); });
   const double downPinned =
       medianGpu(5, [&] { ok(cudaMemcpy(pinned, device, bytes, cudaMemcpyDeviceToHost), "down"); });
-  std::printf("host->device: page-locked %.1f GB/s, pageable %.1f GB/s; device->host page-locked "
-              "%.1f GB/s\n",
-              bytes / upPinned / 1e9, bytes / upPageable / 1e9, bytes / downPinned / 1e9);
+  std::printf(
+      "host->device: page-locked %.1f GB/s, pageable %.1f GB/s; device->host page-locked "
+      "%.1f GB/s\n",
+      bytes / upPinned / 1e9, bytes / upPageable / 1e9, bytes / downPinned / 1e9);
   cudaFree(device);
   cudaFreeHost(pinned);
 
@@ -125,14 +127,15 @@ int main(int argc, char** argv) {
   });
   const double gemm = medianGpu(5, [&] {
     for (long long c = 0; c < chunks; ++c)
-      ok(cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_T, bands, bands, static_cast<int>(chunk), &one,
-                     x, bands, x, bands, &one, gram, bands),
+      ok(cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_T, bands, bands, static_cast<int>(chunk), &one, x,
+                     bands, x, bands, &one, gram, bands),
          "dgemm");
   });
   const double macs = static_cast<double>(chunks) * chunk * bands * bands;  // n b^2 multiply-adds
-  std::printf("Gram (n b^2 = %.3g multiply-adds): DSYRK %.2f ms (%.1f TFLOP/s useful), DGEMM %.2f "
-              "ms (%.1f TFLOP/s useful)\n",
-              macs, syrk * 1e3, macs / syrk / 1e12, gemm * 1e3, macs / gemm / 1e12);
+  std::printf(
+      "Gram (n b^2 = %.3g multiply-adds): DSYRK %.2f ms (%.1f TFLOP/s useful), DGEMM %.2f "
+      "ms (%.1f TFLOP/s useful)\n",
+      macs, syrk * 1e3, macs / syrk / 1e12, gemm * 1e3, macs / gemm / 1e12);
 
   // Projection: components x chunk = (components x bands) (bands x chunk) in float32.
   float* xf = reinterpret_cast<float*>(x);
@@ -155,7 +158,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < bands; ++i)
     for (int j = 0; j < bands; ++j) {
       double s = 0;
-      for (int k = 0; k < 64; ++k) s += host[static_cast<size_t>(k) * bands + i] * host[static_cast<size_t>(k) * bands + j];
+      for (int k = 0; k < 64; ++k)
+        s += host[static_cast<size_t>(k) * bands + i] * host[static_cast<size_t>(k) * bands + j];
       covariance[static_cast<size_t>(i) * bands + j] = s + (i == j ? 1.0 : 0.0);
     }
   std::vector<double> a, values(bands), vectors(static_cast<size_t>(bands) * bands);

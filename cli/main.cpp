@@ -195,8 +195,8 @@ int runDevicesCommand() {
     const std::vector<GpuDevice> devices = runtime->devices();
     if (devices.empty()) std::printf("no CUDA device\n");
     for (const GpuDevice& device : devices)
-      std::printf("gpu:%d  %s, %.1f GiB (%.1f GiB free), compute capability %d.%d\n",
-                  device.index, device.name.c_str(), device.totalBytes / 1073741824.0,
+      std::printf("gpu:%d  %s, %.1f GiB (%.1f GiB free), compute capability %d.%d\n", device.index,
+                  device.name.c_str(), device.totalBytes / 1073741824.0,
                   device.freeBytes / 1073741824.0, device.major, device.minor);
     return devices.empty() ? 1 : 0;
   } catch (const DeviceError& error) {

@@ -28,7 +28,8 @@ class DeviceArray {
  public:
   DeviceArray() = default;
   explicit DeviceArray(size_t count) : count_(count) {
-    if (count > 0) check(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)), "cudaMalloc");
+    if (count > 0)
+      check(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)), "cudaMalloc");
   }
   DeviceArray(DeviceArray&& other) noexcept { swap(other); }
   DeviceArray& operator=(DeviceArray&& other) noexcept {
@@ -54,7 +55,9 @@ class DeviceArray {
 
 class Stream {
  public:
-  Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  Stream() {
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
   ~Stream() { cudaStreamDestroy(stream_); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;

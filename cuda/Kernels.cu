@@ -18,7 +18,9 @@ unsigned gridFor(int64_t items, int64_t perBlock) {
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > (1 << 20) ? (1 << 20) : blocks));
 }
 
-void checkLaunch(const char* kernel) { check(cudaGetLastError(), kernel); }
+void checkLaunch(const char* kernel) {
+  check(cudaGetLastError(), kernel);
+}
 
 // One warp per pixel, lanes over bands (coalesced), a block count of valid pixels added once.
 template <class T>
@@ -49,7 +51,8 @@ __global__ void markValidKernel(const T* __restrict__ raw, int64_t pixels, int b
   }
   if (lane == 0 && mine > 0) atomicAdd(&blockCount, mine);
   __syncthreads();
-  if (threadIdx.x == 0 && blockCount > 0) atomicAdd(count, static_cast<unsigned long long>(blockCount));
+  if (threadIdx.x == 0 && blockCount > 0)
+    atomicAdd(count, static_cast<unsigned long long>(blockCount));
 }
 
 // Each block takes kPixelsPerBlock pixels; per slice of 32 rows its warps go over the pixels
@@ -106,8 +109,8 @@ __global__ void sweepKernel(const T* __restrict__ in, int64_t pixels, int rows,
 }
 
 // One block per row: a tree over the blocks' partials, in a fixed order (deterministic).
-__global__ void mergeKernel(const double* __restrict__ partials, int blocks, int rows,
-                            double* sum, double* minimum, double* maximum) {
+__global__ void mergeKernel(const double* __restrict__ partials, int blocks, int rows, double* sum,
+                            double* minimum, double* maximum) {
   __shared__ double shared[3][kThreads];
   const int r = blockIdx.x;
   const int t = threadIdx.x;
@@ -148,8 +151,8 @@ __global__ void fillNodataKernel(C* values, int64_t pixels, int components,
 __global__ void encodeByteKernel(const float* __restrict__ values, int64_t pixels, int components,
                                  const unsigned char* __restrict__ valid,
                                  const double* __restrict__ minimum,
-                                 const double* __restrict__ scale, double low,
-                                 unsigned char nodata, unsigned char* __restrict__ out) {
+                                 const double* __restrict__ scale, double low, unsigned char nodata,
+                                 unsigned char* __restrict__ out) {
   const int64_t count = pixels * components;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -225,11 +228,11 @@ void encodeByte(const float* values, int64_t pixels, int components, const unsig
 }
 
 // The sample types GDAL hands us, each to float64 (statistics) and float32/float64 (projection).
-#define HYPERSTREAM_SAMPLE_TYPE(T)                                                            \
-  template void markValid<T>(const T*, int64_t, int, const T*, const unsigned char*,          \
-                             unsigned char*, unsigned long long*, cudaStream_t);              \
+#define HYPERSTREAM_SAMPLE_TYPE(T)                                                             \
+  template void markValid<T>(const T*, int64_t, int, const T*, const unsigned char*,           \
+                             unsigned char*, unsigned long long*, cudaStream_t);               \
   template void centre<T, double>(const T*, int64_t, int, const unsigned char*, const double*, \
-                                  double*, double*, cudaStream_t);                            \
+                                  double*, double*, cudaStream_t);                             \
   template void centre<T, float>(const T*, int64_t, int, const unsigned char*, const double*,  \
                                  float*, double*, cudaStream_t);
 HYPERSTREAM_SAMPLE_TYPE(uint8_t)
@@ -245,7 +248,6 @@ template void rangePartials<float>(const float*, int64_t, int, const unsigned ch
 template void rangePartials<double>(const double*, int64_t, int, const unsigned char*, double*,
                                     cudaStream_t);
 template void fillNodata<float>(float*, int64_t, int, const unsigned char*, double, cudaStream_t);
-template void fillNodata<double>(double*, int64_t, int, const unsigned char*, double,
-                                 cudaStream_t);
+template void fillNodata<double>(double*, int64_t, int, const unsigned char*, double, cudaStream_t);
 
 }  // namespace hyperstream::cuda

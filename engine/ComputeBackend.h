@@ -46,8 +46,6 @@ struct DeviceTimes {
   int64_t uploadBytes = 0, downloadBytes = 0;
 };
 
-
-
 // Image rows per group for an image of this width: enough pixels for BLAS to run at full rate.
 int64_t groupRows(int64_t width);
 
@@ -93,7 +91,8 @@ class ComputeBackend {
   // from the first pass on (in device memory): the later passes then pass StripViews with null
   // data and nothing is read again.
   virtual bool prepare(const CubeLayout& layout) = 0;
-  // Host buffers for strips (page-locked for a GPU, so copies run at the bus rate), allocated the way the backend reads them fastest.
+  // Host buffers for strips (page-locked for a GPU, so copies run at the bus rate), allocated the
+  // way the backend reads them fastest.
   virtual HostMemory allocateHost(size_t bytes) { return allocatePageable(bytes); }
 
   // Adds the valid pixels of one strip to the running moments: count, mean, centred co-moment

@@ -189,8 +189,8 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
                     .arg(strips.size())
                     .arg(stripRows)
                     .arg(result.deviceResident ? ", the cube stays in GPU memory between the passes"
-                         : result.resident ? ", the cube stays in memory between the passes"
-                                           : ", read once per pass"));
+                         : result.resident     ? ", the cube stays in memory between the passes"
+                                               : ", read once per pass"));
 
   HostMemory cube(nullptr, [](unsigned char*) {});
   if (result.resident) cube = backend.allocateHost(static_cast<size_t>(cubeBytes));
@@ -303,8 +303,7 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   if (byteOutput) {
     ComponentRange range;
     QElapsedTimer timer;
-    StripPipeline pipeline(laterInputBuffers, inputBytes, 0, 0, backend.usesEveryCore(),
-                           allocate);
+    StripPipeline pipeline(laterInputBuffers, inputBytes, 0, 0, backend.usesEveryCore(), allocate);
     StripPipeline::Stages stages;
     stages.read = sourcePass;
     stages.compute = [&](const StripRange& strip, const void* data, unsigned char*) {
@@ -379,8 +378,7 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
     return runPcaOn(options, options.device == "cpu", feedback);
   } catch (const DeviceError& e) {
     // Nothing was written: the output is only renamed into place at the very end.
-    if (options.device != "auto")
-      throw Error("DEVICE", std::string("the GPU failed: ") + e.what());
+    if (options.device != "auto") throw Error("DEVICE", std::string("the GPU failed: ") + e.what());
     feedback.warning(QString("The GPU failed (%1); running again on the CPU").arg(e.what()));
   }
   return runPcaOn(options, true, feedback);

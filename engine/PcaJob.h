@@ -52,7 +52,7 @@ struct PcaResult {
   int components = 0;      // written to the output
   int64_t totalPixels = 0;
   std::string backend;
-  bool resident = false;  // the cube stayed in host memory between the passes
+  bool resident = false;        // the cube stayed in host memory between the passes
   bool deviceResident = false;  // the cube stayed in GPU memory between the passes
   int64_t stripRows = 0;
   std::vector<std::string> warnings;

@@ -94,8 +94,8 @@ class CliTests : public QObject {
              0);
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
     environment.insert("HYPERSTREAM_CUDA_LIBRARY", dir + "/no-such-libhyperstream_cuda.so");
-    const Run gpu = run({"pca", dir + "/s.tif", dir + "/gpu.tif", "--device", "gpu"}, 60000,
-                        environment);
+    const Run gpu =
+        run({"pca", dir + "/s.tif", dir + "/gpu.tif", "--device", "gpu"}, 60000, environment);
     QCOMPARE(gpu.exitCode, 1);
     QVERIFY2(gpu.err.startsWith("hyperstream: error [DEVICE]: GPU requested, but no usable GPU"),
              qPrintable(gpu.err));

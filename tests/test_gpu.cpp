@@ -42,7 +42,8 @@ Run run(const PcaOptions& options) {
 // GPU against CPU: the same valid pixels and components, eigenvalues within 1e-6 relative, each
 // component within 1e-4 of its standard deviation (Byte: at most one step apart).
 void compareRuns(const Run& cpu, const Run& gpu) {
-  QVERIFY2(QString::fromStdString(gpu.result.backend).startsWith("gpu"), gpu.result.backend.c_str());
+  QVERIFY2(QString::fromStdString(gpu.result.backend).startsWith("gpu"),
+           gpu.result.backend.c_str());
   QVERIFY(QString::fromStdString(cpu.result.backend).startsWith("cpu"));
   QCOMPARE(gpu.result.model.validPixels, cpu.result.model.validPixels);
   QCOMPARE(gpu.result.components, cpu.result.components);
@@ -77,15 +78,14 @@ void compareRuns(const Run& cpu, const Run& gpu) {
     const double mean = sum / n;
     const double stddev = std::sqrt(std::max(0.0, sum2 / n - mean * mean));
     if (byte) {
-      QVERIFY2(worst <= 1.0, qPrintable(QString("Byte component %1 differs by %2").arg(k + 1).arg(worst)));
+      QVERIFY2(worst <= 1.0,
+               qPrintable(QString("Byte component %1 differs by %2").arg(k + 1).arg(worst)));
       continue;
     }
     worstComponent = std::max(worstComponent, worst / stddev);
     if (!(worst <= 1e-4 * stddev))
-      QFAIL(qPrintable(QString("component %1: max |GPU - CPU| = %2, std %3")
-                           .arg(k + 1)
-                           .arg(worst)
-                           .arg(stddev)));
+      QFAIL(qPrintable(
+          QString("component %1: max |GPU - CPU| = %2, std %3").arg(k + 1).arg(worst).arg(stddev)));
   }
   qInfo("GPU vs CPU: worst eigenvalue %.2e relative, worst component %.2e of its std", worstEigen,
         worstComponent);
@@ -302,7 +302,8 @@ class GpuTests : public QObject {
     const QString data = testing::sharedDataDir();
     if (data.isEmpty()) QSKIP("../shared/data is absent: the real-scene test needs Jasper Ridge");
     const QString dir = testing::tempDir();
-    for (const QString name : {"jasper_ridge_100x100x198_uint16.tif", "jasper_ridge_nodata65535.tif"}) {
+    for (const QString name :
+         {"jasper_ridge_100x100x198_uint16.tif", "jasper_ridge_nodata65535.tif"}) {
       const Run cpu = run(optionsFor(data + "/" + name, dir + "/cpu-" + name, "cpu"));
       const Run gpu = run(optionsFor(data + "/" + name, dir + "/gpu-" + name, "gpu"));
       compareRuns(cpu, gpu);

@@ -1,0 +1,89 @@
+// The GPU backend's compute stages on a cube already in memory, as PcaJob drives them (strips of
+// 64 MiB, the cube resident on the device), with the device's own clock:
+//   bench_backend [ROWS] [COLS] [BANDS] [COMPONENTS] [ROUNDS]
+// Round 1 is cold (CUDA loads kernels lazily on their first launch); later rounds are warm.
+
+#include "ComputeBackend.h"
+#include "Error.h"
+#include "GpuRuntime.h"
+#include "PcaModel.h"
+
+#include <QElapsedTimer>
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+using namespace hyperstream;
+
+int main(int argc, char** argv) {
+  const int64_t rows = argc > 1 ? std::atoll(argv[1]) : 2300;
+  const int64_t cols = argc > 2 ? std::atoll(argv[2]) : 2300;
+  const int bands = argc > 3 ? std::atoi(argv[3]) : 198;
+  const int components = argc > 4 ? std::atoi(argv[4]) : 10;
+  const int rounds = argc > 5 ? std::atoi(argv[5]) : 4;
+  std::string whyNot;
+  GpuRuntime* runtime = gpuRuntime(&whyNot);
+  if (!runtime) {
+    std::fprintf(stderr, "no GPU backend: %s\n", whyNot.c_str());
+    return 1;
+  }
+  // Correlated uint16 spectra: a few smooth factors plus noise.
+  const int64_t pixels = rows * cols;
+  std::vector<uint16_t> cube(static_cast<size_t>(pixels) * bands);
+  std::mt19937 random(1);
+  std::normal_distribution<double> normal;
+  for (int64_t p = 0; p < pixels; ++p) {
+    const double a = normal(random), b = normal(random);
+    for (int k = 0; k < bands; ++k)
+      cube[p * bands + k] = static_cast<uint16_t>(3000 + 400 * a * (1 + k % 7) + 150 * b * (k % 3) +
+                                                  20 * normal(random) + 0.5);
+  }
+  const std::vector<double> nodata(bands, NAN);
+  const int64_t stripRows = std::max<int64_t>(1, (64ll << 20) / (cols * bands * 2));
+  std::printf("%lld x %lld x %d uint16 (%.2f GB), strips of %lld rows, %d components\n",
+              static_cast<long long>(rows), static_cast<long long>(cols), bands,
+              pixels * bands * 2 / 1e9, static_cast<long long>(stripRows), components);
+  for (int round = 1; round <= rounds; ++round) {
+    GpuBackendOptions options;
+    const std::unique_ptr<ComputeBackend> backend = runtime->createBackend(options);
+    CubeLayout layout{pixels, bands, GDT_UInt16, stripRows * cols, bands};
+    const bool resident = backend->prepare(layout);
+    auto view = [&](int64_t row0, int64_t n, bool withData) {
+      StripView v;
+      v.data = withData ? cube.data() + row0 * cols * bands : nullptr;
+      v.type = GDT_UInt16;
+      v.pixels = n * cols;
+      v.bands = bands;
+      v.nodata = nodata.data();
+      v.firstPixel = row0 * cols;
+      return v;
+    };
+    QElapsedTimer wall;
+    wall.start();
+    for (int64_t row = 0; row < rows; row += stripRows)
+      backend->accumulateMoments(view(row, std::min(stripRows, rows - row), true));
+    const Moments moments = backend->takeMoments(bands);
+    const double pass1 = wall.nsecsElapsed() * 1e-9;
+    std::vector<std::string> warnings;
+    const PcaModel model = fitPca(moments, MatrixType::Covariance, warnings);
+    const Projection projection = model.projection(components);
+    OutputEncoding encoding;
+    std::vector<float> out(static_cast<size_t>(stripRows * cols) * components);
+    wall.start();
+    for (int64_t row = 0; row < rows; row += stripRows)
+      backend->project(view(row, std::min(stripRows, rows - row), !resident), projection, encoding,
+                       out.data());
+    const double pass2 = wall.nsecsElapsed() * 1e-9;
+    const DeviceTimes t = backend->deviceTimes();
+    std::printf(
+        "round %d%s: device moments %.1f ms, projection %.1f ms (sum %.1f ms); upload "
+        "%.1f ms (%.1f GB/s, pageable source), download %.1f ms; host pass 1 %.1f ms, "
+        "pass 2 %.1f ms\n",
+        round, round == 1 ? " (cold)" : "", t.moments * 1e3, t.projection * 1e3,
+        (t.moments + t.projection) * 1e3, t.upload * 1e3, t.uploadBytes / t.upload / 1e9,
+        t.download * 1e3, pass1 * 1e3, pass2 * 1e3);
+  }
+  return 0;
+}
