@@ -1,5 +1,8 @@
 #include "HyperstreamProvider.h"
 
+#include "Error.h"
+#include "GpuRuntime.h"
+
 #include "PcaAlgorithm.h"
 
 #include <qgsapplication.h>
@@ -16,8 +19,21 @@ QIcon HyperstreamProvider::icon() const {
 }
 
 QString HyperstreamProvider::warningMessage() const {
-  return QStringLiteral(
-      "Compute devices: CPU (OpenBLAS, all cores); no GPU backend in this build.");
+  // Asked once: looking at the GPUs starts the CUDA driver.
+  static const QString message = [] {
+    std::string whyNot;
+    hyperstream::GpuRuntime* runtime = hyperstream::gpuRuntime(&whyNot);
+    try {
+      if (runtime && !runtime->devices().empty()) return QString();
+      if (runtime) whyNot = "no CUDA device";
+    } catch (const hyperstream::DeviceError& e) {
+      whyNot = e.what();
+    }
+    return QObject::tr("No GPU can be used here (%1): Hyperstream runs on the CPU (OpenBLAS, all "
+                       "cores).")
+        .arg(QString::fromStdString(whyNot));
+  }();
+  return message;
 }
 
 void HyperstreamProvider::loadAlgorithms() {

@@ -105,8 +105,10 @@ void PcaAlgorithm::initAlgorithm(const QVariantMap&) {
       new QgsProcessingParameterEnum(QStringLiteral("DEVICE"), QObject::tr("Compute device"),
                                      {QObject::tr("Auto"), QObject::tr("CPU"), QObject::tr("GPU")},
                                      false, 0),
-      QObject::tr("Auto uses a GPU when there is one, else the CPU. GPU "
-                  "fails when none can be used."),
+      QObject::tr("Auto uses the first GPU when one can be used (CUDA backend, cube kept in GPU "
+                  "memory when it fits) and says in the log why not otherwise; the CPU runs "
+                  "OpenBLAS on all cores. GPU fails when no GPU can be used; a GPU error during "
+                  "an Auto run makes it start again on the CPU."),
       true));
   addParameter(withHelp(
       new QgsProcessingParameterNumber(QStringLiteral("RAM_MB"), QObject::tr("RAM budget (MiB)"),
