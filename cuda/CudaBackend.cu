@@ -220,8 +220,9 @@ class CudaBackend final : public ComputeBackend {
         forEachProjectedChunk<T, double>(strip, raw, projection, times_.projection,
                                          [&](int64_t first, int64_t pixels, double* values) {
                                            timed(times_.projection, *compute_, [&] {
-                                             fillNodata(values, pixels, components, valid_.get(),
-                                                        encoding.nodata, *compute_);
+                                             if (!alwaysValid_)
+                                               fillNodata(values, pixels, components, valid_.get(),
+                                                          encoding.nodata, *compute_);
                                            });
                                            emit(values, first, pixels, sizeof(double));
                                          });
@@ -229,8 +230,9 @@ class CudaBackend final : public ComputeBackend {
         forEachProjectedChunk<T, float>(strip, raw, projection, times_.projection,
                                         [&](int64_t first, int64_t pixels, float* values) {
                                           timed(times_.projection, *compute_, [&] {
-                                            fillNodata(values, pixels, components, valid_.get(),
-                                                       encoding.nodata, *compute_);
+                                            if (!alwaysValid_)
+                                              fillNodata(values, pixels, components, valid_.get(),
+                                                         encoding.nodata, *compute_);
                                           });
                                           emit(values, first, pixels, sizeof(float));
                                         });

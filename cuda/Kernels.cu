@@ -108,6 +108,20 @@ __global__ void sweepKernel(const T* __restrict__ in, int64_t pixels, int rows,
   }
 }
 
+// out = valid ? in - center : 0, one element per thread (no statistics: a flat, fully coalesced
+// pass). Index type I: 32-bit when the chunk has fewer than 2^32 elements (cheaper division).
+template <class T, class C, class I>
+__global__ void centreFlatKernel(const T* __restrict__ in, I elements, int rows,
+                                 const unsigned char* __restrict__ valid,
+                                 const double* __restrict__ center, C* __restrict__ out) {
+  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < elements; i += stride) {
+    const I p = i / static_cast<I>(rows);
+    const int r = static_cast<int>(i - p * static_cast<I>(rows));
+    out[i] = valid[p] ? static_cast<C>(static_cast<double>(in[i]) - center[r]) : C(0);
+  }
+}
+
 // One block per row: a tree over the blocks' partials, in a fixed order (deterministic).
 __global__ void mergeKernel(const double* __restrict__ partials, int blocks, int rows, double* sum,
                             double* minimum, double* maximum) {
@@ -188,8 +202,16 @@ template <class T, class C>
 void centre(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
             const double* center, C* out, double* partials, cudaStream_t stream) {
   if (pixels <= 0) return;
-  sweepKernel<T, C, true><<<reductionBlocks(pixels), kThreads, 0, stream>>>(
-      raw, pixels, bands, valid, center, out, partials);
+  const int64_t elements = pixels * bands;
+  if (partials)
+    sweepKernel<T, C, true><<<reductionBlocks(pixels), kThreads, 0, stream>>>(
+        raw, pixels, bands, valid, center, out, partials);
+  else if (elements < (int64_t{1} << 32))
+    centreFlatKernel<T, C, uint32_t><<<gridFor(elements, kThreads * 4), kThreads, 0, stream>>>(
+        raw, static_cast<uint32_t>(elements), bands, valid, center, out);
+  else
+    centreFlatKernel<T, C, int64_t><<<gridFor(elements, kThreads * 4), kThreads, 0, stream>>>(
+        raw, elements, bands, valid, center, out);
   checkLaunch("centring kernel");
 }
 
