@@ -39,8 +39,9 @@ int main(int argc, char** argv) {
   for (int64_t p = 0; p < pixels; ++p) {
     const double a = normal(random), b = normal(random);
     for (int k = 0; k < bands; ++k)
-      cube[p * bands + k] = static_cast<uint16_t>(3000 + 400 * a * (1 + k % 7) + 150 * b * (k % 3) +
-                                                  20 * normal(random) + 0.5);
+      cube[p * bands + k] = static_cast<uint16_t>(std::clamp<long>(
+          std::lround(3000 + 400 * a * (1 + k % 7) + 150 * b * (k % 3) + 20 * normal(random)), 0,
+          65535));
   }
   const std::vector<double> nodata(bands, NAN);
   const int64_t stripRows = std::max<int64_t>(1, (64ll << 20) / (cols * bands * 2));
