@@ -216,26 +216,23 @@ class CudaBackend final : public ComputeBackend {
         });
         times_.downloadBytes += static_cast<int64_t>(bytes);
       };
+      // Float outputs are the GEMM's result itself, nodata filled in.
+      auto projectFloat = [&](auto precision) {
+        using C = decltype(precision);
+        forEachProjectedChunk<T, C>(strip, raw, projection, times_.projection,
+                                    [&](int64_t first, int64_t pixels, C* values) {
+                                      timed(times_.projection, *compute_, [&] {
+                                        if (!alwaysValid_)
+                                          fillNodata(values, pixels, components, valid_.get(),
+                                                     encoding.nodata, *compute_);
+                                      });
+                                      emit(values, first, pixels, sizeof(C));
+                                    });
+      };
       if (encoding.type == GDT_Float64) {
-        forEachProjectedChunk<T, double>(strip, raw, projection, times_.projection,
-                                         [&](int64_t first, int64_t pixels, double* values) {
-                                           timed(times_.projection, *compute_, [&] {
-                                             if (!alwaysValid_)
-                                               fillNodata(values, pixels, components, valid_.get(),
-                                                          encoding.nodata, *compute_);
-                                           });
-                                           emit(values, first, pixels, sizeof(double));
-                                         });
+        projectFloat(double{});
       } else if (encoding.type == GDT_Float32) {
-        forEachProjectedChunk<T, float>(strip, raw, projection, times_.projection,
-                                        [&](int64_t first, int64_t pixels, float* values) {
-                                          timed(times_.projection, *compute_, [&] {
-                                            if (!alwaysValid_)
-                                              fillNodata(values, pixels, components, valid_.get(),
-                                                         encoding.nodata, *compute_);
-                                          });
-                                          emit(values, first, pixels, sizeof(float));
-                                        });
+        projectFloat(float{});
       } else if (encoding.type == GDT_Byte) {
         forEachProjectedChunk<T, float>(
             strip, raw, projection, times_.projection,
@@ -345,23 +342,13 @@ class CudaBackend final : public ComputeBackend {
   void markValidPixels(const StripView& strip, const T* chunk, int64_t pixels, bool counting) {
     const int bands = strip.bands;
     if (!nodataKnown_) {
-      // Nodata values the sample type cannot hold never match (as on the CPU).
-      std::vector<T> value(bands, T{});
-      std::vector<unsigned char> has(bands, 0);
-      for (int b = 0; b < bands; ++b) {
-        const double v = strip.nodata[b];
-        if (std::isnan(v) || v < static_cast<double>(std::numeric_limits<T>::lowest()) ||
-            v > static_cast<double>(std::numeric_limits<T>::max()) ||
-            static_cast<double>(static_cast<T>(v)) != v)
-          continue;
-        value[b] = static_cast<T>(v);
-        has[b] = 1;
-      }
-      alwaysValid_ = !std::is_floating_point_v<T> &&
-                     std::none_of(has.begin(), has.end(), [](unsigned char h) { return h; });
-      check(cudaMemcpy(nodataValue_.get(), value.data(), bands * sizeof(T), cudaMemcpyHostToDevice),
+      const ValidPixel<T> isValid(strip.nodata, bands);  // the CPU's rule, uploaded
+      alwaysValid_ = isValid.alwaysValid();
+      check(cudaMemcpy(nodataValue_.get(), isValid.nodataValues().data(), bands * sizeof(T),
+                       cudaMemcpyHostToDevice),
             "upload");
-      check(cudaMemcpy(hasNodata_.get(), has.data(), bands, cudaMemcpyHostToDevice), "upload");
+      check(cudaMemcpy(hasNodata_.get(), isValid.hasNodata().data(), bands, cudaMemcpyHostToDevice),
+            "upload");
       nodataKnown_ = true;
     }
     if (alwaysValid_) {

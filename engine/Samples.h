@@ -58,6 +58,9 @@ class ValidPixel {
   }
   // True when no sample of this type can be invalid (integer type, no nodata).
   bool alwaysValid() const { return !std::is_floating_point_v<T> && !anyNodata_; }
+  // Per band: the nodata value in the sample type, and whether the band has one it can hold.
+  const std::vector<T>& nodataValues() const { return value_; }
+  const std::vector<unsigned char>& hasNodata() const { return has_; }
 
   bool operator()(const T* pixel) const {
     bool bad = false;

@@ -29,8 +29,9 @@ QString HyperstreamProvider::warningMessage() const {
     } catch (const hyperstream::DeviceError& e) {
       whyNot = e.what();
     }
-    return QObject::tr("No GPU can be used here (%1): Hyperstream runs on the CPU (OpenBLAS, all "
-                       "cores).")
+    return QObject::tr(
+               "No GPU can be used here (%1): Hyperstream runs on the CPU (OpenBLAS, all "
+               "cores).")
         .arg(QString::fromStdString(whyNot));
   }();
   return message;
