@@ -131,11 +131,54 @@ int main(int argc, char** argv) {
                      bands, x, bands, &one, gram, bands),
          "dgemm");
   });
+  const double syrkx = medianGpu(5, [&] {
+    for (long long c = 0; c < chunks; ++c)
+      ok(cublasDsyrkx(blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, bands, static_cast<int>(chunk),
+                      &one, x, bands, x, bands, &one, gram, bands),
+         "dsyrkx");
+  });
+  // The upper triangle as a batch of GEMMs on blocks of rows (blocks x blocks tiles, i <= j).
+  auto blockedTriangle = [&](int blocks) {
+    const int size = bands / blocks;
+    std::vector<const double*> a, b;
+    std::vector<double*> c;
+    for (int i = 0; i < blocks; ++i)
+      for (int j = i; j < blocks; ++j) {
+        a.push_back(x + i * size);
+        b.push_back(x + j * size);
+        c.push_back(gram + i * size + static_cast<size_t>(j) * size * bands);
+      }
+    const int count = static_cast<int>(c.size());
+    const double** da = nullptr;
+    const double** db = nullptr;
+    double** dc = nullptr;
+    ok(cudaMalloc(&da, count * sizeof(double*)), "cudaMalloc");
+    ok(cudaMalloc(&db, count * sizeof(double*)), "cudaMalloc");
+    ok(cudaMalloc(&dc, count * sizeof(double*)), "cudaMalloc");
+    ok(cudaMemcpy(da, a.data(), count * sizeof(double*), cudaMemcpyHostToDevice), "up");
+    ok(cudaMemcpy(db, b.data(), count * sizeof(double*), cudaMemcpyHostToDevice), "up");
+    ok(cudaMemcpy(dc, c.data(), count * sizeof(double*), cudaMemcpyHostToDevice), "up");
+    const double seconds = medianGpu(5, [&] {
+      for (long long k = 0; k < chunks; ++k)
+        ok(cublasDgemmBatched(blas, CUBLAS_OP_N, CUBLAS_OP_T, size, size, static_cast<int>(chunk),
+                              &one, da, bands, db, bands, &one, dc, bands, count),
+           "dgemmBatched");
+    });
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dc);
+    return seconds;
+  };
   const double macs = static_cast<double>(chunks) * chunk * bands * bands;  // n b^2 multiply-adds
   std::printf(
       "Gram (n b^2 = %.3g multiply-adds): DSYRK %.2f ms (%.1f TFLOP/s useful), DGEMM %.2f "
       "ms (%.1f TFLOP/s useful)\n",
       macs, syrk * 1e3, macs / syrk / 1e12, gemm * 1e3, macs / gemm / 1e12);
+  std::printf("  DSYRKX %.2f ms; upper triangle as batched GEMM tiles:", syrkx * 1e3);
+  if (bands % 2 == 0) std::printf(" 2x2 %.2f ms", blockedTriangle(2) * 1e3);
+  if (bands % 3 == 0) std::printf(" 3x3 %.2f ms", blockedTriangle(3) * 1e3);
+  if (bands % 6 == 0) std::printf(" 6x6 %.2f ms", blockedTriangle(6) * 1e3);
+  std::printf("\n");
 
   // Projection: components x chunk = (components x bands) (bands x chunk) in float32.
   float* xf = reinterpret_cast<float*>(x);

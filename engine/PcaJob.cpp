@@ -133,6 +133,8 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   for (int b : bands) nodata.push_back(info.nodata[b - 1]);
   result.totalPixels = info.width * info.height;
   // Chosen once the inputs are known to be good: starting a GPU takes a moment.
+  QElapsedTimer setup;
+  setup.start();
   const std::unique_ptr<ComputeBackend> backendOwner =
       cpuOnly ? makeCpuBackend() : selectBackend(options.device, options.gpuMemoryBytes, feedback);
   ComputeBackend& backend = *backendOwner;
@@ -176,7 +178,10 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   layout.type = info.type;
   layout.maxStripPixels = stripRows * info.width;
   layout.maxComponents = bandCount;
+  const double selection = setup.nsecsElapsed() * 1e-9;
+  setup.start();
   result.deviceResident = backend.prepare(layout);
+  result.seconds.setup = selection + setup.nsecsElapsed() * 1e-9;
   result.resident = fitsInRam && !result.deviceResident;
   const std::vector<StripRange> strips = planStrips(info.height, stripRows);
   feedback.info(QString("%1: %2 x %3 pixels, %4 of %5 bands, %6; %7 strip(s) of %8 rows%9")

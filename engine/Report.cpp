@@ -83,6 +83,7 @@ QJsonObject statsJson(const PcaResult& result, const PcaOptions& options) {
   json["resident"] = result.resident;
   json["strip_rows"] = static_cast<double>(result.stripRows);
   QJsonObject seconds;
+  seconds["setup"] = result.seconds.setup;
   seconds["read"] = result.seconds.read;
   seconds["moments"] = result.seconds.moments;
   seconds["eigen"] = result.seconds.eigen;
