@@ -4,6 +4,7 @@
 #include "Error.h"
 #include "GpuRuntime.h"
 #include "PcaJob.h"
+#include "SppJob.h"
 #include "Synth.h"
 
 #include <QCommandLineParser>
@@ -23,6 +24,7 @@ const char* kUsage =
     "commands:\n"
     "  pca INPUT OUTPUT     principal component analysis of a raster, file to file\n"
     "  synth OUTPUT         write the synthetic demo scene (512 x 512 x 224 int16 by default)\n"
+    "  spp INPUT OUTPUT     spatial preprocessing (SPP) of a raster, file to file\n"
     "  devices              list the GPUs the CUDA backend can use\n"
     "\n"
     "'hyperstream COMMAND --help' describes a command's options.\n";
@@ -183,6 +185,69 @@ int runPcaCommand(const QStringList& arguments) {
   return 0;
 }
 
+int runSppCommand(const QStringList& arguments) {
+  QCommandLineParser parser;
+  parser.addOptions({
+      {"window", "Odd window size in pixels, 3 to 15 (default 5).", "N"},
+      {"border", "truncate (default: neighbours outside the image are left out) or mirror.",
+       "MODE"},
+      {"type", "float32 (default) or float64.", "TYPE"},
+      {"bands", "Bands to use, 1-based, e.g. 1-50,60 (default: all).", "LIST"},
+      {"alpha", "Also write alpha (the weighted mean spectral angle) as one band here.", "FILE"},
+      {"rho", "Also write rho = (1 + sqrt(alpha))^2 as one band here.", "FILE"},
+      {"format", "GDAL driver of the outputs (default: from the extension).", "NAME"},
+      {"co", "GDAL creation option for the outputs (repeatable).", "NAME=VALUE"},
+      {"ram", "Memory budget in MiB for image data (default 1024).", "MiB"},
+      {"device", "auto (default) or cpu; SPP has no GPU kernel yet.", "DEVICE"},
+      {"strip-rows", "Rows per strip (default: from the memory budget).", "N"},
+      {{"q", "quiet"}, "No progress bar or messages; errors only."},
+  });
+  parser.addPositionalArgument("INPUT", "Input raster (any GDAL format).");
+  parser.addPositionalArgument("OUTPUT", "Output raster: the displaced spectra.");
+  parseOrExit(parser, arguments, 2,
+              "usage: hyperstream spp INPUT OUTPUT [options]\n\n"
+              "Spatial preprocessing (Zortea & Plaza 2009): moves each valid pixel toward the\n"
+              "mean spectrum by how much it differs in spectral angle from its neighbours, so\n"
+              "that endmember extraction afterwards prefers spatially homogeneous areas.\n\n");
+  SppOptions options;
+  options.input = parser.positionalArguments()[0].toStdString();
+  options.output = parser.positionalArguments()[1].toStdString();
+  if (parser.isSet("window"))
+    options.window = static_cast<int>(positiveInteger(parser.value("window"), "window"));
+  const QString border = parser.value("border");
+  if (border == "mirror")
+    options.border = SppBorder::Mirror;
+  else if (!border.isEmpty() && border != "truncate")
+    usage("--border is truncate or mirror, not '" + border + "'");
+  const QString type = parser.value("type").toLower();
+  if (type == "float64")
+    options.outputType = OutputType::Float64;
+  else if (!type.isEmpty() && type != "float32")
+    usage("--type is float32 or float64, not '" + type + "'");
+  if (parser.isSet("bands")) options.bands = bandList(parser.value("bands"));
+  options.alphaOutput = parser.value("alpha").toStdString();
+  options.rhoOutput = parser.value("rho").toStdString();
+  options.format = parser.value("format").toStdString();
+  for (const QString& option : parser.values("co"))
+    options.creationOptions.push_back(option.toStdString());
+  if (parser.isSet("ram")) options.ramBytes = positiveInteger(parser.value("ram"), "ram") << 20;
+  if (parser.isSet("device")) options.device = parser.value("device").toStdString();
+  if (parser.isSet("strip-rows"))
+    options.stripRows = positiveInteger(parser.value("strip-rows"), "strip-rows");
+  const bool quiet = parser.isSet("quiet");
+  ConsoleFeedback feedback(quiet);
+  const SppResult result = runSpp(options, feedback);
+  feedback.finish();
+  if (!quiet) {
+    std::printf("%lld valid pixels, mean alpha %.4g rad, %.2f s on the CPU\n",
+                static_cast<long long>(result.validPixels), result.meanAlpha, result.seconds);
+    std::printf("output: %s\n", options.output.c_str());
+    if (!options.alphaOutput.empty()) std::printf("alpha:  %s\n", options.alphaOutput.c_str());
+    if (!options.rhoOutput.empty()) std::printf("rho:    %s\n", options.rhoOutput.c_str());
+  }
+  return 0;
+}
+
 int runDevicesCommand() {
   std::string whyNot;
   GpuRuntime* runtime = gpuRuntime(&whyNot);
@@ -284,8 +349,9 @@ int main(int argc, char** argv) {
     arguments.removeAt(1);  // the parser sees "hyperstream ARGS..."
     if (command == "pca") return runPcaCommand(arguments);
     if (command == "synth") return runSynthCommand(arguments);
+    if (command == "spp") return runSppCommand(arguments);
     if (command == "devices") return runDevicesCommand();
-    usage("unknown command '" + command + "' (pca, synth, devices; see --help)");
+    usage("unknown command '" + command + "' (pca, spp, synth, devices; see --help)");
   } catch (const UsageError& error) {
     std::fprintf(stderr, "hyperstream: %s\n", error.message.toLocal8Bit().constData());
     return 2;

@@ -32,13 +32,6 @@ void ComponentRange::merge(const ComponentRange& other) {
 
 namespace {
 
-// GCC builds AVX-512, AVX2 and baseline copies of the hot loops and picks one when the library
-// loads (clang does not clone templates; it gets the baseline).
-#if defined(__GNUC__) && !defined(__clang__)
-#define HYPERSTREAM_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define HYPERSTREAM_VECTOR_CLONES
-#endif
 
 // Pixels per BLAS call at most: the converted block (pixels x bands) stays in the cache.
 constexpr int64_t kChunkPixels = 1024;

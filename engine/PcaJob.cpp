@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <set>
 
 namespace hyperstream {
 
@@ -55,26 +54,6 @@ GDALDataType gdalType(OutputType type) {
   return GDT_Float32;
 }
 
-std::vector<int> selectBands(const std::vector<int>& requested, int bandCount) {
-  std::vector<int> bands = requested;
-  if (bands.empty())
-    for (int b = 1; b <= bandCount; ++b) bands.push_back(b);
-  std::set<int> seen;
-  for (int b : bands) {
-    if (b < 1 || b > bandCount)
-      throw Error("BANDS", "band " + std::to_string(b) + " does not exist: the input has " +
-                               std::to_string(bandCount) + " band(s)");
-    if (!seen.insert(b).second)
-      throw Error("BANDS", "band " + std::to_string(b) + " is selected twice");
-  }
-  if (bands.size() < 2)
-    throw Error(requested.empty() ? "INPUT" : "BANDS",
-                "PCA needs at least two bands; " +
-                    std::string(requested.empty() ? "the input has " : "the selection has ") +
-                    std::to_string(bands.size()));
-  return bands;
-}
-
 void checkOptions(const PcaOptions& options) {
   if (options.components < kAllComponents)
     throw Error("COMPONENTS", "the number of components must be positive, 0 (by variance) or all");
@@ -110,7 +89,7 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   if (GDALDataTypeIsComplex(info.type))
     throw Error("INPUT", std::string("complex data (") + GDALGetDataTypeName(info.type) +
                              ") is not supported");
-  result.bands = selectBands(options.bands, info.bandCount);
+  result.bands = selectBands(options.bands, info.bandCount, "PCA");
   const std::vector<int>& bands = result.bands;
   const int bandCount = static_cast<int>(bands.size());
   checkOutputPath(options.output, info.files, "OUTPUT");

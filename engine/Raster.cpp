@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <set>
 
 namespace hyperstream {
 
@@ -245,6 +246,27 @@ GDALDriver* outputDriver(const std::string& path, const std::string& format) {
   }
   throw Error("OUTPUT", "no GDAL driver creates '." + extension +
                             "' files: use .tif, or name a format such as ENVI");
+}
+
+std::vector<int> selectBands(const std::vector<int>& requested, int bandCount,
+                             const std::string& job) {
+  std::vector<int> bands = requested;
+  if (bands.empty())
+    for (int b = 1; b <= bandCount; ++b) bands.push_back(b);
+  std::set<int> seen;
+  for (int b : bands) {
+    if (b < 1 || b > bandCount)
+      throw Error("BANDS", "band " + std::to_string(b) + " does not exist: the input has " +
+                               std::to_string(bandCount) + " band(s)");
+    if (!seen.insert(b).second)
+      throw Error("BANDS", "band " + std::to_string(b) + " is selected twice");
+  }
+  if (bands.size() < 2)
+    throw Error(requested.empty() ? "INPUT" : "BANDS",
+                job + " needs at least two bands; " +
+                    std::string(requested.empty() ? "the input has " : "the selection has ") +
+                    std::to_string(bands.size()));
+  return bands;
 }
 
 }  // namespace hyperstream

@@ -100,4 +100,10 @@ void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t r
 // does not exist or cannot create rasters.
 GDALDriver* outputDriver(const std::string& path, const std::string& format);
 
+// The 1-based bands a job uses: `requested`, or every band when empty. Throws Error("BANDS") for
+// a band that does not exist or is given twice, and when fewer than two are left (`job` names
+// the job in the message).
+std::vector<int> selectBands(const std::vector<int>& requested, int bandCount,
+                             const std::string& job);
+
 }  // namespace hyperstream

@@ -12,6 +12,14 @@
 #include <type_traits>
 #include <vector>
 
+// GCC builds AVX-512, AVX2 and baseline copies of hot loops marked with this and picks one when
+// the library loads (clang does not clone templates; it gets the baseline).
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#define HYPERSTREAM_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define HYPERSTREAM_VECTOR_CLONES
+#endif
+
 namespace hyperstream {
 
 // Calls f with a value of the C++ type that stores `type`.

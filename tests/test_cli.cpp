@@ -86,6 +86,26 @@ class CliTests : public QObject {
     QVERIFY(quiet.out.isEmpty());
   }
 
+  void sppFromTheCommandLine() {
+    const QString dir = testing::tempDir();
+    QCOMPARE(run({"synth", dir + "/s.tif", "--rows", "40", "--cols", "30", "--bands", "20", "-q"})
+                 .exitCode,
+             0);
+    const Run help = run({"spp", "--help"});
+    QCOMPARE(help.exitCode, 0);
+    for (const char* option : {"--window", "--border", "--type", "--alpha", "--rho", "--device"})
+      QVERIFY2(help.out.contains(option), option);
+    const Run spp = run({"spp", dir + "/s.tif", dir + "/spp.tif", "--window", "7", "--border",
+                         "mirror", "--alpha", dir + "/alpha.tif", "-q"});
+    QCOMPARE(spp.exitCode, 0);
+    QCOMPARE(testing::readCube((dir + "/spp.tif").toStdString()).bands, 20);
+    QCOMPARE(testing::readCube((dir + "/alpha.tif").toStdString()).bands, 1);
+    const Run bad = run({"spp", dir + "/s.tif", dir + "/bad.tif", "--window", "4"});
+    QCOMPARE(bad.exitCode, 1);
+    QVERIFY(bad.err.startsWith("hyperstream: error [WINDOW]: "));
+    QCOMPARE(run({"spp", dir + "/s.tif", dir + "/bad.tif", "--border", "wrap"}).exitCode, 2);
+  }
+
   // Without the CUDA library (a CPU-only build or machine): auto runs on the CPU, gpu is an error.
   void withoutTheGpuBackend() {
     const QString dir = testing::tempDir();

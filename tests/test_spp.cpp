@@ -1,0 +1,241 @@
+// Spatial preprocessing against a float64 reference written here (plain loops over pixels and
+// window offsets): alpha within 1e-6 absolute, displaced spectra within 1e-5 relative.
+
+#include "Error.h"
+#include "SppJob.h"
+#include "TestFeedback.h"
+#include "TestSupport.h"
+
+#include <QFileInfo>
+#include <QtTest>
+
+#include <cmath>
+
+using namespace hyperstream;
+
+namespace {
+
+struct SppReference {
+  std::vector<double> alpha;      // per pixel, NaN where invalid
+  std::vector<double> displaced;  // pixel-interleaved, NaN where invalid
+};
+
+// The definition of the issue, spelled out as directly as possible.
+SppReference referenceSpp(const testing::Cube& cube, int window, bool mirror) {
+  const int64_t h = cube.rows, w = cube.cols;
+  const int n = cube.bands, d = window / 2;
+  std::vector<bool> valid(cube.pixels());
+  std::vector<double> unit(cube.values.size());
+  std::vector<double> centroid(n, 0.0);
+  int64_t count = 0;
+  for (int64_t p = 0; p < cube.pixels(); ++p) {
+    bool ok = true;
+    double norm = 0;
+    for (int b = 0; b < n; ++b) {
+      const double v = cube.values[p * n + b];
+      ok = ok && std::isfinite(v) && !(v == cube.nodata[b]);
+      norm += v * v;
+    }
+    norm = std::sqrt(norm);
+    valid[p] = ok && norm > 0;
+    if (!valid[p]) continue;
+    ++count;
+    for (int b = 0; b < n; ++b) {
+      unit[p * n + b] = cube.values[p * n + b] / norm;
+      centroid[b] += cube.values[p * n + b];
+    }
+  }
+  for (double& v : centroid) v /= count;
+  auto place = [&](int64_t j, int64_t size) -> int64_t {
+    if (j >= 0 && j < size) return j;
+    if (!mirror) return -1;
+    const int64_t k = j < 0 ? -j : 2 * size - 2 - j;
+    return k >= 0 && k < size ? k : -1;
+  };
+  SppReference ref;
+  ref.alpha.assign(cube.pixels(), NAN);
+  ref.displaced.assign(cube.values.size(), NAN);
+  for (int64_t r = 0; r < h; ++r)
+    for (int64_t c = 0; c < w; ++c) {
+      const int64_t p = r * w + c;
+      if (!valid[p]) continue;
+      double betaSum = 0, sum = 0;
+      for (int a = -d; a <= d; ++a)
+        for (int b = -d; b <= d; ++b) {
+          if (a == 0 && b == 0) continue;
+          const int64_t rr = place(r + a, h), cc = place(c + b, w);
+          if (rr < 0 || cc < 0 || !valid[rr * w + cc]) continue;
+          double dist = 0;
+          for (int k = 0; k < n; ++k) {
+            const double diff = unit[p * n + k] - unit[(rr * w + cc) * n + k];
+            dist += diff * diff;
+          }
+          const double beta = 1.0 / (a * a + b * b);
+          betaSum += beta;
+          sum += beta * 2 * std::asin(std::sqrt(dist) / 2);
+        }
+      const double alpha = betaSum > 0 ? sum / betaSum : 0;
+      const double rho = std::pow(1 + std::sqrt(alpha), 2);
+      ref.alpha[p] = alpha;
+      for (int k = 0; k < n; ++k)
+        ref.displaced[p * n + k] = (cube.values[p * n + k] - centroid[k]) / rho + centroid[k];
+    }
+  return ref;
+}
+
+// A positive cube with nodata holes, a NaN and a zero spectrum.
+testing::Cube nastyCube(int64_t rows, int64_t cols, int bands, uint64_t seed,
+                        double spread = 400.0) {
+  testing::Cube cube = testing::correlatedCube(rows, cols, bands, seed, 3000.0, spread);
+  if (spread >= 1) testing::roundValues(cube);
+  cube.nodata.assign(bands, -9999);
+  if (rows * cols > 10) {
+    for (int b = 0; b < bands; ++b) cube.values[5 * bands + b] = -9999;  // a nodata pixel
+    cube.values[7 * bands + 1] = -9999;                                  // nodata in one band
+    for (int b = 0; b < bands; ++b) cube.values[9 * bands + b] = 0;      // a zero spectrum
+  }
+  return cube;
+}
+
+SppOptions optionsFor(const QString& input, const QString& output) {
+  SppOptions options;
+  options.input = input.toStdString();
+  options.output = output.toStdString();
+  options.device = "cpu";
+  return options;
+}
+
+void expectError(const SppOptions& options, const char* parameter, const char* text) {
+  TestFeedback feedback;
+  try {
+    runSpp(options, feedback);
+    QFAIL("expected an error");
+  } catch (const Error& e) {
+    QCOMPARE(QString::fromStdString(e.parameter()), QString(parameter));
+    QVERIFY2(QString(e.what()).contains(text), e.what());
+  }
+  QVERIFY(!QFileInfo::exists(QString::fromStdString(options.output)));
+}
+
+}  // namespace
+
+class SppTests : public QObject {
+  Q_OBJECT
+ private slots:
+  void againstReference_data() {
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("window");
+    QTest::addColumn<bool>("mirror");
+    QTest::addColumn<int>("type");
+    QTest::addColumn<int>("stripRows");
+    QTest::addColumn<double>("spread");
+    QTest::newRow("window 3, truncate, int16") << 23 << 3 << false << int(GDT_Int16) << 0 << 400.0;
+    QTest::newRow("window 7, truncate, float32, strips of 4")
+        << 23 << 7 << false << int(GDT_Float32) << 4 << 400.0;
+    QTest::newRow("window 5, mirror, int16, strips of 1")
+        << 23 << 5 << true << int(GDT_Int16) << 1 << 400.0;
+    QTest::newRow("window 15, mirror, float64")
+        << 23 << 15 << true << int(GDT_Float64) << 0 << 400.0;
+    QTest::newRow("one row, mirror") << 1 << 5 << true << int(GDT_Float32) << 0 << 400.0;
+    // Neighbours 1e-6 rad apart: arccos of a dot product could not tell them from 0.
+    QTest::newRow("tiny angles, float64") << 9 << 5 << false << int(GDT_Float64) << 0 << 0.002;
+    QTest::newRow("one row, truncate") << 1 << 3 << false << int(GDT_Float32) << 0 << 400.0;
+  }
+  void againstReference() {
+    QFETCH(int, rows);
+    QFETCH(int, window);
+    QFETCH(bool, mirror);
+    QFETCH(int, type);
+    QFETCH(int, stripRows);
+    QFETCH(double, spread);
+    const QString dir = testing::tempDir();
+    testing::writeCube(nastyCube(rows, 17, 9, 3 + window, spread), (dir + "/in.tif").toStdString(),
+                       GDALDataType(type));
+    const testing::Cube cube = testing::readCube((dir + "/in.tif").toStdString());
+    SppOptions options = optionsFor(dir + "/in.tif", dir + "/out.tif");
+    options.window = window;
+    options.border = mirror ? SppBorder::Mirror : SppBorder::Truncate;
+    options.alphaOutput = (dir + "/alpha.tif").toStdString();
+    options.rhoOutput = (dir + "/rho.tif").toStdString();
+    options.outputType = OutputType::Float64;
+    options.stripRows = stripRows;
+    TestFeedback feedback;
+    const SppResult result = runSpp(options, feedback);
+    const SppReference ref = referenceSpp(cube, window, mirror);
+    const testing::Cube out = testing::readCube(options.output);
+    const testing::Cube alpha = testing::readCube(options.alphaOutput);
+    const testing::Cube rho = testing::readCube(options.rhoOutput);
+    double worstAlpha = 0, worstOut = 0;
+    int64_t valid = 0;
+    for (int64_t p = 0; p < cube.pixels(); ++p) {
+      if (std::isnan(ref.alpha[p])) {
+        QVERIFY(std::isnan(alpha.values[p]) && std::isnan(rho.values[p]));
+        QCOMPARE(out.values[p * cube.bands], -9999.0);  // the input's nodata
+        continue;
+      }
+      ++valid;
+      worstAlpha = std::max(worstAlpha, std::abs(alpha.values[p] - ref.alpha[p]));
+      QVERIFY(std::abs(rho.values[p] - std::pow(1 + std::sqrt(ref.alpha[p]), 2)) <= 1e-6);
+      for (int b = 0; b < cube.bands; ++b) {
+        const double expected = ref.displaced[p * cube.bands + b];
+        worstOut = std::max(
+            worstOut, std::abs(out.values[p * cube.bands + b] - expected) / std::abs(expected));
+      }
+    }
+    QCOMPARE(result.validPixels, valid);
+    QVERIFY2(worstAlpha <= 1e-6, qPrintable(QString("alpha off by %1").arg(worstAlpha)));
+    QVERIFY2(worstOut <= 1e-5, qPrintable(QString("output off by %1 relative").arg(worstOut)));
+    double meanAlpha = 0;
+    for (double a : ref.alpha)
+      if (!std::isnan(a)) meanAlpha += a / valid;
+    qInfo("alpha within %.1e (mean alpha %.1e), output within %.1e relative (%lld valid pixels)",
+          worstAlpha, meanAlpha, worstOut, static_cast<long long>(valid));
+  }
+
+  // Halos: any strip height and RAM budget gives the same bytes.
+  void stripHeightsGiveTheSameResult() {
+    const QString dir = testing::tempDir();
+    testing::writeCube(nastyCube(61, 37, 12, 5), (dir + "/in.tif").toStdString(), GDT_UInt16);
+    std::vector<double> first;
+    for (int64_t rows : {0, 1, 2, 7, 60}) {
+      SppOptions options = optionsFor(dir + "/in.tif", dir + QString("/out%1.tif").arg(rows));
+      options.window = 7;
+      options.border = SppBorder::Mirror;
+      options.stripRows = rows;
+      TestFeedback feedback;
+      runSpp(options, feedback);
+      const std::vector<double> values = testing::readCube(options.output).values;
+      if (first.empty())
+        first = values;
+      else
+        QVERIFY(values == first);
+    }
+  }
+
+  void badParameters() {
+    const QString dir = testing::tempDir();
+    testing::writeCube(nastyCube(10, 10, 4, 1), (dir + "/in.tif").toStdString(), GDT_Int16);
+    SppOptions options = optionsFor(dir + "/in.tif", dir + "/out.tif");
+    options.window = 4;
+    expectError(options, "WINDOW", "odd");
+    options.window = 17;
+    expectError(options, "WINDOW", "odd");
+    options.window = 5;
+    options.outputType = OutputType::Byte;
+    expectError(options, "OUTPUT_TYPE", "Float32 or Float64");
+    options.outputType = OutputType::Float32;
+    options.device = "gpu";
+    expectError(options, "DEVICE", "CPU");
+    options.device = "cpu";
+    options.alphaOutput = options.output;
+    expectError(options, "OUTPUT_ALPHA", "");
+    testing::Cube empty = testing::correlatedCube(4, 4, 3, 1);
+    empty.values.assign(empty.values.size(), 0.0);  // zero spectra are not valid
+    testing::writeCube(empty, (dir + "/zero.tif").toStdString(), GDT_Int16);
+    expectError(optionsFor(dir + "/zero.tif", dir + "/z.tif"), "INPUT", "no valid pixel");
+    QCOMPARE(testing::filesIn(dir).size(), 2);  // nothing but the inputs
+  }
+};
+
+QTEST_GUILESS_MAIN(SppTests)
+#include "test_spp.moc"
