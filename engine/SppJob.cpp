@@ -200,11 +200,11 @@ SppResult runSpp(const SppOptions& options, Feedback& feedback) {
       options.outputType == OutputType::Float64 ? GDT_Float64 : GDT_Float32;
   const int outputSize = typeSize(outputType);
   const int64_t inputRowBytes = info.width * bands * sampleSize;
-  const int64_t outputRowBytes = info.width * (bands * int64_t{outputSize} + 2 * 4);
+  const int64_t outputRowBytes = info.width * (bands * int64_t{outputSize} + int64_t{8});
   const int64_t perRow =
       kInputBuffers * inputRowBytes + info.width * bands * 4 + kOutputBuffers * outputRowBytes;
   const int64_t budget = options.ramBytes - std::min<int64_t>(64ll << 20, options.ramBytes / 4);
-  int64_t stripRows = budget / perRow - 2 * halo;
+  int64_t stripRows = budget / perRow - int64_t{2} * halo;
   stripRows =
       std::min({stripRows, kMaxStripBytes / std::max<int64_t>(1, inputRowBytes), info.height});
   if (options.stripRows > 0) stripRows = std::min(options.stripRows, info.height);
@@ -290,7 +290,7 @@ SppResult runSpp(const SppOptions& options, Feedback& feedback) {
   double alphaSum = 0;
   {
     StripPipeline pipeline(kInputBuffers,
-                           static_cast<size_t>((stripRows + 2 * halo) * inputRowBytes),
+                           static_cast<size_t>((stripRows + int64_t{2} * halo) * inputRowBytes),
                            kOutputBuffers, static_cast<size_t>(stripRows * outputRowBytes), false);
     StripPipeline::Stages stages;
     auto haloRange = [&](const StripRange& range) {
