@@ -4,6 +4,7 @@
 #include "GpuRuntime.h"
 
 #include "PcaAlgorithm.h"
+#include "SppAlgorithm.h"
 
 #include <qgsapplication.h>
 #include <qgsprocessingregistry.h>
@@ -39,6 +40,7 @@ QString HyperstreamProvider::warningMessage() const {
 
 void HyperstreamProvider::loadAlgorithms() {
   addAlgorithm(new PcaAlgorithm());
+  addAlgorithm(new SppAlgorithm());
 }
 
 }  // namespace hyperstream

@@ -1,51 +1,13 @@
 #include "PcaAlgorithm.h"
 
-#include "Error.h"
-#include "Feedback.h"
+#include "ProcessingSupport.h"
 
 #include <qgsapplication.h>
-#include <qgsexception.h>
 #include <qgsprocessingfeedback.h>
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
-#include <qgsrasterdataprovider.h>
-#include <qgsrasterlayer.h>
-
-#include <QFileInfo>
 
 namespace hyperstream {
-
-namespace {
-
-// Engine feedback into QGIS's: progress, log, cancel.
-class ProcessingFeedback : public Feedback {
- public:
-  explicit ProcessingFeedback(QgsProcessingFeedback* feedback) : feedback_(feedback) {}
-  void setProgress(double percent) override {
-    if (feedback_) feedback_->setProgress(percent);
-  }
-  void log(Level level, const QString& message) override {
-    if (!feedback_) return;
-    if (level == Level::Warning)
-      feedback_->pushWarning(message);
-    else
-      feedback_->pushInfo(message);
-  }
-  bool isCanceled() const override { return feedback_ && feedback_->isCanceled(); }
-
- private:
-  QgsProcessingFeedback* feedback_;
-};
-
-template <class Parameter>
-Parameter* withHelp(Parameter* parameter, const QString& help, bool advanced = false) {
-  parameter->setHelp(help);
-  if (advanced)
-    parameter->setFlags(parameter->flags() | QgsProcessingParameterDefinition::FlagAdvanced);
-  return parameter;
-}
-
-}  // namespace
 
 QString PcaAlgorithm::displayName() const {
   return QObject::tr("Principal component analysis");
@@ -158,20 +120,7 @@ void PcaAlgorithm::initAlgorithm(const QVariantMap&) {
 bool PcaAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
                                     QgsProcessingFeedback*) {
   options_ = PcaOptions();
-  // A file path is used as it is: loading it as a layer would make QGIS compute statistics and
-  // write a .aux.xml beside the input, and the input is never to be touched.
-  const QVariant value = parameters.value(QStringLiteral("INPUT"));
-  if (value.type() == QVariant::String && QFileInfo::exists(value.toString())) {
-    options_.input = value.toString().toStdString();
-  } else {
-    QgsRasterLayer* layer = parameterAsRasterLayer(parameters, QStringLiteral("INPUT"), context);
-    if (!layer)
-      throw QgsProcessingException(invalidRasterError(parameters, QStringLiteral("INPUT")));
-    if (layer->providerType() != QLatin1String("gdal"))
-      throw QgsProcessingException(
-          QObject::tr("INPUT: '%1' is not a GDAL raster file").arg(layer->name()));
-    options_.input = layer->dataProvider()->dataSourceUri().toStdString();
-  }
+  options_.input = inputRasterPath(*this, parameters, context);
   for (int band : parameterAsInts(parameters, QStringLiteral("BANDS"), context))
     options_.bands.push_back(band);
   options_.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
@@ -205,16 +154,7 @@ QVariantMap PcaAlgorithm::processAlgorithm(const QVariantMap&, QgsProcessingCont
                                            QgsProcessingFeedback* feedback) {
   ProcessingFeedback engineFeedback(feedback);
   PcaResult result;
-  try {
-    result = runPca(options_, engineFeedback);
-  } catch (const Error& error) {
-    const QString parameter = QString::fromStdString(error.parameter());
-    throw QgsProcessingException(parameter.isEmpty()
-                                     ? QString(error.what())
-                                     : QStringLiteral("%1: %2").arg(parameter, error.what()));
-  } catch (const Canceled&) {
-    throw QgsProcessingException(QObject::tr("Canceled; no output was written"));
-  }
+  runEngineJob([&] { result = runPca(options_, engineFeedback); });
   if (feedback)
     feedback->pushInfo(QObject::tr("Computed on %1").arg(QString::fromStdString(result.backend)));
   QVariantMap outputs;

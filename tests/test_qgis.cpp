@@ -3,6 +3,7 @@
 
 #include "HyperstreamProvider.h"
 #include "PcaJob.h"
+#include "SppJob.h"
 #include "Synth.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
@@ -29,9 +30,10 @@ class RecordingFeedback : public QgsProcessingFeedback {
   QStringList errors;
 };
 
-QVariantMap runAlgorithm(const QVariantMap& parameters, RecordingFeedback& feedback, bool& ok) {
+QVariantMap runAlgorithm(const QVariantMap& parameters, RecordingFeedback& feedback, bool& ok,
+                         const QString& id = "hyperstream:pca") {
   std::unique_ptr<QgsProcessingAlgorithm> algorithm(
-      QgsApplication::processingRegistry()->createAlgorithmById("hyperstream:pca"));
+      QgsApplication::processingRegistry()->createAlgorithmById(id));
   if (!algorithm) return {};
   QgsProcessingContext context;
   return algorithm->run(parameters, context, &feedback, &ok);
@@ -68,6 +70,53 @@ class QgisTests : public QObject {
     for (const char* name : {"DEVICE", "RAM_MB", "CREATION_OPTIONS"})
       QVERIFY(algorithm->parameterDefinition(name)->flags() &
               QgsProcessingParameterDefinition::FlagAdvanced);
+  }
+
+  void sppAlgorithm() {
+    const QgsProcessingAlgorithm* algorithm =
+        QgsApplication::processingRegistry()->algorithmById("hyperstream:spp");
+    QVERIFY(algorithm);
+    QCOMPARE(algorithm->displayName(), QString("Spatial preprocessing (SPP)"));
+    QCOMPARE(algorithm->group(), QString("Spectral unmixing"));
+    for (const char* name : {"INPUT", "BANDS", "WINDOW", "BORDER", "OUTPUT_TYPE", "DEVICE",
+                             "RAM_MB", "OUTPUT", "OUTPUT_ALPHA", "OUTPUT_RHO"}) {
+      const QgsProcessingParameterDefinition* parameter = algorithm->parameterDefinition(name);
+      QVERIFY2(parameter && !parameter->help().isEmpty(), name);
+    }
+
+    testing::Cube cube = testing::correlatedCube(30, 20, 6, 4);
+    testing::roundValues(cube);
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Int16);
+    RecordingFeedback feedback;
+    bool ok = false;
+    const QVariantMap results = runAlgorithm({{"INPUT", dir + "/in.tif"},
+                                              {"WINDOW", 7},
+                                              {"BORDER", 1},
+                                              {"OUTPUT", dir + "/qgis.tif"},
+                                              {"OUTPUT_ALPHA", dir + "/alpha.tif"}},
+                                             feedback, ok, "hyperstream:spp");
+    QVERIFY2(ok, qPrintable(feedback.errors.join('\n')));
+    QCOMPARE(results.value("VALID_PIXELS").toDouble(), 600.0);
+    QVERIFY(results.value("MEAN_ALPHA").toDouble() > 0);
+    QVERIFY(QFile::exists(results.value("OUTPUT_ALPHA").toString()));
+    QVERIFY(!results.contains("OUTPUT_RHO"));
+
+    hyperstream::SppOptions options;
+    options.input = (dir + "/in.tif").toStdString();
+    options.output = (dir + "/engine.tif").toStdString();
+    options.window = 7;
+    options.border = hyperstream::SppBorder::Mirror;
+    TestFeedback engineFeedback;
+    hyperstream::runSpp(options, engineFeedback);
+    QCOMPARE(testing::readCube(results.value("OUTPUT").toString().toStdString()).values,
+             testing::readCube(options.output).values);
+
+    runAlgorithm({{"INPUT", dir + "/in.tif"}, {"WINDOW", 4}, {"OUTPUT", dir + "/bad.tif"}},
+                 feedback, ok, "hyperstream:spp");
+    QVERIFY(!ok);
+    QVERIFY2(feedback.errors.join('\n').contains("WINDOW"), qPrintable(feedback.errors.join('\n')));
+    QVERIFY(!QFile::exists(dir + "/bad.tif"));
   }
 
   void runMatchesTheEngine() {

@@ -38,6 +38,13 @@ if $qp run hyperstream:pca -- INPUT="$work/scene.tif" OUTPUT="$work/bad.tif" COM
 grep -q "COMPONENTS" "$work/bad.log" || fail "error does not name COMPONENTS"
 [ ! -e "$work/bad.tif" ] || fail "bad run left an output"
 
+# Spatial preprocessing: listed, helped, run with its optional alpha output.
+$qp list 2>/dev/null | grep -q $'hyperstream:spp\tSpatial preprocessing (SPP)' || fail "list spp"
+$qp help hyperstream:spp 2>/dev/null | grep -q "OUTPUT_ALPHA" || fail "help spp"
+$qp run hyperstream:spp -- INPUT="$work/scene.tif" OUTPUT="$work/spp.tif" WINDOW=3 \
+  OUTPUT_ALPHA="$work/alpha.tif" >"$work/spp.log" 2>&1 || { cat "$work/spp.log"; fail "run spp"; }
+[ -s "$work/spp.tif" ] && [ -s "$work/alpha.tif" ] || fail "spp outputs missing"
+
 /usr/bin/python3 - "$work" "$plugins" <<'PY' || fail "PyQGIS processing.run"
 import sys
 work, plugins = sys.argv[1], sys.argv[2]

@@ -1,0 +1,44 @@
+#pragma once
+// What every Hyperstream algorithm shares with QGIS: the engine's feedback on QGIS's, help texts
+// and Advanced flags, the input raster resolved to a file path, engine errors as QGIS exceptions.
+
+#include "Feedback.h"
+
+#include <qgsprocessingalgorithm.h>
+#include <qgsprocessingfeedback.h>
+#include <qgsprocessingparameters.h>
+
+#include <functional>
+#include <string>
+
+namespace hyperstream {
+
+// Engine feedback into QGIS's: progress, log, cancel.
+class ProcessingFeedback : public Feedback {
+ public:
+  explicit ProcessingFeedback(QgsProcessingFeedback* feedback) : feedback_(feedback) {}
+  void setProgress(double percent) override;
+  void log(Level level, const QString& message) override;
+  bool isCanceled() const override;
+
+ private:
+  QgsProcessingFeedback* feedback_;
+};
+
+template <class Parameter>
+Parameter* withHelp(Parameter* parameter, const QString& help, bool advanced = false) {
+  parameter->setHelp(help);
+  if (advanced)
+    parameter->setFlags(parameter->flags() | QgsProcessingParameterDefinition::FlagAdvanced);
+  return parameter;
+}
+
+// The file behind the INPUT parameter (a path is used as it is: loading it as a layer would make
+// QGIS write a .aux.xml beside the input). Main thread only.
+std::string inputRasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
+                            QgsProcessingContext& context);
+
+// Runs an engine job, turning its errors into QgsProcessingException "PARAMETER: message".
+void runEngineJob(const std::function<void()>& job);
+
+}  // namespace hyperstream

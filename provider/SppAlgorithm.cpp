@@ -1,0 +1,128 @@
+#include "SppAlgorithm.h"
+
+#include "ProcessingSupport.h"
+
+#include <qgsapplication.h>
+#include <qgsprocessingoutputs.h>
+
+namespace hyperstream {
+
+QString SppAlgorithm::displayName() const {
+  return QObject::tr("Spatial preprocessing (SPP)");
+}
+QString SppAlgorithm::group() const {
+  return QObject::tr("Spectral unmixing");
+}
+QStringList SppAlgorithm::tags() const {
+  return QObject::tr("spp,spatial,preprocessing,endmember,unmixing,hyperspectral,spectral angle")
+      .split(',');
+}
+QIcon SppAlgorithm::icon() const {
+  return QgsApplication::getThemeIcon("/algorithms/mAlgorithmRandomRaster.svg");
+}
+
+QString SppAlgorithm::shortHelpString() const {
+  return QObject::tr(
+      "Spatial preprocessing (Zortea & Plaza, 2009) of a hyperspectral raster: each pixel moves "
+      "toward the image's mean spectrum by how much it differs, in spectral angle, from its "
+      "neighbours within the window, so that an endmember extraction run afterwards prefers "
+      "spatially homogeneous areas.\n\n"
+      "alpha = the neighbours' spectral angles weighted by 1/distance², rho = (1 + sqrt(alpha))², "
+      "y' = (y - c) / rho + c with c the mean spectrum. Pixels with nodata, a non-finite value or "
+      "an all-zero spectrum are left out and written as nodata. Streamed in strips with their "
+      "halo rows, on all CPU cores; a failed or canceled run leaves no output behind.");
+}
+
+void SppAlgorithm::initAlgorithm(const QVariantMap&) {
+  addParameter(withHelp(
+      new QgsProcessingParameterRasterLayer(QStringLiteral("INPUT"), QObject::tr("Input raster")),
+      QObject::tr("The hyperspectral image (any GDAL raster file).")));
+  addParameter(
+      withHelp(new QgsProcessingParameterBand(QStringLiteral("BANDS"), QObject::tr("Bands"),
+                                              QVariant(), QStringLiteral("INPUT"), true, true),
+               QObject::tr("Bands to use and write; all when none is selected.")));
+  addParameter(withHelp(
+      new QgsProcessingParameterNumber(QStringLiteral("WINDOW"), QObject::tr("Window size"),
+                                       QgsProcessingParameterNumber::Integer, 5, false, 3, 15),
+      QObject::tr("Odd size in pixels of the square neighbourhood, 3 to 15.")));
+  addParameter(withHelp(
+      new QgsProcessingParameterEnum(QStringLiteral("BORDER"), QObject::tr("Border"),
+                                     {QObject::tr("Truncate"), QObject::tr("Mirror")}, false, 0),
+      QObject::tr("Truncate leaves out neighbours outside the image; Mirror reflects the window "
+                  "at the edge without repeating the edge pixel.")));
+  addParameter(withHelp(new QgsProcessingParameterEnum(
+                            QStringLiteral("OUTPUT_TYPE"), QObject::tr("Output data type"),
+                            {QStringLiteral("Float32"), QStringLiteral("Float64")}, false, 0),
+                        QObject::tr("Data type of the displaced spectra.")));
+  addParameter(withHelp(
+      new QgsProcessingParameterEnum(QStringLiteral("DEVICE"), QObject::tr("Compute device"),
+                                     {QObject::tr("Auto"), QObject::tr("CPU"), QObject::tr("GPU")},
+                                     false, 0),
+      QObject::tr("SPP runs on all CPU cores in this version; GPU is an error until its kernel "
+                  "exists."),
+      true));
+  addParameter(withHelp(
+      new QgsProcessingParameterNumber(QStringLiteral("RAM_MB"), QObject::tr("RAM budget (MiB)"),
+                                       QgsProcessingParameterNumber::Integer, 1024, false, 16),
+      QObject::tr("Memory for image data; strips and their halo rows are sized from it."), true));
+  addParameter(withHelp(new QgsProcessingParameterRasterDestination(
+                            QStringLiteral("OUTPUT"), QObject::tr("Preprocessed image")),
+                        QObject::tr("The displaced spectra, same bands as the input.")));
+  addParameter(withHelp(
+      new QgsProcessingParameterRasterDestination(QStringLiteral("OUTPUT_ALPHA"),
+                                                  QObject::tr("Alpha (mean neighbour angle)"),
+                                                  QVariant(), true, false),
+      QObject::tr("One band: alpha in radians; nodata where the pixel is not valid.")));
+  addParameter(withHelp(new QgsProcessingParameterRasterDestination(
+                            QStringLiteral("OUTPUT_RHO"), QObject::tr("Rho (shrink factor)"),
+                            QVariant(), true, false),
+                        QObject::tr("One band: rho = (1 + sqrt(alpha))².")));
+  addOutput(
+      new QgsProcessingOutputNumber(QStringLiteral("VALID_PIXELS"), QObject::tr("Valid pixels")));
+  addOutput(new QgsProcessingOutputNumber(QStringLiteral("MEAN_ALPHA"),
+                                          QObject::tr("Mean alpha over valid pixels (rad)")));
+}
+
+bool SppAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
+                                    QgsProcessingFeedback*) {
+  options_ = SppOptions();
+  options_.input = inputRasterPath(*this, parameters, context);
+  for (int band : parameterAsInts(parameters, QStringLiteral("BANDS"), context))
+    options_.bands.push_back(band);
+  options_.window = parameterAsInt(parameters, QStringLiteral("WINDOW"), context);
+  options_.border = parameterAsEnum(parameters, QStringLiteral("BORDER"), context) == 1
+                        ? SppBorder::Mirror
+                        : SppBorder::Truncate;
+  options_.outputType = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context) == 1
+                            ? OutputType::Float64
+                            : OutputType::Float32;
+  const int device = parameterAsEnum(parameters, QStringLiteral("DEVICE"), context);
+  options_.device = device == 1 ? "cpu" : (device == 2 ? "gpu" : "auto");
+  options_.ramBytes =
+      static_cast<int64_t>(parameterAsInt(parameters, QStringLiteral("RAM_MB"), context)) << 20;
+  options_.output =
+      parameterAsOutputLayer(parameters, QStringLiteral("OUTPUT"), context).toStdString();
+  options_.alphaOutput =
+      parameterAsOutputLayer(parameters, QStringLiteral("OUTPUT_ALPHA"), context).toStdString();
+  options_.rhoOutput =
+      parameterAsOutputLayer(parameters, QStringLiteral("OUTPUT_RHO"), context).toStdString();
+  return true;
+}
+
+QVariantMap SppAlgorithm::processAlgorithm(const QVariantMap&, QgsProcessingContext&,
+                                           QgsProcessingFeedback* feedback) {
+  ProcessingFeedback engineFeedback(feedback);
+  SppResult result;
+  runEngineJob([&] { result = runSpp(options_, engineFeedback); });
+  QVariantMap outputs;
+  outputs.insert(QStringLiteral("OUTPUT"), QString::fromStdString(options_.output));
+  if (!options_.alphaOutput.empty())
+    outputs.insert(QStringLiteral("OUTPUT_ALPHA"), QString::fromStdString(options_.alphaOutput));
+  if (!options_.rhoOutput.empty())
+    outputs.insert(QStringLiteral("OUTPUT_RHO"), QString::fromStdString(options_.rhoOutput));
+  outputs.insert(QStringLiteral("VALID_PIXELS"), static_cast<double>(result.validPixels));
+  outputs.insert(QStringLiteral("MEAN_ALPHA"), result.meanAlpha);
+  return outputs;
+}
+
+}  // namespace hyperstream
