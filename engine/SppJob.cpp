@@ -55,25 +55,31 @@ bool validSpectrum(const T* pixel, int bands, const ValidPixel<T>& isValid) {
   return false;
 }
 
-// 1 / |pixel|, scaled by the largest sample first so that huge values cannot overflow; the sum
-// of squares in 8 running sums so that the compiler vectorises it.
+// Sum of squares in 8 running sums so that the compiler vectorises it without reassociating.
 template <class T>
-HYPERSTREAM_VECTOR_CLONES double unitScale(const T* __restrict pixel, int bands) {
-  double largest = 0;
-  for (int b = 0; b < bands; ++b)
-    largest = std::max(largest, std::abs(static_cast<double>(pixel[b])));
-  const double inverse = 1.0 / largest;
+HYPERSTREAM_VECTOR_CLONES double sumOfSquares(const T* __restrict pixel, int bands, double scale) {
   double lanes[8] = {};
   int b = 0;
   for (; b + 8 <= bands; b += 8)
     for (int j = 0; j < 8; ++j) {
-      const double v = static_cast<double>(pixel[b + j]) * inverse;
+      const double v = static_cast<double>(pixel[b + j]) * scale;
       lanes[j] += v * v;
     }
-  double norm2 = 0;
-  for (; b < bands; ++b) norm2 += (pixel[b] * inverse) * (pixel[b] * inverse);
-  for (double lane : lanes) norm2 += lane;
-  return inverse / std::sqrt(norm2);
+  double sum = 0;
+  for (; b < bands; ++b) sum += (pixel[b] * scale) * (pixel[b] * scale);
+  for (double lane : lanes) sum += lane;
+  return sum;
+}
+
+// 1 / |pixel|; samples so large that their squares overflow are scaled by the largest first.
+template <class T>
+double unitScale(const T* pixel, int bands) {
+  const double norm2 = sumOfSquares(pixel, bands, 1.0);
+  if (std::isfinite(norm2)) return 1.0 / std::sqrt(norm2);
+  double largest = 0;
+  for (int b = 0; b < bands; ++b)
+    largest = std::max(largest, std::abs(static_cast<double>(pixel[b])));
+  return 1.0 / (std::sqrt(sumOfSquares(pixel, bands, 1.0 / largest)) * largest);
 }
 
 template <class T>
