@@ -76,6 +76,30 @@ struct OutputEncoding {
   std::vector<double> byteScale;
 };
 
+// One strip of spatial preprocessing (the definition is in SppJob.h): the strip's rows with the
+// window's halo rows around them, pixel-interleaved in the file's type.
+struct SppStrip {
+  const void* data = nullptr;  // rows [blockRow0, blockRow0 + blockRows)
+  GDALDataType type = GDT_Unknown;
+  int bands = 0;
+  const double* nodata = nullptr;  // per band, NaN for none
+  int64_t width = 0, height = 0;   // of the image
+  int64_t blockRow0 = 0, blockRows = 0;
+  int64_t row0 = 0, rows = 0;  // the rows to compute, inside the block
+  int halo = 0;                // window / 2
+  bool mirror = false;         // border rule: mirror, else truncate
+  const double* centroid = nullptr;
+  GDALDataType outputType = GDT_Float32;  // of the displaced spectra
+  double outputNodata = 0;
+};
+
+// Where a strip's results go: rows x width pixels each.
+struct SppOutput {
+  void* cube = nullptr;  // displaced spectra, pixel-interleaved, SppStrip::outputType
+  float* alpha = nullptr;
+  float* rho = nullptr;
+};
+
 class ComputeBackend {
  public:
   virtual ~ComputeBackend() = default;
@@ -105,6 +129,9 @@ class ComputeBackend {
   // Projects a strip and encodes it into `output` (pixel-interleaved, encoding.type).
   virtual void project(const StripView& strip, const Projection& projection,
                        const OutputEncoding& encoding, void* output) = 0;
+  // Spatial preprocessing of one strip; returns the sum of alpha over its valid pixels.
+  virtual double spatialPreprocess(const SppStrip& strip, const SppOutput& output) = 0;
+
   virtual DeviceTimes deviceTimes() const { return {}; }
 };
 

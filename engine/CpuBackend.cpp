@@ -2,6 +2,7 @@
 // vectorises over the bands of pixel-interleaved spectra.
 
 #include "ComputeBackend.h"
+#include "CpuSpp.h"
 #include "Error.h"
 #include "Samples.h"
 
@@ -31,7 +32,6 @@ void ComponentRange::merge(const ComponentRange& other) {
 }
 
 namespace {
-
 
 // Pixels per BLAS call at most: the converted block (pixels x bands) stays in the cache.
 constexpr int64_t kChunkPixels = 1024;
@@ -103,6 +103,10 @@ class CpuBackend : public ComputeBackend {
   void accumulateMoments(const StripView& strip) override {
     if (total_.bands != strip.bands) total_ = Moments(strip.bands);
     withSampleType(strip.type, [&](auto sample) { accumulate<decltype(sample)>(strip, total_); });
+  }
+
+  double spatialPreprocess(const SppStrip& strip, const SppOutput& output) override {
+    return spp_.run(strip, output);
   }
 
   Moments takeMoments(int bands) override {
@@ -317,6 +321,7 @@ class CpuBackend : public ComputeBackend {
   }
 
   Moments total_;
+  CpuSpp spp_;
   std::vector<unsigned char> valid_;
   std::vector<double> shift_, sum_;
   std::vector<double> chunk_;

@@ -40,7 +40,8 @@ struct PcaOptions {
 
 struct StageTimes {
   // Wall time of each stage as the host saw it; setup: starting the backend and its allocations.
-  double setup = 0, read = 0, moments = 0, eigen = 0, range = 0, projection = 0, write = 0, total = 0;
+  double setup = 0, read = 0, moments = 0, eigen = 0, range = 0, projection = 0, write = 0,
+         total = 0;
   // On a GPU, the device's own timings (copies and kernels) of the same stages.
   DeviceTimes device;
 };

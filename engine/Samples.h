@@ -87,4 +87,13 @@ class ValidPixel {
   bool anyNodata_ = false;
 };
 
+// A valid pixel: the sample type's test (finite, not nodata) and a spectrum that is not all zero.
+template <class T>
+bool validSpectrum(const T* pixel, int bands, const ValidPixel<T>& isValid) {
+  if (!isValid(pixel)) return false;
+  for (int b = 0; b < bands; ++b)
+    if (pixel[b] != T(0)) return true;
+  return false;
+}
+
 }  // namespace hyperstream

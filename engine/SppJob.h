@@ -36,7 +36,7 @@ struct SppOptions {
   std::string format;  // GDAL driver short name; empty: from the extension
   std::vector<std::string> creationOptions;
   int64_t ramBytes = kDefaultRamBytes;
-  std::string device = "auto";  // auto | cpu (no GPU kernel yet)
+  std::string device = "auto";  // auto | cpu | gpu | gpu:N
   int64_t stripRows = 0;        // 0: from the RAM budget
 };
 
@@ -47,6 +47,7 @@ struct SppResult {
   std::vector<double> centroid;  // c, per band
   int64_t stripRows = 0;
   double meanAlpha = 0;  // over valid pixels
+  std::string backend;
   double seconds = 0;
 };
 

@@ -224,8 +224,8 @@ class SppTests : public QObject {
     options.outputType = OutputType::Byte;
     expectError(options, "OUTPUT_TYPE", "Float32 or Float64");
     options.outputType = OutputType::Float32;
-    options.device = "gpu";
-    expectError(options, "DEVICE", "CPU");
+    options.device = "gpu:99";  // no such GPU here, nor on the GPU machine
+    expectError(options, "DEVICE", "GPU");
     options.device = "cpu";
     options.alphaOutput = options.output;
     expectError(options, "OUTPUT_ALPHA", "");
