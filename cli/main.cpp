@@ -198,7 +198,7 @@ int runSppCommand(const QStringList& arguments) {
       {"format", "GDAL driver of the outputs (default: from the extension).", "NAME"},
       {"co", "GDAL creation option for the outputs (repeatable).", "NAME=VALUE"},
       {"ram", "Memory budget in MiB for image data (default 1024).", "MiB"},
-      {"device", "auto (default) or cpu; SPP has no GPU kernel yet.", "DEVICE"},
+      {"device", "auto (default: the GPU when one is usable), cpu, gpu or gpu:N.", "DEVICE"},
       {"strip-rows", "Rows per strip (default: from the memory budget).", "N"},
       {{"q", "quiet"}, "No progress bar or messages; errors only."},
   });
@@ -239,8 +239,13 @@ int runSppCommand(const QStringList& arguments) {
   const SppResult result = runSpp(options, feedback);
   feedback.finish();
   if (!quiet) {
-    std::printf("%lld valid pixels, mean alpha %.4g rad, %.2f s on the CPU\n",
-                static_cast<long long>(result.validPixels), result.meanAlpha, result.seconds);
+    std::printf("%lld valid pixels, mean alpha %.4g rad, %.2f s on %s\n",
+                static_cast<long long>(result.validPixels), result.meanAlpha, result.seconds,
+                result.backend.c_str());
+    if (result.device.spp > 0)
+      std::printf("GPU: upload %.1f ms, SPP kernels %.2f ms, download %.1f ms\n",
+                  result.device.upload * 1e3, result.device.spp * 1e3,
+                  result.device.download * 1e3);
     std::printf("output: %s\n", options.output.c_str());
     if (!options.alphaOutput.empty()) std::printf("alpha:  %s\n", options.alphaOutput.c_str());
     if (!options.rhoOutput.empty()) std::printf("rho:    %s\n", options.rhoOutput.c_str());

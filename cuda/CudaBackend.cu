@@ -252,6 +252,77 @@ class CudaBackend final : public ComputeBackend {
     synchronize();
   }
 
+  double spatialPreprocess(const SppStrip& strip, const SppOutput& output) override {
+    select();
+    const int bands = strip.bands;
+    const int64_t blockPixels = strip.blockRows * strip.width;
+    const int64_t pixels = strip.rows * strip.width;
+    const int outputSize = strip.outputType == GDT_Float64 ? 8 : 4;
+    grow(sppUnit_, static_cast<size_t>(blockPixels) * bands);
+    grow(sppValid_, blockPixels);
+    grow(sppCube_, static_cast<size_t>(pixels) * bands * outputSize);
+    grow(sppAlpha_, 2 * static_cast<size_t>(pixels));
+    grow(sppCentroid_, bands);
+    check(cudaMemcpyAsync(sppCentroid_.get(), strip.centroid, bands * sizeof(double),
+                          cudaMemcpyHostToDevice, *compute_),
+          "upload");
+    withSampleType(strip.type, [&](auto sample) {
+      using T = decltype(sample);
+      const size_t bytes = static_cast<size_t>(blockPixels) * bands * sizeof(T);
+      grow(sppRaw_, bytes);
+      grow(sppNodata_, bands * sizeof(T));
+      grow(sppHasNodata_, bands);
+      const ValidPixel<T> isValid(strip.nodata, bands);  // the CPU's rule, uploaded
+      check(cudaMemcpyAsync(sppNodata_.get(), isValid.nodataValues().data(), bands * sizeof(T),
+                            cudaMemcpyHostToDevice, *compute_),
+            "upload");
+      check(cudaMemcpyAsync(sppHasNodata_.get(), isValid.hasNodata().data(), bands,
+                            cudaMemcpyHostToDevice, *compute_),
+            "upload");
+      timed(times_.upload, *compute_, [&] {
+        check(cudaMemcpyAsync(sppRaw_.get(), strip.data, bytes, cudaMemcpyHostToDevice, *compute_),
+              "upload");
+      });
+      times_.uploadBytes += static_cast<int64_t>(bytes);
+      const T* raw = reinterpret_cast<const T*>(sppRaw_.get());
+      float* alpha = sppAlpha_.get();
+      float* rho = alpha + pixels;
+      timed(times_.spp, *compute_, [&] {
+        sppUnitSpectra(raw, blockPixels, bands, reinterpret_cast<const T*>(sppNodata_.get()),
+                       sppHasNodata_.get(), sppUnit_.get(), sppValid_.get(), *compute_);
+        sppAlpha(sppUnit_.get(), sppValid_.get(), strip.width, strip.height, strip.blockRow0,
+                 strip.row0, strip.rows, bands, strip.halo, strip.mirror, alpha, rho, *compute_);
+        const int64_t skip = (strip.row0 - strip.blockRow0) * strip.width;
+        if (strip.outputType == GDT_Float64)
+          sppDisplace(raw + skip * bands, sppValid_.get() + skip, rho, pixels, bands,
+                      sppCentroid_.get(), strip.outputNodata,
+                      reinterpret_cast<double*>(sppCube_.get()), *compute_);
+        else
+          sppDisplace(raw + skip * bands, sppValid_.get() + skip, rho, pixels, bands,
+                      sppCentroid_.get(), strip.outputNodata,
+                      reinterpret_cast<float*>(sppCube_.get()), *compute_);
+      });
+      const size_t cubeBytes = static_cast<size_t>(pixels) * bands * outputSize;
+      timed(times_.download, *compute_, [&] {
+        check(cudaMemcpyAsync(output.cube, sppCube_.get(), cubeBytes, cudaMemcpyDeviceToHost,
+                              *compute_),
+              "download");
+        check(cudaMemcpyAsync(output.alpha, alpha, pixels * sizeof(float), cudaMemcpyDeviceToHost,
+                              *compute_),
+              "download");
+        check(cudaMemcpyAsync(output.rho, rho, pixels * sizeof(float), cudaMemcpyDeviceToHost,
+                              *compute_),
+              "download");
+      });
+      times_.downloadBytes += static_cast<int64_t>(cubeBytes + 2 * pixels * sizeof(float));
+    });
+    synchronize();
+    double sum = 0;  // in pixel order, over valid pixels (NaN marks the others)
+    for (int64_t i = 0; i < pixels; ++i)
+      if (!std::isnan(output.alpha[i])) sum += output.alpha[i];
+    return sum;
+  }
+
   DeviceTimes deviceTimes() const override { return times_; }
 
  private:
@@ -453,6 +524,15 @@ class CudaBackend final : public ComputeBackend {
     spans_.clear();
   }
 
+  // Reallocates `array` when it holds fewer than `count` elements.
+  template <class T>
+  void grow(DeviceArray<T>& array, size_t count) {
+    if (array.size() < count) {
+      array = DeviceArray<T>();  // free first: the new one may need the room
+      array = DeviceArray<T>(count);
+    }
+  }
+
   template <class T>
   void download(T* host, const T* device, size_t count) {
     check(cudaMemcpy(host, device, count * sizeof(T), cudaMemcpyDeviceToHost), "download");
@@ -486,6 +566,10 @@ class CudaBackend final : public ComputeBackend {
       weights_, scale_, nodataValue_;
   DeviceArray<unsigned char> bytes_, valid_, hasNodata_;
   DeviceArray<unsigned long long> count_, scratchCount_;
+  // Spatial preprocessing, grown to the largest strip.
+  DeviceArray<unsigned char> sppRaw_, sppNodata_, sppHasNodata_, sppValid_, sppCube_;
+  DeviceArray<float> sppUnit_, sppAlpha_;
+  DeviceArray<double> sppCentroid_;
   bool nodataKnown_ = false, alwaysValid_ = false;
   int64_t hostCounted_ = 0;
   std::vector<double> shiftHost_;

@@ -182,6 +182,133 @@ __global__ void encodeByteKernel(const float* __restrict__ values, int64_t pixel
   }
 }
 
+// Warp-wide sum and maximum (every lane gets the result).
+template <class V>
+__device__ V warpSum(V value) {
+  for (int step = 16; step > 0; step /= 2) value += __shfl_xor_sync(0xffffffffu, value, step);
+  return value;
+}
+__device__ double warpMax(double value) {
+  for (int step = 16; step > 0; step /= 2)
+    value = fmax(value, __shfl_xor_sync(0xffffffffu, value, step));
+  return value;
+}
+
+// One warp per pixel, lanes over bands.
+template <class T>
+__global__ void sppUnitKernel(const T* __restrict__ raw, int64_t pixels, int bands,
+                              const T* __restrict__ nodataValue,
+                              const unsigned char* __restrict__ hasNodata, float* __restrict__ unit,
+                              unsigned char* __restrict__ valid) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); p < pixels;
+       p += warps) {
+    const T* pixel = raw + p * bands;
+    bool bad = false, nonzero = false;
+    double norm2 = 0, largest = 0;
+    for (int b = lane; b < bands; b += 32) {
+      const T v = pixel[b];
+      if constexpr (std::is_floating_point_v<T>) bad |= !isfinite(v);
+      bad |= hasNodata[b] && v == nodataValue[b];
+      nonzero |= v != T(0);
+      const double x = static_cast<double>(v);
+      norm2 += x * x;
+      largest = fmax(largest, fabs(x));
+    }
+    const bool ok = !__any_sync(0xffffffffu, bad) && __any_sync(0xffffffffu, nonzero);
+    norm2 = warpSum(norm2);
+    double scale = 1.0 / sqrt(norm2);
+    if (ok && !isfinite(norm2)) {  // squares overflow: scale by the largest sample first
+      largest = warpMax(largest);
+      double scaled = 0;
+      for (int b = lane; b < bands; b += 32) {
+        const double x = static_cast<double>(pixel[b]) / largest;
+        scaled += x * x;
+      }
+      scale = 1.0 / (sqrt(warpSum(scaled)) * largest);
+    }
+    for (int b = lane; b < bands; b += 32)
+      unit[p * bands + b] = ok ? static_cast<float>(static_cast<double>(pixel[b]) * scale) : 0.0f;
+    if (lane == 0) valid[p] = ok;
+  }
+}
+
+__device__ int64_t sppNeighbour(int64_t i, int delta, int64_t size, bool mirror) {
+  int64_t j = i + delta;
+  if (j >= 0 && j < size) return j;
+  if (!mirror) return -1;
+  j = j < 0 ? -j : 2 * (size - 1) - j;  // the edge itself not repeated
+  return j >= 0 && j < size ? j : -1;
+}
+
+// One warp per output pixel; per neighbour, lanes sum |u - v|^2 over bands.
+__global__ void sppAlphaKernel(const float* __restrict__ unit,
+                               const unsigned char* __restrict__ valid, int64_t width,
+                               int64_t height, int64_t blockRow0, int64_t row0, int64_t rows,
+                               int bands, int halo, bool mirror, float* __restrict__ alpha,
+                               float* __restrict__ rho) {
+  const int lane = threadIdx.x & 31;
+  const int64_t pixels = rows * width;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); i < pixels;
+       i += warps) {
+    const int64_t row = row0 + i / width, col = i % width;
+    const int64_t p = (row - blockRow0) * width + col;
+    if (!valid[p]) {
+      if (lane == 0) alpha[i] = rho[i] = __int_as_float(0x7fc00000);  // NaN: nodata
+      continue;
+    }
+    const float* u = unit + p * bands;
+    double weights = 0, weighted = 0;
+    for (int dr = -halo; dr <= halo; ++dr) {
+      const int64_t r = sppNeighbour(row, dr, height, mirror);
+      if (r < 0) continue;
+      for (int dc = -halo; dc <= halo; ++dc) {
+        if (dr == 0 && dc == 0) continue;
+        const int64_t c = sppNeighbour(col, dc, width, mirror);
+        if (c < 0) continue;
+        const int64_t q = (r - blockRow0) * width + c;
+        if (!valid[q]) continue;
+        const float* v = unit + q * bands;
+        float sum = 0;
+        for (int b = lane; b < bands; b += 32) {
+          const float d = u[b] - v[b];
+          sum += d * d;
+        }
+        const float chord = sqrtf(warpSum(sum));
+        const double beta = 1.0 / (dr * dr + dc * dc);
+        weights += beta;
+        weighted += beta * 2.0f * asinf(fminf(1.0f, chord * 0.5f));
+      }
+    }
+    if (lane == 0) {
+      const double a = weights > 0 ? weighted / weights : 0.0;
+      alpha[i] = static_cast<float>(a);
+      rho[i] = static_cast<float>((1 + sqrt(a)) * (1 + sqrt(a)));
+    }
+  }
+}
+
+template <class T, class C>
+__global__ void sppDisplaceKernel(const T* __restrict__ raw,
+                                  const unsigned char* __restrict__ valid,
+                                  const float* __restrict__ rho, int64_t pixels, int bands,
+                                  const double* __restrict__ centroid, C nodata,
+                                  C* __restrict__ out) {
+  const int64_t count = pixels * bands;
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < count;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t p = e / bands;
+    const int b = static_cast<int>(e - p * bands);
+    // rho is float on output; the displacement uses the same rounding as the CPU's float64
+    // shrink only up to float precision (well inside the 1e-5 tolerance).
+    out[e] = valid[p] ? static_cast<C>((static_cast<double>(raw[e]) - centroid[b]) /
+                                           static_cast<double>(rho[p]) +
+                                       centroid[b])
+                      : nodata;
+  }
+}
 }  // namespace
 
 int reductionBlocks(int64_t pixels) {
@@ -249,14 +376,48 @@ void encodeByte(const float* values, int64_t pixels, int components, const unsig
   checkLaunch("Byte encoding kernel");
 }
 
+template <class T>
+void sppUnitSpectra(const T* raw, int64_t pixels, int bands, const T* nodataValue,
+                    const unsigned char* hasNodata, float* unit, unsigned char* valid,
+                    cudaStream_t stream) {
+  if (pixels <= 0) return;
+  sppUnitKernel<T><<<gridFor(pixels, kWarps), kThreads, 0, stream>>>(
+      raw, pixels, bands, nodataValue, hasNodata, unit, valid);
+  checkLaunch("SPP unit-spectra kernel");
+}
+
+void sppAlpha(const float* unit, const unsigned char* valid, int64_t width, int64_t height,
+              int64_t blockRow0, int64_t row0, int64_t rows, int bands, int halo, bool mirror,
+              float* alpha, float* rho, cudaStream_t stream) {
+  if (rows * width <= 0) return;
+  sppAlphaKernel<<<gridFor(rows * width, kWarps), kThreads, 0, stream>>>(
+      unit, valid, width, height, blockRow0, row0, rows, bands, halo, mirror, alpha, rho);
+  checkLaunch("SPP alpha kernel");
+}
+
+template <class T, class C>
+void sppDisplace(const T* raw, const unsigned char* valid, const float* rho, int64_t pixels,
+                 int bands, const double* centroid, double nodata, C* out, cudaStream_t stream) {
+  if (pixels <= 0) return;
+  sppDisplaceKernel<T, C><<<gridFor(pixels * bands, kThreads * 8), kThreads, 0, stream>>>(
+      raw, valid, rho, pixels, bands, centroid, static_cast<C>(nodata), out);
+  checkLaunch("SPP displacement kernel");
+}
+
 // The sample types GDAL hands us, each to float64 (statistics) and float32/float64 (projection).
-#define HYPERSTREAM_SAMPLE_TYPE(T)                                                             \
-  template void markValid<T>(const T*, int64_t, int, const T*, const unsigned char*,           \
-                             unsigned char*, unsigned long long*, cudaStream_t);               \
-  template void centre<T, double>(const T*, int64_t, int, const unsigned char*, const double*, \
-                                  double*, double*, cudaStream_t);                             \
-  template void centre<T, float>(const T*, int64_t, int, const unsigned char*, const double*,  \
-                                 float*, double*, cudaStream_t);
+#define HYPERSTREAM_SAMPLE_TYPE(T)                                                                 \
+  template void markValid<T>(const T*, int64_t, int, const T*, const unsigned char*,               \
+                             unsigned char*, unsigned long long*, cudaStream_t);                   \
+  template void centre<T, double>(const T*, int64_t, int, const unsigned char*, const double*,     \
+                                  double*, double*, cudaStream_t);                                 \
+  template void centre<T, float>(const T*, int64_t, int, const unsigned char*, const double*,      \
+                                 float*, double*, cudaStream_t);                                   \
+  template void sppUnitSpectra<T>(const T*, int64_t, int, const T*, const unsigned char*, float*,  \
+                                  unsigned char*, cudaStream_t);                                   \
+  template void sppDisplace<T, float>(const T*, const unsigned char*, const float*, int64_t, int,  \
+                                      const double*, double, float*, cudaStream_t);                \
+  template void sppDisplace<T, double>(const T*, const unsigned char*, const float*, int64_t, int, \
+                                       const double*, double, double*, cudaStream_t);
 HYPERSTREAM_SAMPLE_TYPE(uint8_t)
 HYPERSTREAM_SAMPLE_TYPE(uint16_t)
 HYPERSTREAM_SAMPLE_TYPE(int16_t)

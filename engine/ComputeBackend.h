@@ -42,7 +42,7 @@ struct CubeLayout {
 
 // Seconds and bytes of the work a device backend did, measured on the device (zero on the CPU).
 struct DeviceTimes {
-  double upload = 0, moments = 0, range = 0, projection = 0, download = 0;
+  double upload = 0, moments = 0, range = 0, projection = 0, download = 0, spp = 0;
   int64_t uploadBytes = 0, downloadBytes = 0;
 };
 

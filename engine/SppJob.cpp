@@ -210,6 +210,7 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   input.reset();
   if (feedback.isCanceled()) throw Canceled();
   result.meanAlpha = alphaSum / static_cast<double>(count);
+  result.device = backend.deviceTimes();
   output->commit();
   if (alphaRaster) alphaRaster->commit();
   if (rhoRaster) rhoRaster->commit();

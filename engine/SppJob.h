@@ -10,6 +10,7 @@
 //
 // A pixel is valid when every band is finite, not nodata, and its spectrum's norm is positive.
 
+#include "ComputeBackend.h"
 #include "Feedback.h"
 #include "PcaJob.h"  // OutputType, kDefaultRamBytes
 
@@ -48,6 +49,7 @@ struct SppResult {
   int64_t stripRows = 0;
   double meanAlpha = 0;  // over valid pixels
   std::string backend;
+  DeviceTimes device;  // on a GPU, its own timings
   double seconds = 0;
 };
 

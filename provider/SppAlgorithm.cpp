@@ -30,7 +30,7 @@ QString SppAlgorithm::shortHelpString() const {
       "alpha = the neighbours' spectral angles weighted by 1/distance², rho = (1 + sqrt(alpha))², "
       "y' = (y - c) / rho + c with c the mean spectrum. Pixels with nodata, a non-finite value or "
       "an all-zero spectrum are left out and written as nodata. Streamed in strips with their "
-      "halo rows, on all CPU cores; a failed or canceled run leaves no output behind.");
+      "halo rows, on a GPU or all CPU cores; a failed or canceled run leaves no output behind.");
 }
 
 void SppAlgorithm::initAlgorithm(const QVariantMap&) {
@@ -58,8 +58,9 @@ void SppAlgorithm::initAlgorithm(const QVariantMap&) {
       new QgsProcessingParameterEnum(QStringLiteral("DEVICE"), QObject::tr("Compute device"),
                                      {QObject::tr("Auto"), QObject::tr("CPU"), QObject::tr("GPU")},
                                      false, 0),
-      QObject::tr("SPP runs on all CPU cores in this version; GPU is an error until its kernel "
-                  "exists."),
+      QObject::tr("Auto uses the first GPU when one can be used (CUDA backend) and the CPU's "
+                  "cores otherwise; GPU fails when no GPU can be used. A GPU error during an "
+                  "Auto run makes it start again on the CPU."),
       true));
   addParameter(withHelp(
       new QgsProcessingParameterNumber(QStringLiteral("RAM_MB"), QObject::tr("RAM budget (MiB)"),

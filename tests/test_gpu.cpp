@@ -5,6 +5,7 @@
 #include "Error.h"
 #include "GpuRuntime.h"
 #include "PcaJob.h"
+#include "SppJob.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
 
@@ -297,6 +298,67 @@ class GpuTests : public QObject {
     QCOMPARE(testing::filesIn(dir).size(), 3);  // in, cpu, auto
     options.device = "gpu:99";
     QVERIFY(deviceError(options).contains("no GPU 99"));
+  }
+
+  // SPP: GPU against CPU (whose own tests hold it to the float64 reference): alpha within 1e-6
+  // absolute, displaced spectra within 1e-5 relative, same nodata; both borders, strips.
+  void spatialPreprocessing_data() {
+    QTest::addColumn<int>("window");
+    QTest::addColumn<bool>("mirror");
+    QTest::addColumn<int>("stripRows");
+    QTest::addColumn<int>("type");
+    QTest::newRow("window 3, truncate, int16") << 3 << false << 0 << int(GDT_Int16);
+    QTest::newRow("window 11, mirror, uint16, strips of 7") << 11 << true << 7 << int(GDT_UInt16);
+    QTest::newRow("window 15, truncate, float32, strips of 1")
+        << 15 << false << 1 << int(GDT_Float32);
+  }
+  void spatialPreprocessing() {
+    QFETCH(int, window);
+    QFETCH(bool, mirror);
+    QFETCH(int, stripRows);
+    QFETCH(int, type);
+    testing::Cube cube = testing::correlatedCube(41, 37, 23, 5 + window, 3000.0, 400.0);
+    testing::roundValues(cube);
+    cube.nodata.assign(23, type == GDT_UInt16 ? 65535 : -9999);
+    for (int b = 0; b < 23; ++b) cube.values[50 * 23 + b] = cube.nodata[b];  // nodata pixel
+    for (int b = 0; b < 23; ++b) cube.values[90 * 23 + b] = 0;               // zero spectrum
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDALDataType(type));
+    SppOptions options;
+    options.input = (dir + "/in.tif").toStdString();
+    options.window = window;
+    options.border = mirror ? SppBorder::Mirror : SppBorder::Truncate;
+    options.stripRows = stripRows;
+    SppResult results[2];
+    for (int gpu = 0; gpu < 2; ++gpu) {
+      options.device = gpu ? "gpu" : "cpu";
+      options.output = (dir + (gpu ? "/gpu.tif" : "/cpu.tif")).toStdString();
+      options.alphaOutput = (dir + (gpu ? "/gpu-alpha.tif" : "/cpu-alpha.tif")).toStdString();
+      TestFeedback feedback;
+      results[gpu] = runSpp(options, feedback);
+    }
+    QVERIFY(QString::fromStdString(results[1].backend).startsWith("gpu"));
+    QCOMPARE(results[1].validPixels, results[0].validPixels);
+    const testing::Cube cpuAlpha = testing::readCube((dir + "/cpu-alpha.tif").toStdString());
+    const testing::Cube gpuAlpha = testing::readCube((dir + "/gpu-alpha.tif").toStdString());
+    const testing::Cube cpuOut = testing::readCube((dir + "/cpu.tif").toStdString());
+    const testing::Cube gpuOut = testing::readCube((dir + "/gpu.tif").toStdString());
+    double worstAlpha = 0, worstOut = 0;
+    for (int64_t p = 0; p < cube.pixels(); ++p) {
+      QCOMPARE(std::isnan(gpuAlpha.values[p]), std::isnan(cpuAlpha.values[p]));
+      if (std::isnan(cpuAlpha.values[p])) {
+        QCOMPARE(gpuOut.values[p * 23], cpuOut.values[p * 23]);  // nodata
+        continue;
+      }
+      worstAlpha = std::max(worstAlpha, std::abs(gpuAlpha.values[p] - cpuAlpha.values[p]));
+      for (int b = 0; b < 23; ++b) {
+        const double a = cpuOut.values[p * 23 + b], g = gpuOut.values[p * 23 + b];
+        worstOut = std::max(worstOut, std::abs(g - a) / std::abs(a));
+      }
+    }
+    QVERIFY2(worstAlpha <= 1e-6, qPrintable(QString("alpha differs by %1").arg(worstAlpha)));
+    QVERIFY2(worstOut <= 1e-5, qPrintable(QString("output differs by %1").arg(worstOut)));
+    qInfo("SPP GPU vs CPU: alpha within %.1e, output within %.1e relative", worstAlpha, worstOut);
   }
 
   void jasperRidge() {
