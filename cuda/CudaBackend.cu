@@ -291,7 +291,8 @@ class CudaBackend final : public ComputeBackend {
         sppUnitSpectra(raw, blockPixels, bands, reinterpret_cast<const T*>(sppNodata_.get()),
                        sppHasNodata_.get(), sppUnit_.get(), sppValid_.get(), *compute_);
         sppAlpha(sppUnit_.get(), sppValid_.get(), strip.width, strip.height, strip.blockRow0,
-                 strip.row0, strip.rows, bands, strip.halo, strip.mirror, alpha, rho, *compute_);
+                 strip.blockRows, strip.row0, strip.rows, bands, strip.halo, strip.mirror, alpha,
+                 rho, *compute_);
         const int64_t skip = (strip.row0 - strip.blockRow0) * strip.width;
         if (strip.outputType == GDT_Float64)
           sppDisplace(raw + skip * bands, sppValid_.get() + skip, rho, pixels, bands,

@@ -311,13 +311,16 @@ class GpuTests : public QObject {
     QTest::newRow("window 11, mirror, uint16, strips of 7") << 11 << true << 7 << int(GDT_UInt16);
     QTest::newRow("window 15, truncate, float32, strips of 1")
         << 15 << false << 1 << int(GDT_Float32);
+    QTest::newRow("window 15, mirror, uint16, strips of 20") << 15 << true << 20 << int(GDT_UInt16);
+    QTest::newRow("window 5, mirror, float64") << 5 << true << 0 << int(GDT_Float64);
   }
   void spatialPreprocessing() {
     QFETCH(int, window);
     QFETCH(bool, mirror);
     QFETCH(int, stripRows);
     QFETCH(int, type);
-    testing::Cube cube = testing::correlatedCube(41, 37, 23, 5 + window, 3000.0, 400.0);
+    // 75 columns: GPU tiles of 32 columns, the last one partial; 23 bands: a partial band chunk.
+    testing::Cube cube = testing::correlatedCube(41, 75, 23, 5 + window, 3000.0, 400.0);
     testing::roundValues(cube);
     cube.nodata.assign(23, type == GDT_UInt16 ? 65535 : -9999);
     for (int b = 0; b < 23; ++b) cube.values[50 * 23 + b] = cube.nodata[b];  // nodata pixel
