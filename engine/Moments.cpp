@@ -37,6 +37,30 @@ void Moments::merge(const Moments& other) {
   count += other.count;
 }
 
+size_t Moments::packedSize(int bands) {
+  return 1 + static_cast<size_t>(bands) * (bands + 3);
+}
+
+std::vector<double> Moments::packed() const {
+  std::vector<double> values;
+  values.reserve(packedSize(bands));
+  values.push_back(static_cast<double>(count));  // exact below 2^53 pixels
+  for (const std::vector<double>* part : {&mean, &minimum, &maximum, &comoment})
+    values.insert(values.end(), part->begin(), part->end());
+  return values;
+}
+
+Moments Moments::unpacked(const double* values, int bands) {
+  Moments moments(bands);
+  moments.count = static_cast<int64_t>(*values++);
+  for (std::vector<double>* part :
+       {&moments.mean, &moments.minimum, &moments.maximum, &moments.comoment}) {
+    std::copy(values, values + part->size(), part->begin());
+    values += part->size();
+  }
+  return moments;
+}
+
 std::vector<double> Moments::covariance() const {
   std::vector<double> result(comoment);
   const double divisor = count > 1 ? static_cast<double>(count - 1) : 1.0;

@@ -1,6 +1,7 @@
 #pragma once
 // Streaming statistics of a set of pixels: count, mean, centred co-moment matrix, band ranges.
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -22,6 +23,11 @@ struct Moments {
   void merge(const Moments& other);
   // Sample covariance, comoment / (count - 1).
   std::vector<double> covariance() const;
+
+  // As one array of packedSize(bands) doubles (to send to another process), and back.
+  static size_t packedSize(int bands);
+  std::vector<double> packed() const;
+  static Moments unpacked(const double* values, int bands);
 };
 
 }  // namespace hyperstream

@@ -4,6 +4,7 @@
 #include "Error.h"
 #include "GpuRuntime.h"
 #include "HtmlReport.h"
+#include "JobGroup.h"
 #include "PendingRaster.h"
 #include "Pipeline.h"
 #include "Report.h"
@@ -66,19 +67,48 @@ void checkOptions(const PcaOptions& options) {
   parseDevice(options.device);
 }
 
-// `rows` capped so that a strip stays below kMaxStripBytes and the image height, rounded down to
-// a multiple of the file's block height when that is possible.
-int64_t rowsFitting(int64_t rows, int64_t inputRowBytes, const RasterInfo& info) {
-  rows = std::min({rows, kMaxStripBytes / std::max<int64_t>(1, inputRowBytes), info.height});
-  if (rows < info.height && rows >= info.blockHeight && info.blockHeight > 1)
+// `rows` capped so that a strip stays below kMaxStripBytes and the rows to do, rounded down to a
+// multiple of the file's block height when that is possible.
+int64_t rowsFitting(int64_t rows, int64_t inputRowBytes, const RasterInfo& info, int64_t rowsToDo) {
+  rows = std::min({rows, kMaxStripBytes / std::max<int64_t>(1, inputRowBytes), rowsToDo});
+  if (rows < rowsToDo && rows >= info.blockHeight && info.blockHeight > 1)
     rows -= rows % info.blockHeight;
   return rows;
+}
+
+// Creation options for an output that several processes write at once, each its own rows: only
+// raw layouts whose blocks never straddle two processes' rows (GeoTIFF strips of one row,
+// uncompressed and untiled; ENVI).
+std::vector<std::string> sharedWritingOptions(GDALDriver* driver,
+                                              std::vector<std::string> creationOptions) {
+  const std::string format = driver->GetDescription();
+  if (format == "ENVI") return creationOptions;
+  if (format != "GTiff")
+    throw Error("OUTPUT",
+                "under MPI every rank writes its rows into one file, which needs a "
+                "GeoTIFF or ENVI output, not " +
+                    format);
+  for (const std::string& option : creationOptions) {
+    const QString text = QString::fromStdString(option).toUpper();
+    const bool raw = text.startsWith("COMPRESS=")     ? text == "COMPRESS=NONE"
+                     : text.startsWith("TILED=")      ? text == "TILED=NO" || text == "TILED=FALSE"
+                     : text.startsWith("BLOCKYSIZE=") ? text == "BLOCKYSIZE=1"
+                                                      : true;
+    if (!raw)
+      throw Error("CREATION_OPTIONS",
+                  "'" + option +
+                      "' cannot be used under MPI: every rank writes its own rows "
+                      "into one file, which needs an uncompressed GeoTIFF in strips of one row");
+  }
+  creationOptions.push_back("BLOCKYSIZE=1");
+  return creationOptions;
 }
 
 }  // namespace
 
 // The whole job, on the CPU or on the device the options ask for.
-static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& feedback) {
+static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& feedback,
+                          JobGroup& group) {
   QElapsedTimer total;
   total.start();
   PcaResult result;
@@ -111,6 +141,12 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   nodata.reserve(bands.size());
   for (int b : bands) nodata.push_back(info.nodata[b - 1]);
   result.totalPixels = info.width * info.height;
+  // This process's rows (all of them unless it is one of several MPI ranks).
+  const RowShare share = rowShare(group.rank(), group.size(), info.height);
+  if (share.count < 1)
+    throw Error("MPI", std::to_string(group.size()) + " processes for an image of " +
+                           std::to_string(info.height) + " rows: use at most one per row");
+  const bool rankZero = group.rank() == 0, shared = group.size() > 1;
   // Chosen once the inputs are known to be good: starting a GPU takes a moment.
   QElapsedTimer setup;
   setup.start();
@@ -131,28 +167,28 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   const int64_t mappedPerReader = std::min<int64_t>(128ll << 20, options.ramBytes / 8 / readers);
   const int64_t budget =
       options.ramBytes - reserveBytes(options.ramBytes) - readers * mappedPerReader;
-  const int64_t cubeBytes = inputRowBytes * info.height;
+  const int64_t cubeBytes = inputRowBytes * share.count;
   // Pass 2 writes at most one component per band.
   const int64_t outputRowBytes = info.width * bandCount * outputSize;
   const int64_t streamingRowBytes =
       kInputBuffers * inputRowBytes + kOutputBuffers * outputRowBytes + maskRowBytes;
   const int64_t residentRowBytes = kOutputBuffers * outputRowBytes + maskRowBytes;
-  int64_t stripRows = rowsFitting(budget / streamingRowBytes, inputRowBytes, info);
+  int64_t stripRows = rowsFitting(budget / streamingRowBytes, inputRowBytes, info, share.count);
   if (stripRows < 1)
     throw Error("RAM_MB", "the RAM budget is too small for one strip of image rows (" +
                               std::to_string((streamingRowBytes >> 20) + 1) + " MiB needed)");
   // The cube stays in memory when it fits beside the output buffers of a strip of that height.
   const bool fitsInRam = cubeBytes + stripRows * residentRowBytes <= budget;
-  if (options.stripRows > 0) stripRows = std::min(options.stripRows, info.height);
+  if (options.stripRows > 0) stripRows = std::min(options.stripRows, share.count);
   // Strips hold whole groups of rows (see StripView::groupPixels).
   const int64_t rowsPerGroup = groupRows(info.width);
-  if (stripRows < info.height)
+  if (stripRows < share.count)
     stripRows = std::max(rowsPerGroup, stripRows - stripRows % rowsPerGroup);
   result.stripRows = stripRows;
   // A GPU backend keeps the cube in its own memory when it fits there; else the host keeps it
   // when it fits the RAM budget.
   CubeLayout layout;
-  layout.pixels = result.totalPixels;
+  layout.pixels = share.count * info.width;
   layout.bands = bandCount;
   layout.type = info.type;
   layout.maxStripPixels = stripRows * info.width;
@@ -162,7 +198,7 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   result.deviceResident = backend.prepare(layout);
   result.seconds.setup = selection + setup.nsecsElapsed() * 1e-9;
   result.resident = fitsInRam && !result.deviceResident;
-  const std::vector<StripRange> strips = planStrips(info.height, stripRows);
+  const std::vector<StripRange> strips = planStrips(share.count, stripRows, share.first);
   feedback.info(QString("%1: %2 x %3 pixels, %4 of %5 bands, %6; %7 strip(s) of %8 rows%9")
                     .arg(QString::fromStdString(options.input))
                     .arg(info.width)
@@ -180,7 +216,7 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   if (result.resident) cube = backend.allocateHost(static_cast<size_t>(cubeBytes));
   const HostAllocator allocate = [&](size_t bytes) { return backend.allocateHost(bytes); };
   auto residentStrip = [&](const StripRange& range) {
-    return cube.get() + range.row0 * inputRowBytes;
+    return cube.get() + (range.row0 - share.first) * inputRowBytes;
   };
   auto stripView = [&](const StripRange& range, const void* data) {
     StripView view;
@@ -190,7 +226,7 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
     view.bands = bandCount;
     view.nodata = nodata.data();
     view.groupPixels = rowsPerGroup * info.width;
-    view.firstPixel = range.row0 * info.width;
+    view.firstPixel = (range.row0 - share.first) * info.width;
     return view;
   };
   // Read by the reader thread only, in parallel parts; the CPU backend's compute never runs at
@@ -223,7 +259,7 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
     pipeline.run(strips, stages, feedback, 0.0, pass1End);
     result.seconds.read += pipeline.readSeconds();
     timer.start();
-    moments = backend.takeMoments(bandCount);
+    moments = group.mergeMoments(backend.takeMoments(bandCount));
     result.seconds.moments += timer.nsecsElapsed() * 1e-9;
   }
 
@@ -297,6 +333,11 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
     };
     pipeline.run(strips, stages, feedback, pass1End, 60.0);
     result.seconds.read += pipeline.readSeconds();
+    if (range.minimum.empty()) {  // no strip had a valid pixel
+      range.minimum.assign(components, std::numeric_limits<double>::infinity());
+      range.maximum.assign(components, -std::numeric_limits<double>::infinity());
+    }
+    range = group.mergeRanges(range);
     result.byteMinimum = range.minimum;
     result.byteMaximum = range.maximum;
     const double span = 255.0 - encoding.byteLow;
@@ -307,11 +348,18 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
     }
   }
 
-  // Pass 2: project and write.
-  PendingRaster output(options.output, driver, info.width, info.height, components, encoding.type,
-                       options.creationOptions);
-  {
-    GDALDataset& dataset = output.dataset();
+  // Pass 2: project and write. Rank 0 creates the output; under MPI every rank then opens it and
+  // writes its own rows.
+  std::unique_ptr<PendingRaster> output;
+  DatasetPtr sharedOutput;
+  if (rankZero) {
+    const std::string temporary = PendingRaster::temporaryPathFor(options.output);
+    if (shared) group.setPendingFiles({temporary});
+    output = std::make_unique<PendingRaster>(
+        options.output, driver, info.width, info.height, components, encoding.type,
+        shared ? sharedWritingOptions(driver, options.creationOptions) : options.creationOptions,
+        temporary);
+    GDALDataset& dataset = output->dataset();
     if (info.hasGeoTransform)
       dataset.SetGeoTransform(const_cast<double*>(info.geoTransform.data()));
     if (!info.crsWkt.empty()) dataset.SetProjection(info.crsWkt.c_str());
@@ -325,6 +373,17 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
                                .constData());
       if (result.hasOutputNodata) band->SetNoDataValue(encoding.nodata);
     }
+    if (shared) {
+      output->reopen();
+      group.setPendingFiles(output->files());
+    }
+  }
+  if (shared) {
+    const std::string path = group.shareText(rankZero ? output->temporaryPath() : std::string());
+    if (!rankZero) sharedOutput = openForUpdate(path, "OUTPUT");
+  }
+  {
+    GDALDataset& dataset = rankZero ? output->dataset() : *sharedOutput;
     const int64_t outputBytes = stripRows * info.width * components * outputSize;
     QElapsedTimer timer;
     StripPipeline pipeline(laterInputBuffers, inputBytes, kOutputBuffers,
@@ -346,26 +405,55 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   cube.reset();
   input.reset();
   if (feedback.isCanceled()) throw Canceled();
+  if (sharedOutput) {
+    QuietGdalErrors quiet;
+    CPLErrorReset();
+    sharedOutput.reset();  // flushes this rank's rows
+    if (CPLGetLastErrorType() >= CE_Failure)
+      throw Error("OUTPUT", std::string("cannot write rows: ") + CPLGetLastErrorMsg());
+  }
+  group.synchronize();  // every rank's rows are in the file
+  if (!rankZero) {
+    group.synchronize();  // rank 0 has moved it into place
+    result.seconds.total = total.nsecsElapsed() * 1e-9;
+    return result;
+  }
   result.seconds.device = backend.deviceTimes();
   result.seconds.total = total.nsecsElapsed() * 1e-9;
   if (!options.statsJson.empty()) writeStatsJson(result, options, options.statsJson);
   if (!options.tableCsv.empty()) writeTableCsv(result, options.tableCsv);
   if (!options.htmlReport.empty()) writeHtmlReport(result, options, options.htmlReport);
-  output.commit();
+  output->commit();
+  group.setPendingFiles({});
+  group.synchronize();
   result.seconds.total = total.nsecsElapsed() * 1e-9;
   return result;
 }
 
 PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
+  JobGroup alone;
+  return runPca(options, feedback, alone);
+}
+
+PcaResult runPca(const PcaOptions& options, Feedback& feedback, JobGroup& group) {
   checkOptions(options);
+  if (group.size() > 1) {
+    // No rerun on the CPU: every rank would have to start again.
+    try {
+      return runPcaOn(options, options.device == "cpu", feedback, group);
+    } catch (const DeviceError& e) {
+      throw Error("DEVICE", std::string("the GPU failed: ") + e.what() +
+                                "; under MPI the job is not rerun on the CPU (--device cpu does)");
+    }
+  }
   try {
-    return runPcaOn(options, options.device == "cpu", feedback);
+    return runPcaOn(options, options.device == "cpu", feedback, group);
   } catch (const DeviceError& e) {
     // Nothing was written: the output is only renamed into place at the very end.
     if (options.device != "auto") throw Error("DEVICE", std::string("the GPU failed: ") + e.what());
     feedback.warning(QString("The GPU failed (%1); running again on the CPU").arg(e.what()));
   }
-  return runPcaOn(options, true, feedback);
+  return runPcaOn(options, true, feedback, group);
 }
 
 }  // namespace hyperstream

@@ -13,6 +13,8 @@
 
 namespace hyperstream {
 
+class JobGroup;
+
 enum class OutputType { Float32, Float64, Byte };
 std::string outputTypeName(OutputType type);
 
@@ -67,5 +69,8 @@ struct PcaResult {
 // Runs the whole job. Throws Error (naming the parameter at fault) or Canceled; on any throw no
 // output file is left behind and an existing destination is untouched.
 PcaResult runPca(const PcaOptions& options, Feedback& feedback);
+// The same job shared by the processes of `group` (an MPI run), each doing its own rows; rank 0
+// writes the reports. Every process must call it with the same options.
+PcaResult runPca(const PcaOptions& options, Feedback& feedback, JobGroup& group);
 
 }  // namespace hyperstream

@@ -51,10 +51,7 @@ void checkOutputPath(const std::string& path, const std::vector<std::string>& ta
                 "the output folder '" + folder.filePath().toStdString() + "' is not writable");
 }
 
-PendingRaster::PendingRaster(const std::string& destination, GDALDriver* driver, int64_t width,
-                             int64_t height, int bands, GDALDataType type,
-                             const std::vector<std::string>& creationOptions)
-    : destination_(destination), driver_(driver) {
+std::string PendingRaster::temporaryPathFor(const std::string& destination) {
   const QFileInfo info(QString::fromStdString(destination));
   const QString suffix = info.suffix().isEmpty() ? QString() : "." + info.suffix();
   const QString name = QString(".%1.part-%2-%3%4")
@@ -62,8 +59,16 @@ PendingRaster::PendingRaster(const std::string& destination, GDALDriver* driver,
                            .arg(QCoreApplication::applicationPid())
                            .arg(QRandomGenerator::global()->generate(), 8, 16, QChar('0'))
                            .arg(suffix);
-  temporary_ = info.absoluteDir().filePath(name).toStdString();
+  return info.absoluteDir().filePath(name).toStdString();
+}
 
+PendingRaster::PendingRaster(const std::string& destination, GDALDriver* driver, int64_t width,
+                             int64_t height, int bands, GDALDataType type,
+                             const std::vector<std::string>& creationOptions,
+                             const std::string& temporaryPath)
+    : destination_(destination),
+      temporary_(temporaryPath.empty() ? temporaryPathFor(destination) : temporaryPath),
+      driver_(driver) {
   CPLStringList options;
   if (EQUAL(driver->GetDescription(), "GTiff")) options.SetNameValue("BIGTIFF", "IF_SAFER");
   for (const std::string& option : creationOptions) {
@@ -95,6 +100,28 @@ PendingRaster::~PendingRaster() {
   GDALDeleteDataset(GDALDriver::ToHandle(driver_), temporary_.c_str());
   for (const std::string& file : files) QFile::remove(QString::fromStdString(file));
   QFile::remove(QString::fromStdString(temporary_));
+}
+
+DatasetPtr openForUpdate(const std::string& path, const std::string& parameter) {
+  QuietGdalErrors quiet;
+  CPLErrorReset();
+  DatasetPtr dataset(GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_UPDATE));
+  if (!dataset)
+    throw Error(parameter, "cannot open '" + path + "' for writing: " + CPLGetLastErrorMsg());
+  return dataset;
+}
+
+std::vector<std::string> PendingRaster::files() {
+  return datasetFiles(*dataset_);
+}
+
+void PendingRaster::reopen() {
+  QuietGdalErrors quiet;
+  CPLErrorReset();
+  dataset_.reset();
+  if (CPLGetLastErrorType() >= CE_Failure)
+    throw Error("OUTPUT", "cannot create '" + destination_ + "': " + CPLGetLastErrorMsg());
+  dataset_ = openForUpdate(temporary_, "OUTPUT");
 }
 
 void PendingRaster::commit() {

@@ -11,14 +11,25 @@ namespace hyperstream {
 
 class PendingRaster {
  public:
+  // temporaryPath: from temporaryPathFor(destination) when empty.
   PendingRaster(const std::string& destination, GDALDriver* driver, int64_t width, int64_t height,
-                int bands, GDALDataType type, const std::vector<std::string>& creationOptions);
+                int bands, GDALDataType type, const std::vector<std::string>& creationOptions,
+                const std::string& temporaryPath = {});
   ~PendingRaster();  // deletes the temporary files unless committed
   PendingRaster(const PendingRaster&) = delete;
   PendingRaster& operator=(const PendingRaster&) = delete;
 
+  // A new name beside `destination`, hidden and unique.
+  static std::string temporaryPathFor(const std::string& destination);
+
   GDALDataset& dataset() { return *dataset_; }
   const std::string& temporaryPath() const { return temporary_; }
+  // For writers in other processes (an MPI run): closes the raster, so that GDAL writes its
+  // header and allocates every block of an uncompressed file, and opens it again for update.
+  // Other processes open temporaryPath() with openForUpdate() and write disjoint whole blocks.
+  void reopen();
+  // The temporary files (a format may have several, like ENVI's .hdr).
+  std::vector<std::string> files();
   // Flushes, closes and moves the raster over the destination.
   void commit();
 
@@ -29,6 +40,9 @@ class PendingRaster {
   DatasetPtr dataset_;
   bool committed_ = false;
 };
+
+// Opens a raster that another process created for update; throws Error(parameter).
+DatasetPtr openForUpdate(const std::string& path, const std::string& parameter);
 
 // Throws Error(parameter) unless `path` can be created: its folder exists and is writable, and it
 // is none of `taken` (the input's files, other outputs).

@@ -11,11 +11,11 @@
 
 namespace hyperstream {
 
-std::vector<StripRange> planStrips(int64_t height, int64_t rowsPerStrip) {
+std::vector<StripRange> planStrips(int64_t rows, int64_t rowsPerStrip, int64_t firstRow) {
   std::vector<StripRange> strips;
   rowsPerStrip = std::max<int64_t>(1, rowsPerStrip);
-  for (int64_t row = 0; row < height; row += rowsPerStrip)
-    strips.push_back({row, std::min(rowsPerStrip, height - row)});
+  for (int64_t row = 0; row < rows; row += rowsPerStrip)
+    strips.push_back({firstRow + row, std::min(rowsPerStrip, rows - row)});
   return strips;
 }
 

@@ -21,8 +21,8 @@ struct StripRange {
   int64_t rows = 0;
 };
 
-// Splits `height` rows into strips of at most `rowsPerStrip` rows.
-std::vector<StripRange> planStrips(int64_t height, int64_t rowsPerStrip);
+// Splits rows [firstRow, firstRow + rows) into strips of at most `rowsPerStrip` rows.
+std::vector<StripRange> planStrips(int64_t rows, int64_t rowsPerStrip, int64_t firstRow = 0);
 
 // A fixed set of equally sized buffers; take() blocks until one is free.
 class BufferPool {

@@ -1,0 +1,112 @@
+#include "MpiGroup.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstring>
+
+namespace hyperstream {
+
+namespace {
+
+// The pending output files, for the signal handler: fixed storage, published by the count.
+constexpr int kMaxPendingFiles = 4;
+constexpr size_t kMaxPathBytes = 4096;
+char pendingPaths[kMaxPendingFiles][kMaxPathBytes];
+std::atomic<int> pendingCount{0};
+
+extern "C" void removePendingAndExit(int signal) {
+  const int count = pendingCount.load();
+  for (int i = 0; i < count; ++i) unlink(pendingPaths[i]);  // async-signal-safe
+  _exit(128 + signal);
+}
+
+}  // namespace
+
+MpiGroup::MpiGroup(MPI_Comm communicator) : communicator_(communicator) {
+  MPI_Comm_rank(communicator_, &rank_);
+  MPI_Comm_size(communicator_, &size_);
+  MPI_Comm local;
+  MPI_Comm_split_type(communicator_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
+  MPI_Comm_rank(local, &localRank_);
+  MPI_Comm_free(&local);
+}
+
+void MpiGroup::agree(bool ok, const std::string& message) {
+  const int mine = ok ? 0 : 1;
+  std::vector<int> failed(size_);
+  MPI_Allgather(&mine, 1, MPI_INT, failed.data(), 1, MPI_INT, communicator_);
+  const auto first = std::find(failed.begin(), failed.end(), 1);
+  if (first == failed.end()) return;
+  const int failedRank = static_cast<int>(first - failed.begin());
+  int length = rank_ == failedRank ? static_cast<int>(message.size()) : 0;
+  MPI_Bcast(&length, 1, MPI_INT, failedRank, communicator_);
+  std::string text = rank_ == failedRank ? message : std::string(length, ' ');
+  MPI_Bcast(text.data(), length, MPI_CHAR, failedRank, communicator_);
+  throw GroupFailure(failedRank, static_cast<int>(std::count(failed.begin(), failed.end(), 1)),
+                     text);
+}
+
+void MpiGroup::fail(const std::string& message) {
+  agree(false, message);
+  throw GroupFailure(rank_, 1, message);  // not reached: agree throws when a rank failed
+}
+
+Moments MpiGroup::mergeMoments(const Moments& mine) {
+  agree(true, {});
+  // Every rank gathers all the moments and merges them in rank order: the same bits everywhere.
+  const std::vector<double> packed = mine.packed();
+  const int count = static_cast<int>(packed.size());
+  std::vector<double> all(packed.size() * size_);
+  MPI_Allgather(packed.data(), count, MPI_DOUBLE, all.data(), count, MPI_DOUBLE, communicator_);
+  Moments merged(mine.bands);
+  for (int r = 0; r < size_; ++r)
+    merged.merge(Moments::unpacked(all.data() + static_cast<size_t>(r) * count, mine.bands));
+  return merged;
+}
+
+ComponentRange MpiGroup::mergeRanges(const ComponentRange& mine) {
+  agree(true, {});
+  ComponentRange merged = mine;
+  const int count = static_cast<int>(mine.minimum.size());
+  MPI_Allreduce(mine.minimum.data(), merged.minimum.data(), count, MPI_DOUBLE, MPI_MIN,
+                communicator_);
+  MPI_Allreduce(mine.maximum.data(), merged.maximum.data(), count, MPI_DOUBLE, MPI_MAX,
+                communicator_);
+  return merged;
+}
+
+std::string MpiGroup::shareText(const std::string& rankZeros) {
+  agree(true, {});
+  int length = static_cast<int>(rankZeros.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, communicator_);
+  std::string text = rank_ == 0 ? rankZeros : std::string(length, ' ');
+  MPI_Bcast(text.data(), length, MPI_CHAR, 0, communicator_);
+  return text;
+}
+
+void MpiGroup::synchronize() {
+  agree(true, {});
+}
+
+void MpiGroup::setPendingFiles(const std::vector<std::string>& files) {
+  pendingCount.store(0);
+  int count = 0;
+  for (const std::string& file : files) {
+    if (count == kMaxPendingFiles || file.size() >= kMaxPathBytes) break;
+    std::memcpy(pendingPaths[count], file.c_str(), file.size() + 1);
+    ++count;
+  }
+  pendingCount.store(count);
+}
+
+void removePendingFilesOnTermination() {
+  struct sigaction action {};
+  action.sa_handler = removePendingAndExit;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+}  // namespace hyperstream

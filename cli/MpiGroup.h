@@ -1,0 +1,54 @@
+#pragma once
+// The ranks of an MPI run as the engine's JobGroup. Each merging call starts with a status
+// exchange: a rank whose job failed calls fail() instead of its next merging call, and every
+// rank then learns the failure (which rank, what) in that same exchange and stops with a
+// GroupFailure, so that nobody waits forever for a rank that will not come.
+
+#include "JobGroup.h"
+
+#include <mpi.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hyperstream {
+
+// A failure of the job on one or more ranks, the same on every rank.
+struct GroupFailure : std::runtime_error {
+  GroupFailure(int failedRank, int failedRanks, const std::string& message)
+      : std::runtime_error(message), rank(failedRank), ranks(failedRanks) {}
+  int rank;   // the lowest rank that failed; `what()` is its message
+  int ranks;  // how many failed
+};
+
+class MpiGroup : public JobGroup {
+ public:
+  explicit MpiGroup(MPI_Comm communicator);
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  // This rank's number among the ranks on its machine (to pick a GPU).
+  int localRank() const { return localRank_; }
+
+  Moments mergeMoments(const Moments& mine) override;
+  ComponentRange mergeRanges(const ComponentRange& mine) override;
+  std::string shareText(const std::string& rankZeros) override;
+  void synchronize() override;
+  // Kept where a SIGTERM handler finds them: when a rank dies, mpirun terminates the others, and
+  // rank 0 then removes the output it had started.
+  void setPendingFiles(const std::vector<std::string>& files) override;
+
+  // Instead of the next merging call, on a rank whose job failed: always throws GroupFailure.
+  [[noreturn]] void fail(const std::string& message);
+
+ private:
+  // The status exchange; throws GroupFailure when a rank failed.
+  void agree(bool ok, const std::string& message);
+  MPI_Comm communicator_;
+  int rank_ = 0, size_ = 1, localRank_ = 0;
+};
+
+// Removes the pending output files and exits on SIGTERM (what mpirun sends when it aborts a job).
+void removePendingFilesOnTermination();
+
+}  // namespace hyperstream

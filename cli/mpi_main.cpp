@@ -1,0 +1,140 @@
+// hyperstream-mpi: `hyperstream pca` shared by the ranks of an MPI run (Gs-PCA). Rank r reads and
+// writes only rows [r*H/N, (r+1)*H/N); the moments are merged once, in rank order; every rank
+// fits the same model and projects its rows into the one output file that rank 0 created.
+//   mpirun -np 4 hyperstream-mpi pca INPUT OUTPUT [options of hyperstream pca]
+
+#include "Arguments.h"
+#include "ConsoleFeedback.h"
+#include "Error.h"
+#include "GpuRuntime.h"
+#include "MpiGroup.h"
+#include "PcaJob.h"
+
+#include <QCoreApplication>
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <memory>
+
+using namespace hyperstream;
+
+namespace {
+
+const char* kProgram = "hyperstream-mpi";
+
+const char* kMpiHelp =
+    "Run under MPI (mpirun -np N hyperstream-mpi pca ...): each rank reads, computes and\n"
+    "writes only its share of the rows; rank 0 creates the output (an uncompressed GeoTIFF in\n"
+    "strips of one row, or ENVI) and writes the reports. --device auto or gpu gives each rank\n"
+    "the GPU of its local rank number (modulo the GPUs of its machine).\n\n";
+
+// auto/gpu: this rank's GPU by its number on the machine; explicit choices stay as they are.
+std::string deviceForRank(const std::string& device, int localRank) {
+  if (device != "auto" && device != "gpu") return device;
+  std::string whyNot;
+  GpuRuntime* runtime = gpuRuntime(&whyNot);
+  try {
+    const size_t count = runtime ? runtime->devices().size() : 0;
+    if (count > 0) return "gpu:" + std::to_string(localRank % static_cast<int>(count));
+  } catch (const DeviceError&) {
+    // No usable GPU: auto runs on the CPU; gpu reports it when the job selects its backend.
+  }
+  return device;
+}
+
+std::string describe(const Error& error) {
+  return "error" + (error.parameter().empty() ? "" : " [" + error.parameter() + "]") + ": " +
+         error.what();
+}
+
+int runRank(MpiGroup& group, const QStringList& arguments) {
+  std::string message;
+  int status = 1;
+  try {
+    if (arguments.value(1) != "pca")
+      usage("the command is 'pca' (mpirun -np N hyperstream-mpi pca INPUT OUTPUT [options])");
+    QStringList pcaArguments = arguments;
+    pcaArguments.removeAt(1);
+    PcaCommand command = parsePcaArguments(pcaArguments, kProgram, kMpiHelp);
+    command.options.device = deviceForRank(command.options.device, group.localRank());
+    // Progress and messages from rank 0 only.
+    std::unique_ptr<Feedback> feedback;
+    if (group.rank() == 0)
+      feedback = std::make_unique<ConsoleFeedback>(command.quiet);
+    else
+      feedback = std::make_unique<SilentFeedback>();
+    // After ConsoleFeedback's own handler: mpirun's SIGTERM must remove the output at once, as
+    // the other ranks cannot finish the job any more.
+    removePendingFilesOnTermination();
+    const PcaResult result = runPca(command.options, *feedback, group);
+    feedback.reset();  // clears the progress bar
+    if (group.rank() == 0 && !command.quiet) {
+      std::printf("%d ranks\n", group.size());
+      printPcaSummary(result, command.options);
+    }
+    return 0;
+  } catch (const GroupFailure& failure) {
+    // Another rank failed; rank 0 reports it below.
+    if (group.rank() == 0)
+      std::fprintf(stderr, "%s: rank %d of %d failed: %s\n", kProgram, failure.rank, group.size(),
+                   failure.what());
+    return 1;
+  } catch (const UsageError& error) {
+    message = error.message.toStdString();
+    status = 2;
+  } catch (const Canceled&) {
+    message = "canceled; no output written";
+    status = 130;
+  } catch (const Error& error) {
+    message = describe(error);
+  } catch (const std::exception& error) {
+    message = std::string("error: ") + error.what();
+  }
+  try {
+    group.fail(message);
+  } catch (const GroupFailure& failure) {
+    if (group.rank() == 0) {
+      if (failure.ranks == group.size())  // the same mistake everywhere (options, input)
+        std::fprintf(stderr, "%s: %s\n", kProgram, failure.what());
+      else
+        std::fprintf(stderr, "%s: rank %d of %d failed: %s\n", kProgram, failure.rank, group.size(),
+                     failure.what());
+    }
+  }
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int status = 0;
+  {
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(kProgram);
+    QCoreApplication::setApplicationVersion(HYPERSTREAM_VERSION);
+    MpiGroup group(MPI_COMM_WORLD);
+    const QStringList arguments = QCoreApplication::arguments();
+    if (arguments.contains("--help") || arguments.contains("-h") || arguments.size() < 2) {
+      if (group.rank() == 0) {
+        // Prints the help (or the usage error) once, then exits.
+        MPI_Finalize();
+        return reportingErrors(kProgram, [&] {
+          if (arguments.value(1) != "pca")
+            usage(
+                "usage: mpirun -np N hyperstream-mpi pca INPUT OUTPUT [options] (see pca --help)");
+          QStringList pcaArguments = arguments;
+          pcaArguments.removeAt(1);
+          parsePcaArguments(pcaArguments, kProgram, kMpiHelp);
+          return 0;
+        });
+      }
+      MPI_Finalize();
+      return 0;
+    }
+    status = runRank(group, arguments);
+  }
+  MPI_Finalize();
+  return status;
+}
