@@ -84,6 +84,10 @@ PcaCommand parsePcaArguments(const QStringList& arguments, const char* program,
        "auto (default: the GPU when one is usable, else the CPU), cpu, gpu or gpu:N (GPU number "
        "N; an error when no GPU is usable).",
        "DEVICE"},
+      {"gpus",
+       "Several GPUs at once: a list such as 0,1, or all. Each GPU takes a band of rows (and "
+       "keeps it in its memory when it fits); the output is written as one file.",
+       "LIST"},
       {"gpu-memory", "GPU memory budget in MiB (default: the GPU's free memory less a margin).",
        "MiB"},
       {"strip-rows", "Rows per strip (default: from the memory budget).", "N"},
@@ -134,6 +138,10 @@ PcaCommand parsePcaArguments(const QStringList& arguments, const char* program,
     options.creationOptions.push_back(option.toStdString());
   if (parser.isSet("ram")) options.ramBytes = positiveInteger(parser.value("ram"), "ram") << 20;
   if (parser.isSet("device")) options.device = parser.value("device").toStdString();
+  if (parser.isSet("gpus")) {
+    if (parser.isSet("device")) usage("give --device or --gpus, not both");
+    options.device = "gpu:" + parser.value("gpus").toStdString();
+  }
   if (parser.isSet("gpu-memory"))
     options.gpuMemoryBytes = positiveInteger(parser.value("gpu-memory"), "gpu-memory") << 20;
   if (parser.isSet("strip-rows"))

@@ -87,6 +87,32 @@ std::string MpiGroup::shareText(const std::string& rankZeros) {
   return text;
 }
 
+std::vector<std::string> MpiGroup::gatherText(const std::string& mine) {
+  agree(true, {});
+  const int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(size_), offsets(size_, 0);
+  MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, communicator_);
+  for (int r = 1; r < size_; ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
+  std::string all(static_cast<size_t>(offsets.back() + lengths.back()), ' ');
+  MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
+                 MPI_CHAR, communicator_);
+  std::vector<std::string> texts;
+  for (int r = 0; r < size_; ++r) texts.push_back(all.substr(offsets[r], lengths[r]));
+  return texts;
+}
+
+std::vector<std::vector<double>> MpiGroup::gatherNumbers(const std::vector<double>& mine) {
+  agree(true, {});
+  const int count = static_cast<int>(mine.size());  // the same on every rank
+  std::vector<double> all(mine.size() * size_);
+  MPI_Allgather(mine.data(), count, MPI_DOUBLE, all.data(), count, MPI_DOUBLE, communicator_);
+  std::vector<std::vector<double>> parts;
+  for (int r = 0; r < size_; ++r)
+    parts.emplace_back(all.begin() + static_cast<int64_t>(r) * count,
+                       all.begin() + static_cast<int64_t>(r + 1) * count);
+  return parts;
+}
+
 void MpiGroup::synchronize() {
   agree(true, {});
 }

@@ -14,25 +14,20 @@
 
 namespace hyperstream {
 
-// A failure of the job on one or more ranks, the same on every rank.
-struct GroupFailure : std::runtime_error {
-  GroupFailure(int failedRank, int failedRanks, const std::string& message)
-      : std::runtime_error(message), rank(failedRank), ranks(failedRanks) {}
-  int rank;   // the lowest rank that failed; `what()` is its message
-  int ranks;  // how many failed
-};
-
 class MpiGroup : public JobGroup {
  public:
   explicit MpiGroup(MPI_Comm communicator);
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  bool inOneProcess() const override { return false; }
   // This rank's number among the ranks on its machine (to pick a GPU).
   int localRank() const { return localRank_; }
 
   Moments mergeMoments(const Moments& mine) override;
   ComponentRange mergeRanges(const ComponentRange& mine) override;
   std::string shareText(const std::string& rankZeros) override;
+  std::vector<std::string> gatherText(const std::string& mine) override;
+  std::vector<std::vector<double>> gatherNumbers(const std::vector<double>& mine) override;
   void synchronize() override;
   // Kept where a SIGTERM handler finds them: when a rank dies, mpirun terminates the others, and
   // rank 0 then removes the output it had started.

@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace hyperstream {
@@ -64,6 +65,42 @@ GpuRuntime* gpuRuntime(std::string* whyNot) {
   return runtime;
 }
 
+std::vector<int> gpuList(const std::string& device) {
+  const bool all = device == "gpu:all";
+  if (!all && (device.rfind("gpu:", 0) != 0 || device.find(',') == std::string::npos)) return {};
+  std::vector<int> gpus;
+  if (!all)
+    for (const QString& part : QString::fromStdString(device.substr(4)).split(',')) {
+      bool ok = false;
+      const int index = part.trimmed().toInt(&ok);
+      if (!ok || index < 0)
+        throw Error("DEVICE",
+                    "'" + part.toStdString() + "' in '" + device + "' is not a GPU number");
+      if (std::find(gpus.begin(), gpus.end(), index) != gpus.end())
+        throw Error("DEVICE",
+                    "GPU " + std::to_string(index) + " is listed twice in '" + device + "'");
+      gpus.push_back(index);
+    }
+  std::string whyNot;
+  GpuRuntime* runtime = gpuRuntime(&whyNot);
+  std::vector<GpuDevice> found;
+  try {
+    if (!runtime) throw DeviceError(whyNot);
+    found = runtime->devices();
+  } catch (const DeviceError& e) {
+    throw Error("DEVICE", "GPUs requested, but no usable GPU: " + std::string(e.what()));
+  }
+  if (all) {
+    for (const GpuDevice& gpu : found) gpus.push_back(gpu.index);
+    if (gpus.empty()) throw Error("DEVICE", "GPUs requested, but no CUDA device was found");
+  }
+  for (const int index : gpus)
+    if (index >= static_cast<int>(found.size()))
+      throw Error("DEVICE", "no GPU " + std::to_string(index) + ": " +
+                                std::to_string(found.size()) + " found");
+  return gpus;
+}
+
 int parseDevice(const std::string& device) {
   if (device == "auto") return -1;
   if (device == "cpu") return -2;
@@ -74,7 +111,11 @@ int parseDevice(const std::string& device) {
     const int value = index.toInt(&ok);
     if (ok && value >= 0) return value;
   }
-  throw Error("DEVICE", "unknown device '" + device + "' (auto, cpu, gpu or gpu:N)");
+  if (device == "gpu:all" ||
+      (device.rfind("gpu:", 0) == 0 && device.find(',') != std::string::npos))
+    return 0;  // several GPUs: see gpuList
+  throw Error("DEVICE",
+              "unknown device '" + device + "' (auto, cpu, gpu, gpu:N, gpu:N,M,... or gpu:all)");
 }
 
 std::unique_ptr<ComputeBackend> selectBackend(const std::string& device, int64_t gpuMemoryBytes,

@@ -55,5 +55,8 @@ std::unique_ptr<ComputeBackend> selectBackend(const std::string& device, int64_t
 
 // Parses DEVICE: -1 for auto, -2 for cpu, the GPU index otherwise; throws Error("DEVICE").
 int parseDevice(const std::string& device);
+// The GPUs of DEVICE = gpu:N,M,... or gpu:all (checked against the GPUs found; throws
+// Error("DEVICE")); empty for the single-device forms.
+std::vector<int> gpuList(const std::string& device);
 
 }  // namespace hyperstream

@@ -1,38 +1,73 @@
 #pragma once
-// The processes that share one job: the ranks of an MPI run (hyperstream-mpi), or just this one.
-// Each process handles one band of image rows; the group merges what the job needs from all of
-// them. The engine knows nothing of MPI: cli/MpiGroup implements this interface over it. Every
-// process calls the merging functions in the same order; a process that fails reports it in its
-// next call (see MpiGroup), so that the others stop there too instead of waiting for it.
+// The workers that share one job, each handling one band of image rows: the ranks of an MPI run
+// (cli/MpiGroup), the threads of a run on several GPUs (ThreadGroup below), or just this one
+// (JobGroup itself). The group merges what the job needs from all of them. Every worker calls the
+// merging functions in the same order; a worker that fails makes the others stop (GroupFailure)
+// in their next call instead of waiting for it.
 
 #include "ComputeBackend.h"
 #include "Moments.h"
 
+#include <QMutex>
+#include <QWaitCondition>
+
 #include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace hyperstream {
 
+class PendingRaster;
+
 class JobGroup {
  public:
-  virtual ~JobGroup() = default;
+  JobGroup();
+  virtual ~JobGroup();
   virtual int rank() const { return 0; }
   virtual int size() const { return 1; }
-  // Every process's moments merged in rank order: the same bits on every process.
+  // Workers in one process share one output dataset; MPI ranks each open the output file.
+  virtual bool inOneProcess() const { return true; }
+
+  // Every worker's moments merged in rank order: the same bits on every worker.
   virtual Moments mergeMoments(const Moments& mine) { return mine; }
-  // Every process's component ranges merged.
+  // Every worker's component ranges merged.
   virtual ComponentRange mergeRanges(const ComponentRange& mine) { return mine; }
-  // Rank 0's text, on every process.
+  // Rank 0's text, on every worker.
   virtual std::string shareText(const std::string& rankZeros) { return rankZeros; }
-  // Returns once every process got here.
+  // Every worker's values, in rank order.
+  virtual std::vector<std::string> gatherText(const std::string& mine) { return {mine}; }
+  virtual std::vector<std::vector<double>> gatherNumbers(const std::vector<double>& mine) {
+    return {mine};
+  }
+  // Returns once every worker got here.
   virtual void synchronize() {}
-  // Rank 0's files of an output that is not committed yet (none once it is): what to remove if
+
+  // Workers in one process: rank 0's output (null on the other ranks), kept by the group until
+  // every worker is done with it; writes to it take outputLock().
+  virtual PendingRaster& shareOutput(std::unique_ptr<PendingRaster> rankZeros);
+  virtual QMutex& outputLock() { return outputLock_; }
+  // MPI: rank 0's files of an output that is not committed yet (none once it is), to remove if
   // the job is killed.
   virtual void setPendingFiles(const std::vector<std::string>& files) { static_cast<void>(files); }
+
+ private:
+  std::unique_ptr<PendingRaster> output_;
+  QMutex outputLock_;
 };
 
-// The rows [first, first + count) that process `rank` of `size` handles: rank r gets
+// A failure of the job on one or more workers, the same on every worker.
+struct GroupFailure : std::runtime_error {
+  GroupFailure(int failedRank, int failedRanks, const std::string& message)
+      : std::runtime_error(message), rank(failedRank), ranks(failedRanks) {}
+  int rank;   // the lowest worker that failed; `what()` is its message
+  int ranks;  // how many failed (when known)
+};
+
+// The rows [first, first + count) that worker `rank` of `size` handles: rank r gets
 // [r * height / size, (r + 1) * height / size).
 struct RowShare {
   int64_t first = 0;
@@ -42,5 +77,21 @@ inline RowShare rowShare(int rank, int size, int64_t height) {
   const int64_t first = height * rank / size;
   return {first, height * (rank + 1) / size - first};
 }
+
+// Threads of one process sharing a job (one per GPU). run() starts `size` threads, each calling
+// work(its JobGroup), and waits for all; when one throws, the others stop at their next merging
+// call, and run() rethrows the first failure (the exception itself, with its type).
+class ThreadGroup {
+ public:
+  explicit ThreadGroup(int size);
+  ~ThreadGroup();
+  void run(const std::function<void(JobGroup&)>& work);
+
+ private:
+  class Member;
+  struct Shared;
+  std::unique_ptr<Shared> shared_;
+  std::vector<std::unique_ptr<Member>> members_;
+};
 
 }  // namespace hyperstream

@@ -104,6 +104,43 @@ std::vector<std::string> sharedWritingOptions(GDALDriver* driver,
   return creationOptions;
 }
 
+std::vector<double> packed(const DeviceTimes& t) {
+  return {t.upload,
+          t.moments,
+          t.range,
+          t.projection,
+          t.download,
+          t.spp,
+          static_cast<double>(t.uploadBytes),
+          static_cast<double>(t.downloadBytes)};
+}
+
+// Workers run side by side: each stage took as long as its slowest worker; bytes add up.
+DeviceTimes slowest(const std::vector<std::vector<double>>& workers) {
+  DeviceTimes t;
+  for (const std::vector<double>& w : workers) {
+    t.upload = std::max(t.upload, w[0]);
+    t.moments = std::max(t.moments, w[1]);
+    t.range = std::max(t.range, w[2]);
+    t.projection = std::max(t.projection, w[3]);
+    t.download = std::max(t.download, w[4]);
+    t.spp = std::max(t.spp, w[5]);
+    t.uploadBytes += static_cast<int64_t>(w[6]);
+    t.downloadBytes += static_cast<int64_t>(w[7]);
+  }
+  return t;
+}
+
+// "gpu 0 (...)" for one worker; "gpu 0 (...) + gpu 1 (...)"; "3 x cpu (...)" when all alike.
+std::string describeBackends(const std::vector<std::string>& names) {
+  if (names.size() == 1) return names[0];
+  if (std::all_of(names.begin(), names.end(), [&](const std::string& n) { return n == names[0]; }))
+    return std::to_string(names.size()) + " x " + names[0];
+  std::string joined;
+  for (const std::string& name : names) joined += (joined.empty() ? "" : " + ") + name;
+  return joined;
+}
+
 }  // namespace
 
 // The whole job, on the CPU or on the device the options ask for.
@@ -153,7 +190,7 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   const std::unique_ptr<ComputeBackend> backendOwner =
       cpuOnly ? makeCpuBackend() : selectBackend(options.device, options.gpuMemoryBytes, feedback);
   ComputeBackend& backend = *backendOwner;
-  result.backend = backend.name();
+  result.backend = describeBackends(group.gatherText(backend.name()));
   if (!backend.advice().empty()) feedback.info(QString::fromStdString(backend.advice()));
 
   // Memory plan: a strip pool for each pass, or the whole cube when it fits.
@@ -348,18 +385,14 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
     }
   }
 
-  // Pass 2: project and write. Rank 0 creates the output; under MPI every rank then opens it and
-  // writes its own rows.
-  std::unique_ptr<PendingRaster> output;
-  DatasetPtr sharedOutput;
-  if (rankZero) {
-    const std::string temporary = PendingRaster::temporaryPathFor(options.output);
-    if (shared) group.setPendingFiles({temporary});
-    output = std::make_unique<PendingRaster>(
-        options.output, driver, info.width, info.height, components, encoding.type,
-        shared ? sharedWritingOptions(driver, options.creationOptions) : options.creationOptions,
-        temporary);
-    GDALDataset& dataset = output->dataset();
+  // Pass 2: project and write. Rank 0 creates the output. Threads on several GPUs share it
+  // (writes one at a time); MPI ranks each open the file and write their own rows into it.
+  auto createOutput = [&](const std::vector<std::string>& creationOptions,
+                          const std::string& temporary) {
+    auto created =
+        std::make_unique<PendingRaster>(options.output, driver, info.width, info.height, components,
+                                        encoding.type, creationOptions, temporary);
+    GDALDataset& dataset = created->dataset();
     if (info.hasGeoTransform)
       dataset.SetGeoTransform(const_cast<double*>(info.geoTransform.data()));
     if (!info.crsWkt.empty()) dataset.SetProjection(info.crsWkt.c_str());
@@ -373,17 +406,33 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
                                .constData());
       if (result.hasOutputNodata) band->SetNoDataValue(encoding.nodata);
     }
-    if (shared) {
+    return created;
+  };
+  std::unique_ptr<PendingRaster> ownOutput;  // one worker, or MPI rank 0
+  PendingRaster* output = nullptr;           // the output rank 0 commits
+  DatasetPtr rankOutput;                     // MPI ranks but 0: their handle on the file
+  GDALDataset* dataset = nullptr;
+  QMutex* outputLock = nullptr;
+  if (!shared) {
+    ownOutput = createOutput(options.creationOptions, {});
+    output = ownOutput.get();
+  } else if (group.inOneProcess()) {
+    output = &group.shareOutput(rankZero ? createOutput(options.creationOptions, {}) : nullptr);
+    outputLock = &group.outputLock();
+  } else {
+    if (rankZero) {
+      const std::string temporary = PendingRaster::temporaryPathFor(options.output);
+      group.setPendingFiles({temporary});
+      ownOutput = createOutput(sharedWritingOptions(driver, options.creationOptions), temporary);
+      output = ownOutput.get();
       output->reopen();
       group.setPendingFiles(output->files());
     }
-  }
-  if (shared) {
     const std::string path = group.shareText(rankZero ? output->temporaryPath() : std::string());
-    if (!rankZero) sharedOutput = openForUpdate(path, "OUTPUT");
+    if (!rankZero) rankOutput = openForUpdate(path, "OUTPUT");
   }
+  dataset = rankOutput ? rankOutput.get() : &output->dataset();
   {
-    GDALDataset& dataset = rankZero ? output->dataset() : *sharedOutput;
     const int64_t outputBytes = stripRows * info.width * components * outputSize;
     QElapsedTimer timer;
     StripPipeline pipeline(laterInputBuffers, inputBytes, kOutputBuffers,
@@ -396,7 +445,9 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
       result.seconds.projection += timer.nsecsElapsed() * 1e-9;
     };
     stages.write = [&](const StripRange& strip, const unsigned char* out) {
-      writeStrip(dataset, encoding.type, strip.row0, strip.rows, out);
+      std::unique_ptr<QMutexLocker> lock;
+      if (outputLock) lock = std::make_unique<QMutexLocker>(outputLock);
+      writeStrip(*dataset, encoding.type, strip.row0, strip.rows, out);
     };
     pipeline.run(strips, stages, feedback, byteOutput ? 60.0 : pass1End, 100.0);
     result.seconds.read += pipeline.readSeconds();
@@ -405,20 +456,20 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   cube.reset();
   input.reset();
   if (feedback.isCanceled()) throw Canceled();
-  if (sharedOutput) {
+  if (rankOutput) {
     QuietGdalErrors quiet;
     CPLErrorReset();
-    sharedOutput.reset();  // flushes this rank's rows
+    rankOutput.reset();  // flushes this rank's rows
     if (CPLGetLastErrorType() >= CE_Failure)
       throw Error("OUTPUT", std::string("cannot write rows: ") + CPLGetLastErrorMsg());
   }
-  group.synchronize();  // every rank's rows are in the file
+  // Every worker's rows are in the file; the device stages took as long as the slowest worker.
+  result.seconds.device = slowest(group.gatherNumbers(packed(backend.deviceTimes())));
   if (!rankZero) {
     group.synchronize();  // rank 0 has moved it into place
     result.seconds.total = total.nsecsElapsed() * 1e-9;
     return result;
   }
-  result.seconds.device = backend.deviceTimes();
   result.seconds.total = total.nsecsElapsed() * 1e-9;
   if (!options.statsJson.empty()) writeStatsJson(result, options, options.statsJson);
   if (!options.tableCsv.empty()) writeTableCsv(result, options.tableCsv);
@@ -430,8 +481,49 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   return result;
 }
 
+// Forwards cancel only: the other GPUs' threads of a job on several GPUs report nothing.
+class CancelOnly : public Feedback {
+ public:
+  explicit CancelOnly(Feedback& feedback) : feedback_(feedback) {}
+  void setProgress(double) override {}
+  void log(Level, const QString&) override {}
+  bool isCanceled() const override { return feedback_.isCanceled(); }
+
+ private:
+  Feedback& feedback_;
+};
+
+// One thread per GPU, each with its share of the rows and of the RAM budget.
+static PcaResult runPcaOnGpus(const PcaOptions& options, const std::vector<int>& gpus,
+                              Feedback& feedback) {
+  const int count = static_cast<int>(gpus.size());
+  feedback.info(QString("%1 GPUs, one band of rows each").arg(count));
+  PcaResult result;
+  ThreadGroup threads(count);
+  threads.run([&](JobGroup& group) {
+    PcaOptions mine = options;
+    mine.device = "gpu:" + std::to_string(gpus[group.rank()]);
+    mine.ramBytes = std::max<int64_t>(16ll << 20, options.ramBytes / count);
+    if (group.rank() == 0) {
+      result = runPca(mine, feedback, group);
+    } else {
+      CancelOnly quiet(feedback);
+      runPca(mine, quiet, group);
+    }
+  });
+  return result;
+}
+
 PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
+  checkOptions(options);
+  const std::vector<int> gpus = gpuList(options.device);
+  if (gpus.size() > 1) return runPcaOnGpus(options, gpus, feedback);
   JobGroup alone;
+  if (gpus.size() == 1) {
+    PcaOptions one = options;
+    one.device = "gpu:" + std::to_string(gpus[0]);
+    return runPca(one, feedback, alone);
+  }
   return runPca(options, feedback, alone);
 }
 
@@ -443,7 +535,8 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback, JobGroup& group)
       return runPcaOn(options, options.device == "cpu", feedback, group);
     } catch (const DeviceError& e) {
       throw Error("DEVICE", std::string("the GPU failed: ") + e.what() +
-                                "; under MPI the job is not rerun on the CPU (--device cpu does)");
+                                "; a job shared by several GPUs or MPI ranks is not rerun on the "
+                                "CPU (device cpu does that)");
     }
   }
   try {

@@ -7,6 +7,8 @@
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
 
+#include <algorithm>
+
 namespace hyperstream {
 
 QString PcaAlgorithm::displayName() const {
@@ -64,13 +66,16 @@ void PcaAlgorithm::initAlgorithm(const QVariantMap&) {
       QObject::tr("Byte rescales each component to 0-255 from its min/max (1-255 with 0 as "
                   "nodata when some pixels are invalid), like GRASS i.pca.")));
   addParameter(withHelp(
-      new QgsProcessingParameterEnum(QStringLiteral("DEVICE"), QObject::tr("Compute device"),
-                                     {QObject::tr("Auto"), QObject::tr("CPU"), QObject::tr("GPU")},
-                                     false, 0),
+      new QgsProcessingParameterEnum(
+          QStringLiteral("DEVICE"), QObject::tr("Compute device"),
+          {QObject::tr("Auto"), QObject::tr("CPU"), QObject::tr("GPU"), QObject::tr("All GPUs")},
+          false, 0),
       QObject::tr("Auto uses the first GPU when one can be used (CUDA backend, cube kept in GPU "
                   "memory when it fits) and says in the log why not otherwise; the CPU runs "
                   "OpenBLAS on all cores. GPU fails when no GPU can be used; a GPU error during "
-                  "an Auto run makes it start again on the CPU."),
+                  "an Auto run makes it start again on the CPU. All GPUs gives each GPU of the "
+                  "machine a band of rows (kept in its memory when it fits) and writes one "
+                  "output."),
       true));
   addParameter(withHelp(
       new QgsProcessingParameterNumber(QStringLiteral("RAM_MB"), QObject::tr("RAM budget (MiB)"),
@@ -132,7 +137,8 @@ bool PcaAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessing
   options_.outputType =
       type == 1 ? OutputType::Float64 : (type == 2 ? OutputType::Byte : OutputType::Float32);
   const int device = parameterAsEnum(parameters, QStringLiteral("DEVICE"), context);
-  options_.device = device == 1 ? "cpu" : (device == 2 ? "gpu" : "auto");
+  const char* devices[] = {"auto", "cpu", "gpu", "gpu:all"};
+  options_.device = devices[std::clamp(device, 0, 3)];
   options_.ramBytes =
       static_cast<int64_t>(parameterAsInt(parameters, QStringLiteral("RAM_MB"), context)) << 20;
   const QString creation =

@@ -3,6 +3,8 @@
 #include <gdal_priv.h>
 
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 
 #include <algorithm>
@@ -266,6 +268,43 @@ QString tempDir() {
   QString path = root.filePath(QString("case%1").arg(++counter));
   QDir().mkpath(path);
   return path;
+}
+
+void writeVrtMissingRows(const Cube& cube, int64_t firstMissing, const QString& path) {
+  const QString dir = QFileInfo(path).absolutePath();
+  Cube top = cube, bottom = cube;
+  top.rows = firstMissing;
+  top.values.resize(static_cast<size_t>(top.pixels()) * top.bands);
+  bottom.rows = cube.rows - firstMissing;
+  bottom.values.assign(cube.values.begin() + static_cast<int64_t>(top.values.size()),
+                       cube.values.end());
+  writeCube(top, (dir + "/top.tif").toStdString(), GDT_Int16);
+  writeCube(bottom, (dir + "/bottom.tif").toStdString(), GDT_Int16);
+  QString vrt =
+      QString("<VRTDataset rasterXSize=\"%1\" rasterYSize=\"%2\">\n").arg(cube.cols).arg(cube.rows);
+  for (int b = 1; b <= cube.bands; ++b) {
+    vrt += QString("<VRTRasterBand dataType=\"Int16\" band=\"%1\">\n").arg(b);
+    for (const Cube* part : {&top, &bottom})
+      // SourceProperties let GDAL open the source only when its rows are read.
+      vrt += QString(
+                 "<SimpleSource><SourceFilename relativeToVRT=\"1\">%1</SourceFilename>"
+                 "<SourceBand>%2</SourceBand>"
+                 "<SourceProperties RasterXSize=\"%3\" RasterYSize=\"%4\" DataType=\"Int16\" "
+                 "BlockXSize=\"%3\" BlockYSize=\"1\"/>"
+                 "<SrcRect xOff=\"0\" yOff=\"0\" xSize=\"%3\" ySize=\"%4\"/>"
+                 "<DstRect xOff=\"0\" yOff=\"%5\" xSize=\"%3\" ySize=\"%4\"/></SimpleSource>\n")
+                 .arg(part == &top ? "top.tif" : "bottom.tif")
+                 .arg(b)
+                 .arg(cube.cols)
+                 .arg(part->rows)
+                 .arg(part == &top ? 0 : firstMissing);
+    vrt += "</VRTRasterBand>\n";
+  }
+  vrt += "</VRTDataset>\n";
+  QFile file(path);
+  if (file.open(QIODevice::WriteOnly)) file.write(vrt.toUtf8());
+  file.close();
+  QFile::remove(dir + "/bottom.tif");
 }
 
 QString sharedDataDir() {

@@ -57,6 +57,11 @@ std::vector<double> bandValues(const Cube& cube, int band);
 double correlation(const std::vector<double>& a, const std::vector<double>& b);
 double maxRelativeDifference(const std::vector<double>& a, const std::vector<double>& b);
 
+// A VRT of `cube` (as Int16) at `path`, made of two files beside it: rows [0, firstMissing) and
+// the rest; the second file is deleted, so reading rows from firstMissing on fails while the
+// rows above read fine.
+void writeVrtMissingRows(const Cube& cube, int64_t firstMissing, const QString& path);
+
 // A fresh temporary folder for one test (removed with the process' QTemporaryDir).
 QString tempDir();
 // ../shared/data beside the repository (or $HYPERSTREAM_SHARED_DATA), or empty when absent.

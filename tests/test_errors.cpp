@@ -151,6 +151,12 @@ class ErrorTests : public QObject {
     expectError(options, "DEVICE", "GPU", dir);
     options.device = "tpu";
     expectError(options, "DEVICE", "unknown device", dir);
+    options.device = "gpu:0,x";
+    expectError(options, "DEVICE", "not a GPU number", dir);
+    options.device = "gpu:1,1";
+    expectError(options, "DEVICE", "twice", dir);
+    options.device = "gpu:0,98";  // no GPU 98 here, nor on the GPU machines
+    expectError(options, "DEVICE", "GPU", dir);
     options = optionsFor(input, dir + "/out.tif");
     options.format = "NoSuchDriver";
     expectError(options, "FORMAT", "unknown", dir);

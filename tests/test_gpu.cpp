@@ -274,6 +274,48 @@ class GpuTests : public QObject {
     compareRuns(cpu, resident);
   }
 
+  // Several GPUs in one process (each a band of rows, resident or streaming) against the CPU;
+  // a GPU error in one of them fails the whole job with [DEVICE] and leaves nothing.
+  void severalGpus_data() {
+    QTest::addColumn<QString>("device");
+    QTest::addColumn<int>("gpuMemoryMiB");
+    QTest::addColumn<int>("type");
+    QTest::newRow("gpu:all, resident") << "gpu:all" << 0 << int(OutputType::Float32);
+    QTest::newRow("gpu:1,0, streaming") << "gpu:1,0" << 12 << int(OutputType::Float32);
+    QTest::newRow("gpu:0,1, Byte") << "gpu:0,1" << 0 << int(OutputType::Byte);
+  }
+  void severalGpus() {
+    QFETCH(QString, device);
+    QFETCH(int, gpuMemoryMiB);
+    QFETCH(int, type);
+    if (gpuRuntime(nullptr)->devices().size() < 2) QSKIP("fewer than two GPUs");
+    testing::Cube cube = testing::correlatedCube(301, 211, 40, 31, 3000.0, 300.0);
+    testing::roundValues(cube);
+    cube.nodata.assign(40, 65535);
+    for (int64_t row = 200; row < 301; ++row)  // GPU 1's rows: mostly nodata
+      for (int64_t col = 0; col < 150; ++col)
+        for (int b = 0; b < 40; ++b) cube.at(row, col, b) = 65535;
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_UInt16);
+    PcaOptions options = optionsFor(dir + "/in.tif", dir + "/cpu.tif", "cpu");
+    options.components = 8;
+    options.outputType = OutputType(type);
+    options.stripRows = 23;
+    const Run cpu = run(options);
+    options.device = device.toStdString();
+    options.gpuMemoryBytes = int64_t{gpuMemoryMiB} << 20;
+    options.output = (dir + "/gpus.tif").toStdString();
+    const Run gpus = run(options);
+    QVERIFY2(QString::fromStdString(gpus.result.backend).contains(" x gpu"),
+             gpus.result.backend.c_str());
+    compareRuns(cpu, gpus);
+    options.gpuMemoryBytes = 1ll << 20;  // too small for a strip: every GPU fails
+    options.output = (dir + "/failed.tif").toStdString();
+    QVERIFY(deviceError(options).contains("too small"));
+    QVERIFY(!QFileInfo::exists(dir + "/failed.tif"));
+    QCOMPARE(testing::filesIn(dir).size(), 3);  // in, cpu, gpus
+  }
+
   // A device error in an `auto` run: the job runs again on the CPU and says so; `gpu` fails.
   void fallbackToTheCpu() {
     testing::Cube cube = testing::correlatedCube(120, 100, 30, 29);

@@ -197,43 +197,7 @@ class MpiTests : public QObject {
   void rankThatCannotRead() {
     const QString dir = testing::tempDir();
     const testing::Cube cube = testCube();
-    testing::Cube top = cube, bottom = cube;
-    top.rows = 200;
-    top.values.resize(static_cast<size_t>(top.pixels()) * top.bands);
-    bottom.rows = cube.rows - 200;
-    bottom.values.assign(cube.values.begin() + static_cast<int64_t>(top.values.size()),
-                         cube.values.end());
-    testing::writeCube(top, (dir + "/top.tif").toStdString(), GDT_Int16);
-    testing::writeCube(bottom, (dir + "/bottom.tif").toStdString(), GDT_Int16);
-    QString vrt = QString("<VRTDataset rasterXSize=\"%1\" rasterYSize=\"%2\">\n")
-                      .arg(cube.cols)
-                      .arg(cube.rows);
-    for (int b = 1; b <= cube.bands; ++b) {
-      vrt += QString("<VRTRasterBand dataType=\"Int16\" band=\"%1\">\n").arg(b);
-      for (const auto& [file, row0, rows] :
-           {std::tuple<QString, int64_t, int64_t>{"top.tif", 0, top.rows},
-            std::tuple<QString, int64_t, int64_t>{"bottom.tif", 200, bottom.rows}})
-        // SourceProperties let GDAL open the source only when its rows are read.
-        vrt += QString(
-                   "<SimpleSource><SourceFilename relativeToVRT=\"1\">%1</SourceFilename>"
-                   "<SourceBand>%2</SourceBand>"
-                   "<SourceProperties RasterXSize=\"%3\" RasterYSize=\"%4\" DataType=\"Int16\" "
-                   "BlockXSize=\"%3\" BlockYSize=\"1\"/>"
-                   "<SrcRect xOff=\"0\" yOff=\"0\" xSize=\"%3\" ySize=\"%4\"/>"
-                   "<DstRect xOff=\"0\" yOff=\"%5\" xSize=\"%3\" ySize=\"%4\"/></SimpleSource>\n")
-                   .arg(file)
-                   .arg(b)
-                   .arg(cube.cols)
-                   .arg(rows)
-                   .arg(row0);
-      vrt += "</VRTRasterBand>\n";
-    }
-    vrt += "</VRTDataset>\n";
-    QFile file(dir + "/in.vrt");
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(vrt.toUtf8());
-    file.close();
-    QVERIFY(QFile::remove(dir + "/bottom.tif"));
+    testing::writeVrtMissingRows(cube, 200, dir + "/in.vrt");
     QDir(dir).mkdir("out");
     const Run run = mpirun(3, {dir + "/in.vrt", dir + "/out/pc.tif", "--stats",
                                dir + "/out/pc.json", "--device", "cpu", "--quiet"});

@@ -2,6 +2,7 @@
 // real scenes in ../shared/data.
 
 #include "Error.h"
+#include "JobGroup.h"
 #include "PcaJob.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
@@ -392,6 +393,74 @@ class PcaTests : public QObject {
     options.outputType = OutputType::Float64;
     TestFeedback feedback;
     compareWithReference(subset, runPca(options, feedback), options.output);
+  }
+
+  // Workers of one process sharing a job (what several GPUs do, here on CPU backends): the same
+  // statistics and output as one worker; one failing worker fails the job with its own error
+  // and leaves nothing.
+  void threadsShareOneJob() {
+    const QString dir = testing::tempDir();
+    testing::Cube cube = testing::correlatedCube(203, 71, 13, 77, 3000.0, 300.0);
+    testing::roundValues(cube);
+    cube.nodata.assign(13, -9999);
+    for (int64_t row = 150; row < 203; ++row)  // the last worker's rows: all nodata
+      for (int64_t col = 0; col < cube.cols; ++col)
+        for (int b = 0; b < 13; ++b) cube.at(row, col, b) = -9999;
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Int16);
+    PcaOptions options;
+    options.input = (dir + "/in.tif").toStdString();
+    options.output = (dir + "/one.tif").toStdString();
+    options.device = "cpu";
+    options.stripRows = 16;
+    options.creationOptions = {"COMPRESS=DEFLATE"};  // one shared dataset: any layout
+    TestFeedback feedback;
+    const PcaResult one = runPca(options, feedback);
+
+    PcaResult shared;
+    options.output = (dir + "/shared.tif").toStdString();
+    options.statsJson = (dir + "/shared.json").toStdString();
+    ThreadGroup threads(4);
+    threads.run([&](JobGroup& group) {
+      TestFeedback mine;
+      PcaResult result = runPca(options, mine, group);
+      if (group.rank() == 0) shared = result;
+    });
+    QCOMPARE(shared.model.validPixels, one.model.validPixels);
+    QCOMPARE(shared.components, one.components);
+    QVERIFY(QString::fromStdString(shared.backend).startsWith("4 x cpu"));
+    for (size_t i = 0; i < one.model.eigenvalues.size(); ++i)
+      QVERIFY(std::abs(shared.model.eigenvalues[i] - one.model.eigenvalues[i]) <=
+              1e-12 * one.model.eigenvalues[0]);
+    const testing::Cube a = testing::readCube(dir.toStdString() + "/one.tif");
+    const testing::Cube b = testing::readCube(options.output);
+    QCOMPARE(b.values.size(), a.values.size());
+    for (int k = 0; k < a.bands; ++k) {
+      const std::vector<double> x = testing::bandValues(a, k), y = testing::bandValues(b, k);
+      double spread = 0;
+      for (double v : x)
+        if (!std::isnan(v)) spread = std::max(spread, std::abs(v));
+      for (size_t p = 0; p < x.size(); ++p)
+        QVERIFY(std::isnan(x[p]) ? std::isnan(y[p]) : std::abs(x[p] - y[p]) <= 1e-5 * spread);
+    }
+
+    // Worker 2 of 3 cannot read its rows.
+    QDir(dir).mkdir("failing");
+    testing::writeVrtMissingRows(cube, 140, dir + "/failing/in.vrt");
+    options.input = (dir + "/failing/in.vrt").toStdString();
+    options.output = (dir + "/failing/pc.tif").toStdString();
+    options.statsJson.clear();
+    ThreadGroup failing(3);
+    try {
+      failing.run([&](JobGroup& group) {
+        TestFeedback mine;
+        runPca(options, mine, group);
+      });
+      QFAIL("a worker could not read its rows, but the job succeeded");
+    } catch (const Error& e) {
+      QCOMPARE(QString::fromStdString(e.parameter()), QString("INPUT"));
+      QVERIFY2(QString(e.what()).contains("cannot read rows"), e.what());
+    }
+    QCOMPARE(testing::filesIn(dir + "/failing"), QStringList({"in.vrt", "top.tif"}));
   }
 
   void cancelLeavesNothingAndKeepsTheDestination() {

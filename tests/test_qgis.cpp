@@ -164,6 +164,7 @@ class QgisTests : public QObject {
     const QList<Case> cases = {
         {{{"INPUT", dir + "/in.tif"}, {"COMPONENTS", 9}, {"OUTPUT", dir + "/o.tif"}}, "COMPONENTS"},
         {{{"INPUT", dir + "/in.tif"}, {"DEVICE", 2}, {"OUTPUT", dir + "/o.tif"}}, "DEVICE"},
+        {{{"INPUT", dir + "/in.tif"}, {"DEVICE", 3}, {"OUTPUT", dir + "/o.tif"}}, "DEVICE"},
         {{{"INPUT", dir + "/in.tif"}, {"OUTPUT", dir + "/in.tif"}}, "OUTPUT"},
         {{{"INPUT", dir + "/missing.tif"}, {"OUTPUT", dir + "/o.tif"}}, "INPUT"},
     };

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# One GPU against two (docs/benchmarks.md, "Several GPUs"), run on the two-GPU machine from a
+# device bundle with hyperstream, hyperstream-mpi, bench_io_floor and libhyperstream_cuda.so,
+# and Open MPI's mpirun on the PATH:
+#   bench/run_multi_gpu_bench.sh BUNDLE WORKDIR OUTDIR [ROUNDS]
+# For each cube from `hyperstream synth`: the I/O floor (bench_io_floor: read once, write 10
+# Float32 bands), then PCA with 10 components on GPU 0 alone, on GPUs 0 and 1 in one process
+# (--gpus 0,1) and as two MPI ranks (one GPU each); wall time per run and the JSON reports, whose
+# "gpu" object holds the device stages (for several GPUs, the slowest GPU's).
+set -euo pipefail
+bundle=$(cd "$1" && pwd); work=$2; out=$3; rounds=${4:-3}
+mkdir -p "$work" "$out"
+run=$bundle/run.sh
+hs=$bundle/bin/hyperstream
+{
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  nvidia-smi topo -m || true
+  lscpu | grep -E 'Model name|^CPU\(s\)'
+  free -g | head -2
+} > "$out/machine.txt" 2>&1
+"$run" "$hs" devices >> "$out/machine.txt"
+
+timed() {  # name kind round command...: appends "name kind round seconds"
+  local name=$1 kind=$2 round=$3; shift 3
+  local start; start=$(date +%s.%N)
+  "$@" > "$work/last.log" 2>&1 || { cat "$work/last.log"; return 1; }
+  printf '%s\t%s\t%s\t%s\n' "$name" "$kind" "$round" \
+    "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')" \
+    | tee -a "$out/results.tsv"
+}
+
+while read -r name rows cols bands type; do
+  cube=$work/$name.tif
+  timed "$name" synth 1 "$run" "$hs" synth "$cube" --rows "$rows" --cols "$cols" \
+    --bands "$bands" --type "$type" --quiet
+  for round in $(seq "$rounds"); do
+    timed "$name" floor "$round" "$run" "$bundle/bin/bench_io_floor" "$cube" "$work/floor.tif" 10
+    timed "$name" gpu1 "$round" "$run" "$hs" pca "$cube" "$work/pc.tif" --components 10 \
+      --device gpu:0 --stats "$out/${name}_gpu1_$round.json" --quiet
+    timed "$name" gpus2 "$round" "$run" "$hs" pca "$cube" "$work/pc.tif" --components 10 \
+      --gpus 0,1 --stats "$out/${name}_gpus2_$round.json" --quiet
+    timed "$name" ranks2 "$round" "$run" mpirun --allow-run-as-root --bind-to none -np 2 \
+      "$bundle/bin/hyperstream-mpi" pca "$cube" "$work/pc.tif" --components 10 --device gpu \
+      --stats "$out/${name}_ranks2_$round.json" --quiet
+  done
+  rm -f "$cube" "$work"/*.tif
+done <<'CUBES'
+jasper2300 2300 2300 198 uint16
+gpca6955 6955 1562 224 int16
+gpca13910 13910 1562 224 int16
+CUBES
