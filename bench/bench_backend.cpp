@@ -1,7 +1,10 @@
 // The GPU backend's compute stages on a cube already in memory, as PcaJob drives them (strips of
 // 64 MiB, the cube resident on the device), with the device's own clock:
-//   bench_backend [ROWS] [COLS] [BANDS] [COMPONENTS] [ROUNDS]
-// Round 1 is cold (CUDA loads kernels lazily on their first launch); later rounds are warm.
+//   bench_backend [ROWS] [COLS] [BANDS] [COMPONENTS] [ROUNDS] [GPUS]
+// Round 1 is cold (CUDA loads kernels lazily on their first launch); later rounds are warm. With
+// GPUS > 1, each GPU takes a band of rows in a thread of its own, as `--gpus` does; the moments
+// are merged on the host and each GPU projects its rows; the compute stages then take as long as
+// the slowest GPU.
 
 #include "ComputeBackend.h"
 #include "Error.h"
@@ -9,11 +12,14 @@
 #include "PcaModel.h"
 
 #include <QElapsedTimer>
+#include <QThread>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -25,6 +31,7 @@ int main(int argc, char** argv) {
   const int bands = argc > 3 ? std::atoi(argv[3]) : 198;
   const int components = argc > 4 ? std::atoi(argv[4]) : 10;
   const int rounds = argc > 5 ? std::atoi(argv[5]) : 4;
+  const int gpus = argc > 6 ? std::atoi(argv[6]) : 1;
   std::string whyNot;
   GpuRuntime* runtime = gpuRuntime(&whyNot);
   if (!runtime) {
@@ -48,45 +55,79 @@ int main(int argc, char** argv) {
   std::printf("%lld x %lld x %d uint16 (%.2f GB), strips of %lld rows, %d components\n",
               static_cast<long long>(rows), static_cast<long long>(cols), bands,
               pixels * bands * 2 / 1e9, static_cast<long long>(stripRows), components);
+  // Runs work(gpu) for every GPU at once, one thread each.
+  auto onEveryGpu = [&](const std::function<void(int)>& work) {
+    std::vector<std::unique_ptr<QThread>> threads;
+    for (int gpu = 0; gpu < gpus; ++gpu) {
+      threads.emplace_back(QThread::create([&work, gpu] { work(gpu); }));
+      threads.back()->start();
+    }
+    for (auto& thread : threads) thread->wait();
+  };
   for (int round = 1; round <= rounds; ++round) {
-    GpuBackendOptions options;
-    const std::unique_ptr<ComputeBackend> backend = runtime->createBackend(options);
-    CubeLayout layout{pixels, bands, GDT_UInt16, stripRows * cols, bands};
-    const bool resident = backend->prepare(layout);
-    auto view = [&](int64_t row0, int64_t n, bool withData) {
+    std::vector<std::unique_ptr<ComputeBackend>> backends(gpus);
+    std::vector<bool> resident(gpus);
+    std::vector<Moments> parts(gpus);
+    auto rowsOf = [&](int gpu) {  // as rowShare: [g * rows / gpus, (g + 1) * rows / gpus)
+      return std::pair<int64_t, int64_t>{rows * gpu / gpus, rows * (gpu + 1) / gpus};
+    };
+    auto view = [&](int64_t first, int64_t row0, int64_t n, bool withData) {
       StripView v;
       v.data = withData ? cube.data() + row0 * cols * bands : nullptr;
       v.type = GDT_UInt16;
       v.pixels = n * cols;
       v.bands = bands;
       v.nodata = nodata.data();
-      v.firstPixel = row0 * cols;
+      v.firstPixel = (row0 - first) * cols;
       return v;
     };
+    onEveryGpu([&](int gpu) {
+      GpuBackendOptions options;
+      options.device = gpu;
+      backends[gpu] = runtime->createBackend(options);
+      const auto [first, end] = rowsOf(gpu);
+      CubeLayout layout{(end - first) * cols, bands, GDT_UInt16, stripRows * cols, bands};
+      resident[gpu] = backends[gpu]->prepare(layout);
+    });
     QElapsedTimer wall;
     wall.start();
-    for (int64_t row = 0; row < rows; row += stripRows)
-      backend->accumulateMoments(view(row, std::min(stripRows, rows - row), true));
-    const Moments moments = backend->takeMoments(bands);
+    onEveryGpu([&](int gpu) {
+      const auto [first, end] = rowsOf(gpu);
+      for (int64_t row = first; row < end; row += stripRows)
+        backends[gpu]->accumulateMoments(view(first, row, std::min(stripRows, end - row), true));
+      parts[gpu] = backends[gpu]->takeMoments(bands);
+    });
+    Moments moments(bands);
+    for (const Moments& part : parts) moments.merge(part);
     const double pass1 = wall.nsecsElapsed() * 1e-9;
     std::vector<std::string> warnings;
     const PcaModel model = fitPca(moments, MatrixType::Covariance, warnings);
     const Projection projection = model.projection(components);
     OutputEncoding encoding;
-    std::vector<float> out(static_cast<size_t>(stripRows * cols) * components);
     wall.start();
-    for (int64_t row = 0; row < rows; row += stripRows)
-      backend->project(view(row, std::min(stripRows, rows - row), !resident), projection, encoding,
-                       out.data());
+    onEveryGpu([&](int gpu) {
+      const auto [first, end] = rowsOf(gpu);
+      std::vector<float> out(static_cast<size_t>(stripRows * cols) * components);
+      for (int64_t row = first; row < end; row += stripRows)
+        backends[gpu]->project(view(first, row, std::min(stripRows, end - row), !resident[gpu]),
+                               projection, encoding, out.data());
+    });
     const double pass2 = wall.nsecsElapsed() * 1e-9;
-    const DeviceTimes t = backend->deviceTimes();
+    double slowest = 0;
+    for (int gpu = 0; gpu < gpus; ++gpu) {
+      const DeviceTimes t = backends[gpu]->deviceTimes();
+      slowest = std::max(slowest, t.moments + t.projection);
+      std::printf(
+          "round %d%s, gpu %d: device moments %.1f ms, projection %.1f ms (sum %.1f ms); upload "
+          "%.1f ms (%.1f GB/s, pageable source), download %.1f ms\n",
+          round, round == 1 ? " (cold)" : "", gpu, t.moments * 1e3, t.projection * 1e3,
+          (t.moments + t.projection) * 1e3, t.upload * 1e3, t.uploadBytes / t.upload / 1e9,
+          t.download * 1e3);
+    }
     std::printf(
-        "round %d%s: device moments %.1f ms, projection %.1f ms (sum %.1f ms); upload "
-        "%.1f ms (%.1f GB/s, pageable source), download %.1f ms; host pass 1 %.1f ms, "
+        "round %d: %d GPU(s), compute stages %.1f ms (slowest GPU); host pass 1 %.1f ms, "
         "pass 2 %.1f ms\n",
-        round, round == 1 ? " (cold)" : "", t.moments * 1e3, t.projection * 1e3,
-        (t.moments + t.projection) * 1e3, t.upload * 1e3, t.uploadBytes / t.upload / 1e9,
-        t.download * 1e3, pass1 * 1e3, pass2 * 1e3);
+        round, gpus, slowest * 1e3, pass1 * 1e3, pass2 * 1e3);
   }
   return 0;
 }

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # One GPU against two (docs/benchmarks.md, "Several GPUs"), run on the two-GPU machine from a
-# device bundle with hyperstream, hyperstream-mpi, bench_io_floor and libhyperstream_cuda.so,
+# device bundle with hyperstream, hyperstream-mpi, bench_io_floor, bench_backend and
+# libhyperstream_cuda.so,
 # and Open MPI's mpirun on the PATH:
 #   bench/run_multi_gpu_bench.sh BUNDLE WORKDIR OUTDIR [ROUNDS]
 # For each cube from `hyperstream synth`: the I/O floor (bench_io_floor: read once, write 10
 # Float32 bands), then PCA with 10 components on GPU 0 alone, on GPUs 0 and 1 in one process
 # (--gpus 0,1) and as two MPI ranks (one GPU each); wall time per run and the JSON reports, whose
-# "gpu" object holds the device stages (for several GPUs, the slowest GPU's).
+# "gpu" object holds the device stages (for several GPUs, the slowest GPU's) as the job saw them:
+# cold, and waiting for the reader. The warm compute stages on 1 and 2 GPUs come from
+# bench_backend, run here first.
 set -euo pipefail
 bundle=$(cd "$1" && pwd); work=$2; out=$3; rounds=${4:-3}
 mkdir -p "$work" "$out"
@@ -19,11 +22,15 @@ hs=$bundle/bin/hyperstream
   free -g | head -2
 } > "$out/machine.txt" 2>&1
 "$run" "$hs" devices >> "$out/machine.txt"
+for gpus in 1 2 1 2; do  # side by side, twice
+  "$run" "$bundle/bin/bench_backend" 2300 2300 198 10 4 "$gpus" | tee -a "$out/bench_backend.txt"
+  "$run" "$bundle/bin/bench_backend" 4600 2300 198 10 4 "$gpus" | tee -a "$out/bench_backend.txt"
+done
 
 timed() {  # name kind round command...: appends "name kind round seconds"
   local name=$1 kind=$2 round=$3; shift 3
   local start; start=$(date +%s.%N)
-  "$@" > "$work/last.log" 2>&1 || { cat "$work/last.log"; return 1; }
+  "$@" < /dev/null > "$work/last.log" 2>&1 || { cat "$work/last.log"; return 1; }
   printf '%s\t%s\t%s\t%s\n' "$name" "$kind" "$round" \
     "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')" \
     | tee -a "$out/results.tsv"
