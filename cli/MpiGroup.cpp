@@ -97,6 +97,7 @@ std::vector<std::string> MpiGroup::gatherText(const std::string& mine) {
   MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
                  MPI_CHAR, communicator_);
   std::vector<std::string> texts;
+  texts.reserve(size_);
   for (int r = 0; r < size_; ++r) texts.push_back(all.substr(offsets[r], lengths[r]));
   return texts;
 }
@@ -107,6 +108,7 @@ std::vector<std::vector<double>> MpiGroup::gatherNumbers(const std::vector<doubl
   std::vector<double> all(mine.size() * size_);
   MPI_Allgather(mine.data(), count, MPI_DOUBLE, all.data(), count, MPI_DOUBLE, communicator_);
   std::vector<std::vector<double>> parts;
+  parts.reserve(size_);
   for (int r = 0; r < size_; ++r)
     parts.emplace_back(all.begin() + static_cast<int64_t>(r) * count,
                        all.begin() + static_cast<int64_t>(r + 1) * count);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 namespace hyperstream {
 
@@ -46,7 +47,7 @@ struct ThreadGroup::Shared {
   void fail(int rank, std::exception_ptr error, const std::string& message) {
     QMutexLocker lock(&mutex);
     if (!failure || rank < failedRank) {
-      failure = error;
+      failure = std::move(error);
       failedRank = rank;
       failedMessage = message;
     }
@@ -118,7 +119,7 @@ class ThreadGroup::Member : public JobGroup {
   QMutex& outputLock() override { return shared_.outputLock; }
 
   void fail(std::exception_ptr error, const std::string& message) {
-    shared_.fail(rank_, error, message);
+    shared_.fail(rank_, std::move(error), message);
   }
 
  private:

@@ -57,7 +57,7 @@ QJsonObject readJson(const QString& path) {
 
 std::vector<double> numbers(const QJsonValue& value) {
   std::vector<double> result;
-  for (const QJsonValue& v : value.toArray()) result.push_back(v.toDouble());
+  for (const auto& v : value.toArray()) result.push_back(v.toDouble());
   return result;
 }
 
