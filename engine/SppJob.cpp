@@ -222,6 +222,9 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
 
 SppResult runSpp(const SppOptions& options, Feedback& feedback) {
   parseDevice(options.device);
+  if (options.device == "gpu:all" || options.device.find(',') != std::string::npos)
+    throw Error("DEVICE", "SPP runs on one device: auto, cpu, gpu or gpu:N (several GPUs, '" +
+                              options.device + "', are for PCA)");
   try {
     return runSppOn(options, options.device == "cpu", feedback);
   } catch (const DeviceError& e) {

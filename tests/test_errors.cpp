@@ -111,8 +111,9 @@ class ErrorTests : public QObject {
 
   void corruptedFile() {
     const QString dir = testing::tempDir();
+    // Compressed, so that GDAL itself finds the strips cut short.
     testing::writeCube(testing::correlatedCube(300, 200, 6, 2), (dir + "/whole.tif").toStdString(),
-                       GDT_Float32);
+                       GDT_Float32, "GTiff", {"COMPRESS=DEFLATE"});
     QFile whole(dir + "/whole.tif");
     QVERIFY(whole.open(QIODevice::ReadOnly));
     const QByteArray bytes = whole.readAll();
@@ -124,6 +125,11 @@ class ErrorTests : public QObject {
     cut.close();
     QFile::remove(dir + "/whole.tif");
     expectError(optionsFor(dir + "/cut.tif", dir + "/out.tif"), "INPUT", "cannot read rows", dir);
+    // An ENVI file whose data is cut short: GDAL would read the missing rows as zeros.
+    testing::writeCube(testing::correlatedCube(300, 200, 6, 2), (dir + "/raw.img").toStdString(),
+                       GDT_Int16, "ENVI");
+    QVERIFY(QFile::resize(dir + "/raw.img", 300 * 200 * 6 * 2 - 1000));
+    expectError(optionsFor(dir + "/raw.img", dir + "/out.tif"), "INPUT", "is truncated", dir);
     // Garbage after a TIFF signature.
     QFile garbage(dir + "/garbage.tif");
     QVERIFY(garbage.open(QIODevice::WriteOnly));

@@ -226,6 +226,8 @@ class SppTests : public QObject {
     options.outputType = OutputType::Float32;
     options.device = "gpu:99";  // no such GPU here, nor on the GPU machine
     expectError(options, "DEVICE", "GPU");
+    options.device = "gpu:all";
+    expectError(options, "DEVICE", "one device");
     options.device = "cpu";
     options.alphaOutput = options.output;
     expectError(options, "OUTPUT_ALPHA", "");
