@@ -57,6 +57,11 @@ int runRank(MpiGroup& group, const QStringList& arguments) {
     QStringList pcaArguments = arguments;
     pcaArguments.removeAt(1);
     PcaCommand command = parsePcaArguments(pcaArguments, kProgram, kMpiHelp);
+    const std::string& device = command.options.device;
+    if (device == "gpu:all" || device.find(',') != std::string::npos)
+      usage(
+          "under MPI each rank takes one GPU (--device gpu picks it by the rank's number on its "
+          "machine); --gpus is for one process");
     command.options.device = deviceForRank(command.options.device, group.localRank());
     // Progress and messages from rank 0 only.
     std::unique_ptr<Feedback> feedback;

@@ -253,6 +253,9 @@ class MpiTests : public QObject {
     run = mpirun(2, {dir + "/in.tif", dir + "/out/pc.tif", "--matrix", "nonsense"});
     QCOMPARE(run.status, 2);
     QCOMPARE(run.output.count("--matrix"), 1);
+    run = mpirun(2, {dir + "/in.tif", dir + "/out/pc.tif", "--gpus", "0,1"});
+    QCOMPARE(run.status, 2);
+    QVERIFY2(run.output.contains("each rank takes one GPU"), qPrintable(run.output));
     // More ranks than rows.
     testing::Cube tiny = testing::correlatedCube(2, 50, 5, 9);
     testing::writeCube(tiny, (dir + "/tiny.tif").toStdString(), GDT_Float32);
