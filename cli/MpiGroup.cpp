@@ -87,6 +87,13 @@ std::string MpiGroup::shareText(const std::string& rankZeros) {
   return text;
 }
 
+std::vector<double> MpiGroup::shareNumbers(const std::vector<double>& rankZeros) {
+  agree(true, {});
+  std::vector<double> numbers = rankZeros;
+  MPI_Bcast(numbers.data(), static_cast<int>(numbers.size()), MPI_DOUBLE, 0, communicator_);
+  return numbers;
+}
+
 std::vector<std::string> MpiGroup::gatherText(const std::string& mine) {
   agree(true, {});
   const int length = static_cast<int>(mine.size());

@@ -26,6 +26,7 @@ class MpiGroup : public JobGroup {
   Moments mergeMoments(const Moments& mine) override;
   ComponentRange mergeRanges(const ComponentRange& mine) override;
   std::string shareText(const std::string& rankZeros) override;
+  std::vector<double> shareNumbers(const std::vector<double>& rankZeros) override;
   std::vector<std::string> gatherText(const std::string& mine) override;
   std::vector<std::vector<double>> gatherNumbers(const std::vector<double>& mine) override;
   void synchronize() override;

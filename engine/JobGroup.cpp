@@ -98,6 +98,9 @@ class ThreadGroup::Member : public JobGroup {
   std::string shareText(const std::string& rankZeros) override {
     return shared_.exchange(rank_, {{}, rankZeros})[0].text;
   }
+  std::vector<double> shareNumbers(const std::vector<double>& rankZeros) override {
+    return shared_.exchange(rank_, {rankZeros, {}})[0].numbers;
+  }
   std::vector<std::string> gatherText(const std::string& mine) override {
     std::vector<std::string> all;
     for (const Shared::Payload& part : shared_.exchange(rank_, {{}, mine}))

@@ -36,8 +36,11 @@ class JobGroup {
   virtual Moments mergeMoments(const Moments& mine) { return mine; }
   // Every worker's component ranges merged.
   virtual ComponentRange mergeRanges(const ComponentRange& mine) { return mine; }
-  // Rank 0's text, on every worker.
+  // Rank 0's text or numbers, on every worker (the numbers have the same count everywhere).
   virtual std::string shareText(const std::string& rankZeros) { return rankZeros; }
+  virtual std::vector<double> shareNumbers(const std::vector<double>& rankZeros) {
+    return rankZeros;
+  }
   // Every worker's values, in rank order.
   virtual std::vector<std::string> gatherText(const std::string& mine) { return {mine}; }
   virtual std::vector<std::vector<double>> gatherNumbers(const std::vector<double>& mine) {

@@ -305,6 +305,18 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
     QElapsedTimer timer;
     timer.start();
     result.model = fitPca(moments, options.matrix, result.warnings);
+    if (shared) {
+      // Every worker fitted the same merged moments, but LAPACK's last bits may differ between
+      // machines (CPU kernels, threads): all take rank 0's eigen-decomposition, so that every
+      // row is projected by one model.
+      PcaModel& model = result.model;
+      std::vector<double> eigen = model.eigenvalues;
+      eigen.insert(eigen.end(), model.eigenvectors.begin(), model.eigenvectors.end());
+      eigen = group.shareNumbers(eigen);
+      const auto split = eigen.begin() + static_cast<int64_t>(model.eigenvalues.size());
+      model.eigenvalues.assign(eigen.begin(), split);
+      model.eigenvectors.assign(split, eigen.end());
+    }
     result.seconds.eigen = timer.nsecsElapsed() * 1e-9;
   }
   for (const std::string& warning : result.warnings)
