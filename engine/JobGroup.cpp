@@ -155,6 +155,7 @@ void ThreadGroup::run(const std::function<void(JobGroup&)>& work) {
     threads.back()->start();
   }
   for (auto& thread : threads) thread->wait();
+  shared_->output.reset();  // committed, or removed now that no thread writes to it
   if (shared_->failure) std::rethrow_exception(shared_->failure);
 }
 

@@ -461,6 +461,21 @@ class PcaTests : public QObject {
       QVERIFY2(QString(e.what()).contains("cannot read rows"), e.what());
     }
     QCOMPARE(testing::filesIn(dir + "/failing"), QStringList({"in.vrt", "top.tif"}));
+
+    // Cancel during pass 2: every worker stops, and nothing is left.
+    QDir(dir).mkdir("canceled");
+    options.input = (dir + "/in.tif").toStdString();
+    options.output = (dir + "/canceled/pc.tif").toStdString();
+    TestFeedback cancelAt70(70.0);
+    ThreadGroup canceled(3);
+    bool stopped = false;
+    try {
+      canceled.run([&](JobGroup& group) { runPca(options, cancelAt70, group); });
+    } catch (const Canceled&) {
+      stopped = true;
+    }
+    QVERIFY(stopped);
+    QCOMPARE(testing::filesIn(dir + "/canceled"), QStringList());
   }
 
   void cancelLeavesNothingAndKeepsTheDestination() {
