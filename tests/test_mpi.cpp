@@ -199,13 +199,19 @@ class MpiTests : public QObject {
     const testing::Cube cube = testCube();
     testing::writeVrtMissingRows(cube, 200, dir + "/in.vrt");
     QDir(dir).mkdir("out");
+    QFile existing(dir + "/out/pc.tif");  // an earlier result: must survive the failed run
+    QVERIFY(existing.open(QIODevice::WriteOnly));
+    existing.write("earlier");
+    existing.close();
     const Run run = mpirun(3, {dir + "/in.vrt", dir + "/out/pc.tif", "--stats",
                                dir + "/out/pc.json", "--device", "cpu", "--quiet"});
     QVERIFY2(run.status != 0, qPrintable(run.output));
     QVERIFY2(run.output.contains("rank 2 of 3 failed") && run.output.contains("cannot read rows"),
              qPrintable(run.output));
     QCOMPARE(run.output.count("failed:"), 1);  // reported once, by rank 0
-    QCOMPARE(testing::filesIn(dir + "/out"), QStringList());
+    QCOMPARE(testing::filesIn(dir + "/out"), QStringList{"pc.tif"});
+    QVERIFY(existing.open(QIODevice::ReadOnly));
+    QCOMPARE(existing.readAll(), QByteArray("earlier"));
   }
 
   // Rank 1 is killed (SIGKILL) once rank 0 has created the output: mpirun ends the job, and rank
