@@ -150,33 +150,19 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   total.start();
   PcaResult result;
 
-  DatasetPtr input = openRaster(options.input, "INPUT");
-  result.input = describeRaster(*input, options.input);
+  JobInput input = openJobInput(options.input, options.bands, "PCA");
+  result.input = input.info;
+  result.bands = input.bands;
   const RasterInfo& info = result.input;
-  if (GDALDataTypeIsComplex(info.type))
-    throw Error("INPUT", std::string("complex data (") + GDALGetDataTypeName(info.type) +
-                             ") is not supported");
-  result.bands = selectBands(options.bands, info.bandCount, "PCA");
   const std::vector<int>& bands = result.bands;
   const int bandCount = static_cast<int>(bands.size());
-  checkOutputPath(options.output, info.files, "OUTPUT");
-  GDALDriver* driver = outputDriver(options.output, options.format);
+  const std::vector<double>& nodata = input.nodata;
   // Reports must not overwrite the input, the raster or each other.
-  std::vector<std::string> taken = info.files;
-  taken.push_back(options.output);
-  if (!options.statsJson.empty()) {
-    checkOutputPath(options.statsJson, taken, "OUTPUT_STATS");
-    taken.push_back(options.statsJson);
-  }
-  if (!options.tableCsv.empty()) {
-    checkOutputPath(options.tableCsv, taken, "OUTPUT_TABLE");
-    taken.push_back(options.tableCsv);
-  }
-  if (!options.htmlReport.empty()) checkOutputPath(options.htmlReport, taken, "OUTPUT_HTML_FILE");
-
-  std::vector<double> nodata;
-  nodata.reserve(bands.size());
-  for (int b : bands) nodata.push_back(info.nodata[b - 1]);
+  checkOutputPaths(info.files, {{"OUTPUT", options.output},
+                                {"OUTPUT_STATS", options.statsJson},
+                                {"OUTPUT_TABLE", options.tableCsv},
+                                {"OUTPUT_HTML_FILE", options.htmlReport}});
+  GDALDriver* driver = outputDriver(options.output, options.format);
   result.totalPixels = info.width * info.height;
   // This process's rows (all of them unless it is one of several MPI ranks).
   const RowShare share = rowShare(group.rank(), group.size(), info.height);
@@ -466,7 +452,7 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
     result.seconds.write += pipeline.writeSeconds();
   }
   cube.reset();
-  input.reset();
+  input.dataset.reset();
   if (feedback.isCanceled()) throw Canceled();
   if (rankOutput) {
     QuietGdalErrors quiet;

@@ -62,6 +62,17 @@ std::string PendingRaster::temporaryPathFor(const std::string& destination) {
   return info.absoluteDir().filePath(name).toStdString();
 }
 
+void checkOutputPaths(const std::vector<std::string>& inputFiles,
+                      const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::vector<std::string> taken = inputFiles;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [parameter, path] = outputs[i];
+    if (i > 0 && path.empty()) continue;  // an optional output not asked for
+    checkOutputPath(path, taken, parameter);
+    taken.push_back(path);
+  }
+}
+
 PendingRaster::PendingRaster(const std::string& destination, GDALDriver* driver, int64_t width,
                              int64_t height, int bands, GDALDataType type,
                              const std::vector<std::string>& creationOptions,

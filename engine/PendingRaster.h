@@ -48,5 +48,10 @@ DatasetPtr openForUpdate(const std::string& path, const std::string& parameter);
 // is none of `taken` (the input's files, other outputs).
 void checkOutputPath(const std::string& path, const std::vector<std::string>& taken,
                      const std::string& parameter);
+// checkOutputPath for each of a job's outputs, {parameter, path}: the first is the main output
+// and must be given, the others are optional (skipped when empty). None may be one of
+// `inputFiles` or another output.
+void checkOutputPaths(const std::vector<std::string>& inputFiles,
+                      const std::vector<std::pair<std::string, std::string>>& outputs);
 
 }  // namespace hyperstream

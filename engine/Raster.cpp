@@ -69,24 +69,6 @@ DatasetPtr openRaster(const std::string& path, const std::string& parameter) {
   if (!dataset)
     throw Error(parameter, "'" + path + "' is not a raster GDAL can read" + lastGdalError());
   if (dataset->GetRasterCount() == 0) throw Error(parameter, "'" + path + "' has no raster bands");
-  // Raw layouts (ENVI, EHdr, uncompressed GeoTIFF, ...) read the missing end of a truncated file
-  // as zeros, without an error: check that the file holds every byte its header describes.
-  GDALDataset::RawBinaryLayout layout;
-  VSIStatBufL stat;
-  if (dataset->GetRawBinaryLayout(layout) && VSIStatL(layout.osRawFilename.c_str(), &stat) == 0) {
-    auto span = [](int64_t count, GIntBig step) {
-      return std::max<int64_t>(0, (count - 1) * step);
-    };
-    const int64_t needed = static_cast<int64_t>(layout.nImageOffset) +
-                           span(dataset->GetRasterXSize(), layout.nPixelOffset) +
-                           span(dataset->GetRasterYSize(), layout.nLineOffset) +
-                           span(dataset->GetRasterCount(), layout.nBandOffset) +
-                           GDALGetDataTypeSizeBytes(layout.eDataType);
-    if (static_cast<int64_t>(stat.st_size) < needed)
-      throw Error(parameter, "'" + layout.osRawFilename + "' is truncated: its header describes " +
-                                 std::to_string(needed) + " bytes, the file has " +
-                                 std::to_string(stat.st_size) + " (damaged or not fully copied?)");
-  }
   return dataset;
 }
 
@@ -285,6 +267,38 @@ std::vector<int> selectBands(const std::vector<int>& requested, int bandCount,
                     std::string(requested.empty() ? "the input has " : "the selection has ") +
                     std::to_string(bands.size()));
   return bands;
+}
+
+JobInput openJobInput(const std::string& path, const std::vector<int>& requestedBands,
+                      const std::string& job) {
+  JobInput input;
+  input.dataset = openRaster(path, "INPUT");
+  GDALDataset& dataset = *input.dataset;
+  // Raw layouts (ENVI, EHdr, uncompressed GeoTIFF, ...) read the missing end of a truncated file
+  // as zeros, without an error: check that the file holds every byte its header describes.
+  GDALDataset::RawBinaryLayout layout;
+  VSIStatBufL stat;
+  if (dataset.GetRawBinaryLayout(layout) && VSIStatL(layout.osRawFilename.c_str(), &stat) == 0) {
+    auto span = [](int64_t count, GIntBig step) {
+      return std::max<int64_t>(0, (count - 1) * step);
+    };
+    const int64_t needed = static_cast<int64_t>(layout.nImageOffset) +
+                           span(dataset.GetRasterXSize(), layout.nPixelOffset) +
+                           span(dataset.GetRasterYSize(), layout.nLineOffset) +
+                           span(dataset.GetRasterCount(), layout.nBandOffset) +
+                           GDALGetDataTypeSizeBytes(layout.eDataType);
+    if (static_cast<int64_t>(stat.st_size) < needed)
+      throw Error("INPUT", "'" + layout.osRawFilename + "' is truncated: its header describes " +
+                               std::to_string(needed) + " bytes, the file has " +
+                               std::to_string(stat.st_size) + " (damaged or not fully copied?)");
+  }
+  input.info = describeRaster(dataset, path);
+  if (GDALDataTypeIsComplex(input.info.type))
+    throw Error("INPUT", std::string("complex data (") + GDALGetDataTypeName(input.info.type) +
+                             ") is not supported");
+  input.bands = selectBands(requestedBands, input.info.bandCount, job);
+  for (int b : input.bands) input.nodata.push_back(input.info.nodata[b - 1]);
+  return input;
 }
 
 }  // namespace hyperstream

@@ -106,4 +106,16 @@ GDALDriver* outputDriver(const std::string& path, const std::string& format);
 std::vector<int> selectBands(const std::vector<int>& requested, int bandCount,
                              const std::string& job);
 
+// A job's input, opened and checked (Error("INPUT") or Error("BANDS")): readable, not complex,
+// no shorter than its header says (GDAL reads the missing end of a raw file as zeros), with the
+// selected bands (`requestedBands`, or all) and their nodata values.
+struct JobInput {
+  DatasetPtr dataset;
+  RasterInfo info;
+  std::vector<int> bands;      // 1-based
+  std::vector<double> nodata;  // per selected band, NaN for none
+};
+JobInput openJobInput(const std::string& path, const std::vector<int>& requestedBands,
+                      const std::string& job);
+
 }  // namespace hyperstream

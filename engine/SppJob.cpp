@@ -40,25 +40,16 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   if (options.ramBytes < (16ll << 20))
     throw Error("RAM_MB", "the RAM budget must be at least 16 MiB");
   SppResult result;
-  DatasetPtr input = openRaster(options.input, "INPUT");
-  result.input = describeRaster(*input, options.input);
+  JobInput input = openJobInput(options.input, options.bands, "SPP");
+  result.input = input.info;
+  result.bands = input.bands;
   const RasterInfo& info = result.input;
-  if (GDALDataTypeIsComplex(info.type))
-    throw Error("INPUT", std::string("complex data (") + GDALGetDataTypeName(info.type) +
-                             ") is not supported");
-  result.bands = selectBands(options.bands, info.bandCount, "SPP");
   const int bands = static_cast<int>(result.bands.size());
-  checkOutputPath(options.output, info.files, "OUTPUT");
+  const std::vector<double>& nodata = input.nodata;
+  checkOutputPaths(info.files, {{"OUTPUT", options.output},
+                                {"OUTPUT_ALPHA", options.alphaOutput},
+                                {"OUTPUT_RHO", options.rhoOutput}});
   GDALDriver* driver = outputDriver(options.output, options.format);
-  std::vector<std::string> taken = info.files;
-  taken.push_back(options.output);
-  if (!options.alphaOutput.empty()) {
-    checkOutputPath(options.alphaOutput, taken, "OUTPUT_ALPHA");
-    taken.push_back(options.alphaOutput);
-  }
-  if (!options.rhoOutput.empty()) checkOutputPath(options.rhoOutput, taken, "OUTPUT_RHO");
-  std::vector<double> nodata;
-  for (int b : result.bands) nodata.push_back(info.nodata[b - 1]);
 
   // Memory plan: per strip row the input in its type (a pool of buffers), its float64 values and
   // unit vectors, and the outputs; the window's halo rows come on top of each strip.
@@ -209,7 +200,7 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
     };
     pipeline.run(strips, stages, feedback, 20.0, 100.0);
   }
-  input.reset();
+  input.dataset.reset();
   if (feedback.isCanceled()) throw Canceled();
   result.meanAlpha = alphaSum / static_cast<double>(count);
   result.device = backend.deviceTimes();
