@@ -4,6 +4,8 @@
 // (bands x bands over PIXELS, in chunks as the backend does), SGEMM for the projection, and the
 // eigen-decomposition of a bands x bands covariance with cuSOLVER syevd against LAPACK dsyevr.
 
+#include "CudaTiming.h"
+
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -19,12 +21,6 @@
 
 namespace {
 
-void ok(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(status));
-    std::exit(1);
-  }
-}
 void ok(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) {
     std::fprintf(stderr, "%s: %s\n", what, cublasGetStatusString(status));
@@ -36,28 +32,6 @@ void ok(cusolverStatus_t status, const char* what) {
     std::fprintf(stderr, "%s: cuSOLVER status %d\n", what, static_cast<int>(status));
     std::exit(1);
   }
-}
-
-// Median seconds of `runs` runs of `work` on the GPU (events around it).
-double medianGpu(int runs, const std::function<void()>& work) {
-  cudaEvent_t start, stop;
-  ok(cudaEventCreate(&start), "event");
-  ok(cudaEventCreate(&stop), "event");
-  work();  // warm-up
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    ok(cudaEventRecord(start), "record");
-    work();
-    ok(cudaEventRecord(stop), "record");
-    ok(cudaEventSynchronize(stop), "sync");
-    float ms = 0;
-    ok(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-    times.push_back(ms * 1e-3);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
 }
 
 double medianHost(int runs, const std::function<void()>& work) {
@@ -92,12 +66,12 @@ int main(int argc, char** argv) {
   ok(cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault), "cudaHostAlloc");
   std::vector<unsigned char> pageable(bytes, 1);
   std::fill_n(static_cast<unsigned char*>(pinned), bytes, 1);
-  const double upPinned =
-      medianGpu(5, [&] { ok(cudaMemcpy(device, pinned, bytes, cudaMemcpyHostToDevice), "up"); });
-  const double upPageable = medianGpu(
+  const double upPinned = medianGpuSeconds(
+      5, [&] { ok(cudaMemcpy(device, pinned, bytes, cudaMemcpyHostToDevice), "up"); });
+  const double upPageable = medianGpuSeconds(
       5, [&] { ok(cudaMemcpy(device, pageable.data(), bytes, cudaMemcpyHostToDevice), "up"); });
-  const double downPinned =
-      medianGpu(5, [&] { ok(cudaMemcpy(pinned, device, bytes, cudaMemcpyDeviceToHost), "down"); });
+  const double downPinned = medianGpuSeconds(
+      5, [&] { ok(cudaMemcpy(pinned, device, bytes, cudaMemcpyDeviceToHost), "down"); });
   std::printf(
       "host->device: page-locked %.1f GB/s, pageable %.1f GB/s; device->host page-locked "
       "%.1f GB/s\n",
@@ -119,19 +93,19 @@ int main(int argc, char** argv) {
   ok(cudaMemcpy(x, host.data(), sizeof(double) * host.size(), cudaMemcpyHostToDevice), "up");
   const long long chunks = (pixels + chunk - 1) / chunk;
   const double one = 1.0;
-  const double syrk = medianGpu(5, [&] {
+  const double syrk = medianGpuSeconds(5, [&] {
     for (long long c = 0; c < chunks; ++c)
       ok(cublasDsyrk(blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, bands, static_cast<int>(chunk),
                      &one, x, bands, &one, gram, bands),
          "dsyrk");
   });
-  const double gemm = medianGpu(5, [&] {
+  const double gemm = medianGpuSeconds(5, [&] {
     for (long long c = 0; c < chunks; ++c)
       ok(cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_T, bands, bands, static_cast<int>(chunk), &one, x,
                      bands, x, bands, &one, gram, bands),
          "dgemm");
   });
-  const double syrkx = medianGpu(5, [&] {
+  const double syrkx = medianGpuSeconds(5, [&] {
     for (long long c = 0; c < chunks; ++c)
       ok(cublasDsyrkx(blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, bands, static_cast<int>(chunk),
                       &one, x, bands, x, bands, &one, gram, bands),
@@ -158,7 +132,7 @@ int main(int argc, char** argv) {
     ok(cudaMemcpy(da, a.data(), count * sizeof(double*), cudaMemcpyHostToDevice), "up");
     ok(cudaMemcpy(db, b.data(), count * sizeof(double*), cudaMemcpyHostToDevice), "up");
     ok(cudaMemcpy(dc, c.data(), count * sizeof(double*), cudaMemcpyHostToDevice), "up");
-    const double seconds = medianGpu(5, [&] {
+    const double seconds = medianGpuSeconds(5, [&] {
       for (long long k = 0; k < chunks; ++k)
         ok(cublasDgemmBatched(blas, CUBLAS_OP_N, CUBLAS_OP_T, size, size, static_cast<int>(chunk),
                               &one, da, bands, db, bands, &one, dc, bands, count),
@@ -187,7 +161,7 @@ int main(int argc, char** argv) {
   ok(cudaMalloc(&w, sizeof(float) * bands * components), "cudaMalloc");
   ok(cudaMalloc(&y, sizeof(float) * components * chunk), "cudaMalloc");
   const float onef = 1.0f, zerof = 0.0f;
-  const double sgemm = medianGpu(5, [&] {
+  const double sgemm = medianGpuSeconds(5, [&] {
     for (long long c = 0; c < chunks; ++c)
       ok(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, components, static_cast<int>(chunk), bands,
                      &onef, w, components, xf, bands, &zerof, y, components),

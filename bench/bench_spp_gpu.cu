@@ -4,6 +4,7 @@
 // Times (median of 10, CUDA events) the unit-spectra, alpha and displacement kernels for each
 // window on a random uint16 cube with smooth spectra, truncate border, Float32 output.
 
+#include "CudaTiming.h"
 #include "Kernels.h"
 
 #include <cuda_runtime.h>
@@ -19,13 +20,6 @@
 
 namespace {
 
-void ok(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(status));
-    std::exit(1);
-  }
-}
-
 template <class T>
 T* deviceArray(size_t count) {
   void* p = nullptr;
@@ -34,25 +28,7 @@ T* deviceArray(size_t count) {
 }
 
 double medianMs(const std::function<void()>& work) {
-  cudaEvent_t start, stop;
-  ok(cudaEventCreate(&start), "event");
-  ok(cudaEventCreate(&stop), "event");
-  work();  // warm-up: loads the kernel
-  ok(cudaDeviceSynchronize(), "warm-up");
-  std::vector<double> times;
-  for (int i = 0; i < 10; ++i) {
-    ok(cudaEventRecord(start), "record");
-    work();
-    ok(cudaEventRecord(stop), "record");
-    ok(cudaEventSynchronize(stop), "sync");
-    float ms = 0;
-    ok(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-    times.push_back(ms);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return medianGpuSeconds(10, work) * 1e3;
 }
 
 }  // namespace

@@ -513,9 +513,11 @@ static PcaResult runPcaOnGpus(const PcaOptions& options, const std::vector<int>&
 }
 
 PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
-  checkOptions(options);
   const std::vector<int> gpus = gpuList(options.device);
-  if (gpus.size() > 1) return runPcaOnGpus(options, gpus, feedback);
+  if (gpus.size() > 1) {
+    checkOptions(options);  // once, before any GPU's thread starts
+    return runPcaOnGpus(options, gpus, feedback);
+  }
   JobGroup alone;
   if (gpus.size() == 1) {
     PcaOptions one = options;
