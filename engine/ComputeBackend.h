@@ -135,8 +135,9 @@ class ComputeBackend {
   virtual DeviceTimes deviceTimes() const { return {}; }
 };
 
-// The multi-core CPU backend (OpenBLAS, all cores). Its moments are summed group by group in
-// order (Chan's merge), so they are bitwise the same whatever the strip heights.
+// The multi-core CPU backend (its own worker threads and OpenBLAS, all cores). Its moments are
+// summed group by group in order (Chan's merge), and each pixel is projected on its own, so the
+// results are bitwise the same whatever the strip heights.
 std::unique_ptr<ComputeBackend> makeCpuBackend();
 
 }  // namespace hyperstream

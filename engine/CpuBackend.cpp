@@ -1,15 +1,20 @@
-// The CPU backend: strip kernels on OpenBLAS (which uses every core) and plain loops the compiler
-// vectorises over the bands of pixel-interleaved spectra.
+// The CPU backend, on every core: moments of integer pixels exactly with AVX-512 VNNI
+// (IntegerMoments), of other pixels with OpenBLAS's DSYRK; the projection in plain vector loops
+// on the backend's worker threads (a GEMM with ten columns spends its time packing the pixels).
 
 #include "ComputeBackend.h"
 #include "CpuSpp.h"
 #include "Error.h"
+#include "IntegerMoments.h"
 #include "Samples.h"
 
 #include <cblas.h>
+#include <QThread>
+#include <QThreadPool>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -33,8 +38,14 @@ void ComponentRange::merge(const ComponentRange& other) {
 
 namespace {
 
-// Pixels per BLAS call at most: the converted block (pixels x bands) stays in the cache.
+// Pixels per DSYRK call of the float64 moments: the converted block stays in the cache.
 constexpr int64_t kChunkPixels = 1024;
+// The projection splits batches of this many pixels over the worker threads, which centre and
+// project them block by block (the centred block stays in the core's cache).
+constexpr int64_t kBatchPixels = 16384;
+constexpr int64_t kProjectBlockPixels = 256;
+// Components per pass of the projection kernel: one AVX-512 register of floats.
+constexpr int kComponentBlock = 16;
 
 // row = pixel - shift, and the running sum and range of the band values. Separate, unaliased
 // arrays let the compiler vectorise over the bands.
@@ -62,6 +73,61 @@ HYPERSTREAM_VECTOR_CLONES void centrePixel(const T* __restrict pixel,
     row[b] = static_cast<C>(static_cast<double>(pixel[b]) - center[b]);
 }
 
+// Integer samples: row = pixel - shift with an integer shift (the rounded centre), exact in
+// integers and rounded once to C, at full vector width; the shift's remainder is taken out of
+// the projected values as a per-component bias.
+template <class T>
+using ShiftInteger = std::conditional_t<(sizeof(T) < 4), int32_t, int64_t>;
+template <class T, class C>
+HYPERSTREAM_VECTOR_CLONES void shiftPixel(const T* __restrict pixel,
+                                          const ShiftInteger<T>* __restrict shift,
+                                          C* __restrict row, int bands) {
+  for (int b = 0; b < bands; ++b)
+    row[b] = static_cast<C>(static_cast<ShiftInteger<T>>(pixel[b]) - shift[b]);
+}
+
+// kComponentBlock values of C in one vector (GCC/clang vector extension: one AVX-512 register
+// of floats, two of doubles, or as many narrower ones as the CPU has).
+template <class C>
+struct ComponentLanes {
+  using type __attribute__((vector_size(kComponentBlock * sizeof(C)))) = C;
+};
+
+// out[p][k] = Σ_b rows[p][b] · weights[b][k] - bias[k] for k < kComponentBlock, p < count
+// (weights padded to kComponentBlock columns; out rows `outStride` apart, only `components` columns
+// written). Eight pixels at a time share each weight row and keep eight independent sums in flight;
+// each pixel's sum runs over the bands in order, so the result does not depend on how pixels are
+// cut.
+template <class C>
+HYPERSTREAM_VECTOR_CLONES void projectBlock(const C* __restrict rows, int64_t count, int bands,
+                                            const C* __restrict weights, const C* __restrict bias,
+                                            C* __restrict out, int outStride, int components) {
+  using Lanes = typename ComponentLanes<C>::type;
+  constexpr int kPixels = 8;
+  auto weightRow = [&](int b) {
+    Lanes w;
+    std::memcpy(&w, weights + static_cast<int64_t>(b) * kComponentBlock, sizeof(w));
+    return w;
+  };
+  auto store = [&](int64_t p, const Lanes& sum) {
+    for (int k = 0; k < components; ++k) out[p * outStride + k] = sum[k] - bias[k];
+  };
+  int64_t p = 0;
+  for (; p + kPixels <= count; p += kPixels) {
+    Lanes sum[kPixels] = {};
+    for (int b = 0; b < bands; ++b) {
+      const Lanes w = weightRow(b);
+      for (int q = 0; q < kPixels; ++q) sum[q] += rows[(p + q) * bands + b] * w;
+    }
+    for (int q = 0; q < kPixels; ++q) store(p + q, sum[q]);
+  }
+  for (; p < count; ++p) {
+    Lanes sum = {};
+    for (int b = 0; b < bands; ++b) sum += rows[p * bands + b] * weightRow(b);
+    store(p, sum);
+  }
+}
+
 template <class T>
 void markValid(const StripView& strip, std::vector<unsigned char>& valid) {
   valid.resize(strip.pixels);
@@ -76,6 +142,17 @@ void markValid(const StripView& strip, std::vector<unsigned char>& valid) {
 
 class CpuBackend : public ComputeBackend {
  public:
+  CpuBackend()
+      : workers_(std::max(1, QThread::idealThreadCount())),
+        integer_(IntegerMoments::supported() ? workers_ : 0),
+        floatBuffers_(workers_),
+        doubleBuffers_(workers_) {
+    pool_.setMaxThreadCount(std::max(1, workers_ - 1));
+  }
+  ~CpuBackend() override { pool_.waitForDone(); }
+  CpuBackend(const CpuBackend&) = delete;
+  CpuBackend& operator=(const CpuBackend&) = delete;
+
   std::string name() const override {
     return std::string("cpu (OpenBLAS ") + openblas_get_corename() + " kernels, " +
            std::to_string(openblas_get_num_threads()) + " threads)";
@@ -173,8 +250,44 @@ class CpuBackend : public ComputeBackend {
   void accumulate(const StripView& strip, Moments& total) {
     markValid<T>(strip, valid_);
     const int64_t group = strip.groupPixels > 0 ? strip.groupPixels : strip.pixels;
+    if constexpr (std::is_integral_v<T> && sizeof(T) <= 4) {
+      if (!integer_.empty()) {
+        accumulateExactly<T>(strip, group, total);
+        return;
+      }
+    }
     for (int64_t first = 0; first < strip.pixels; first += group)
       total.merge(groupMoments<T>(strip, first, std::min(group, strip.pixels - first)));
+  }
+
+  // Integer samples: each worker thread takes whole groups through the exact VNNI kernel; groups
+  // it cannot take (values spread over most of 16 bits) go through DSYRK on this thread, which
+  // then merges every group in image order, so the result does not depend on the thread count.
+  template <class T>
+  void accumulateExactly(const StripView& strip, int64_t group, Moments& total) {
+    const T* data = static_cast<const T*>(strip.data);
+    const int64_t groups = (strip.pixels + group - 1) / group;
+    const int64_t batch = 4 * static_cast<int64_t>(workers_);
+    std::vector<Moments>& results = groupResults_;  // kept: each holds a bands x bands matrix
+    results.resize(batch);
+    std::vector<unsigned char> exact(batch);
+    for (int64_t g0 = 0; g0 < groups; g0 += batch) {
+      const int64_t inBatch = std::min(batch, groups - g0);
+      onEveryWorker([&](int worker) {
+        for (int64_t k = worker; k < inBatch; k += workers_) {
+          const int64_t first = (g0 + k) * group;
+          exact[k] = integer_[worker].compute(data + first * strip.bands, valid_.data() + first,
+                                              std::min(group, strip.pixels - first), strip.bands,
+                                              results[k]);
+        }
+      });
+      for (int64_t k = 0; k < inBatch; ++k) {
+        const int64_t first = (g0 + k) * group;
+        if (!exact[k])
+          results[k] = groupMoments<T>(strip, first, std::min(group, strip.pixels - first));
+        total.merge(results[k]);
+      }
+    }
   }
 
   // Moments of one group in one pass: each valid pixel, shifted by the group's first valid pixel
@@ -224,8 +337,17 @@ class CpuBackend : public ComputeBackend {
     return result;
   }
 
-  // Centres and projects the strip block by block in precision C, calling
-  // consume(firstPixel, pixelCount, values) with pixelCount x components values per block.
+  // Runs work(worker) on every worker thread (worker 0 is the calling thread) and waits.
+  template <class Work>
+  void onEveryWorker(Work&& work) {
+    for (int worker = 1; worker < workers_; ++worker)
+      pool_.start([&work, worker] { work(worker); });
+    work(0);
+    pool_.waitForDone();
+  }
+
+  // Centres and projects the strip in precision C on every worker thread, calling
+  // consume(firstPixel, pixelCount, values) with pixelCount x components values per batch.
   // Invalid pixels are projected as if they were at the centre; consumers skip them.
   template <class T, class C, class Consume>
   void forEachProjectedChunk(const StripView& strip, const Projection& projection,
@@ -235,35 +357,59 @@ class CpuBackend : public ComputeBackend {
     const T* data = static_cast<const T*>(strip.data);
     markValid<T>(strip, valid_);
 
+    // Weights in blocks of kComponentBlock columns, zero-padded: [block][band][column].
+    const int componentBlocks = (components + kComponentBlock - 1) / kComponentBlock;
+    std::vector<C> weights(static_cast<size_t>(componentBlocks) * bands * kComponentBlock, C(0));
+    for (int b = 0; b < bands; ++b)
+      for (int k = 0; k < components; ++k)
+        weights[(static_cast<size_t>(k / kComponentBlock) * bands + b) * kComponentBlock +
+                k % kComponentBlock] =
+            static_cast<C>(projection.weights[static_cast<size_t>(b) * components + k]);
+
+    // Integer samples are shifted by the rounded centre; the bias is the remainder's projection.
     const double* center = projection.center.data();
-    const std::vector<C> weights(projection.weights.begin(), projection.weights.end());
-    auto& block = scratch<C>(static_cast<size_t>(kChunkPixels) * bands);
-    auto& result = resultScratch<C>(static_cast<size_t>(kChunkPixels) * components);
-    // Blocks never straddle groups, so every pixel meets the same BLAS call shape whatever the
-    // strip heights.
-    const int64_t group = strip.groupPixels > 0 ? strip.groupPixels : strip.pixels;
-    for (int64_t first = 0; first < strip.pixels;) {
-      const int64_t groupEnd = std::min(strip.pixels, (first / group + 1) * group);
-      const int64_t count = std::min(kChunkPixels, groupEnd - first);
-      for (int64_t p = 0; p < count; ++p) {
-        const T* pixel = data + (first + p) * bands;
-        C* row = block.data() + p * bands;
-        if (valid_[first + p]) {
-          centrePixel(pixel, center, row, bands);
-        } else {
-          std::fill(row, row + bands, C(0));
-        }
+    std::vector<ShiftInteger<T>> shift(bands);
+    std::vector<C> bias(static_cast<size_t>(componentBlocks) * kComponentBlock, C(0));
+    if constexpr (std::is_integral_v<T>) {
+      for (int b = 0; b < bands; ++b)
+        shift[b] = static_cast<ShiftInteger<T>>(std::llround(center[b]));
+      for (int k = 0; k < components; ++k) {
+        double sum = 0;
+        for (int b = 0; b < bands; ++b)
+          sum += (center[b] - static_cast<double>(shift[b])) *
+                 projection.weights[static_cast<size_t>(b) * components + k];
+        bias[k] = static_cast<C>(sum);
       }
-      if constexpr (std::is_same_v<C, double>)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(count), components,
-                    bands, 1.0, block.data(), bands, weights.data(), components, 0.0, result.data(),
-                    components);
-      else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(count), components,
-                    bands, 1.0f, block.data(), bands, weights.data(), components, 0.0f,
-                    result.data(), components);
-      consume(first, count, result.data());
-      first += count;
+    }
+    std::vector<C>& result = buffers<C>(0).result;
+    for (int64_t batchFirst = 0; batchFirst < strip.pixels; batchFirst += kBatchPixels) {
+      const int64_t batch = std::min(kBatchPixels, strip.pixels - batchFirst);
+      result.resize(static_cast<size_t>(batch) * components);
+      onEveryWorker([&](int worker) {
+        std::vector<C>& block = buffers<C>(worker).block;
+        block.resize(static_cast<size_t>(kProjectBlockPixels) * bands);
+        const int64_t end = batchFirst + batch * (worker + 1) / workers_;
+        for (int64_t first = batchFirst + batch * worker / workers_; first < end;
+             first += kProjectBlockPixels) {
+          const int64_t count = std::min(kProjectBlockPixels, end - first);
+          for (int64_t p = 0; p < count; ++p) {
+            C* row = block.data() + p * bands;
+            if (!valid_[first + p])
+              std::fill(row, row + bands, C(0));
+            else if constexpr (std::is_integral_v<T>)
+              shiftPixel(data + (first + p) * bands, shift.data(), row, bands);
+            else
+              centrePixel(data + (first + p) * bands, center, row, bands);
+          }
+          for (int kb = 0; kb < componentBlocks; ++kb)
+            projectBlock(block.data(), count, bands,
+                         weights.data() + static_cast<size_t>(kb) * bands * kComponentBlock,
+                         bias.data() + static_cast<size_t>(kb) * kComponentBlock,
+                         result.data() + (first - batchFirst) * components + kb * kComponentBlock,
+                         components, std::min(kComponentBlock, components - kb * kComponentBlock));
+        }
+      });
+      consume(batchFirst, batch, result.data());
     }
   }
 
@@ -299,35 +445,30 @@ class CpuBackend : public ComputeBackend {
     }
   }
 
+  // Per worker thread: the centred block and (worker 0's) the projected batch.
   template <class C>
-  std::vector<C>& scratch(size_t size) {
-    std::vector<C>* buffer;
-    if constexpr (std::is_same_v<C, double>)
-      buffer = &chunk_;
-    else
-      buffer = &chunkFloat_;
-    buffer->resize(size);
-    return *buffer;
-  }
+  struct ProjectionBuffers {
+    std::vector<C> block, result;
+  };
   template <class C>
-  std::vector<C>& resultScratch(size_t size) {
-    std::vector<C>* buffer;
+  ProjectionBuffers<C>& buffers(int worker) {
     if constexpr (std::is_same_v<C, double>)
-      buffer = &resultDouble_;
+      return doubleBuffers_[worker];
     else
-      buffer = &resultFloat_;
-    buffer->resize(size);
-    return *buffer;
+      return floatBuffers_[worker];
   }
 
+  int workers_;
+  std::vector<IntegerMoments> integer_;  // one per worker thread; empty without AVX-512 VNNI
+  std::vector<Moments> groupResults_;
+  QThreadPool pool_;
   Moments total_;
   CpuSpp spp_;
   std::vector<unsigned char> valid_;
   std::vector<double> shift_, sum_;
   std::vector<double> chunk_;
-  std::vector<float> chunkFloat_;
-  std::vector<double> resultDouble_;
-  std::vector<float> resultFloat_;
+  std::vector<ProjectionBuffers<float>> floatBuffers_;
+  std::vector<ProjectionBuffers<double>> doubleBuffers_;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // CPU backend's strip kernels against the float64 reference.
 
 #include "ComputeBackend.h"
+#include "IntegerMoments.h"
 #include "Moments.h"
 #include "PcaModel.h"
 #include "Pipeline.h"
@@ -27,6 +28,93 @@ Moments backendMoments(ComputeBackend& backend, const testing::Cube& cube, int64
   view.nodata = cube.nodata.data();
   backend.accumulateMoments(view);
   return backend.takeMoments(cube.bands);
+}
+
+// Moments of the valid pixels in long double, two-pass: the reference of the exact integer path.
+Moments referenceMoments(const std::vector<double>& values, const std::vector<unsigned char>& valid,
+                         int bands) {
+  Moments m(bands);
+  std::vector<long double> mean(bands, 0.0L);
+  for (size_t p = 0; p < valid.size(); ++p) {
+    if (!valid[p]) continue;
+    ++m.count;
+    for (int b = 0; b < bands; ++b) {
+      const double v = values[p * bands + b];
+      mean[b] += v;
+      m.minimum[b] = std::min(m.minimum[b], v);
+      m.maximum[b] = std::max(m.maximum[b], v);
+    }
+  }
+  for (int b = 0; b < bands; ++b) mean[b] /= static_cast<long double>(m.count);
+  std::vector<long double> comoment(static_cast<size_t>(bands) * bands, 0.0L);
+  for (size_t p = 0; p < valid.size(); ++p)
+    if (valid[p])
+      for (int i = 0; i < bands; ++i)
+        for (int j = 0; j < bands; ++j)
+          comoment[i * bands + j] +=
+              (values[p * bands + i] - mean[i]) * (values[p * bands + j] - mean[j]);
+  for (int b = 0; b < bands; ++b) m.mean[b] = static_cast<double>(mean[b]);
+  for (size_t k = 0; k < comoment.size(); ++k) m.comoment[k] = static_cast<double>(comoment[k]);
+  return m;
+}
+
+// Largest |a - b| of two co-moment matrices, relative to sqrt(M_ii M_jj) of the reference.
+double comomentError(const Moments& a, const Moments& reference) {
+  double worst = 0;
+  const int n = reference.bands;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const double scale =
+          std::sqrt(reference.comoment[i * n + i] * reference.comoment[j * n + j]) + 1e-300;
+      worst =
+          std::max(worst, std::abs(a.comoment[i * n + j] - reference.comoment[i * n + j]) / scale);
+    }
+  return worst;
+}
+
+// Random integer pixels of type T about `center` +- `spread`, about a tenth of them invalid.
+template <class T>
+void randomIntegers(int64_t pixels, int bands, double center, double spread, uint64_t seed,
+                    std::vector<T>& samples, std::vector<double>& values,
+                    std::vector<unsigned char>& valid) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> offset(-spread, spread);
+  samples.resize(static_cast<size_t>(pixels) * bands);
+  values.resize(samples.size());
+  valid.resize(pixels);
+  for (int64_t p = 0; p < pixels; ++p) {
+    valid[p] = pixels < 3 || random() % 10 != 0;
+    const double common = offset(random);  // correlates the bands
+    for (int b = 0; b < bands; ++b) {
+      const double v = std::clamp(std::round(center + 0.6 * common + 0.4 * offset(random)),
+                                  static_cast<double>(std::numeric_limits<T>::lowest()),
+                                  static_cast<double>(std::numeric_limits<T>::max()));
+      samples[p * bands + b] = static_cast<T>(v);
+      values[p * bands + b] = v;
+    }
+  }
+}
+
+template <class T>
+void checkIntegerMoments(double center, double spread) {
+  IntegerMoments integer;
+  for (int bands : {1, 2, 31, 33, 45}) {
+    for (int64_t pixels : {int64_t{1}, int64_t{2}, int64_t{7}, int64_t{1001}}) {
+      std::vector<T> samples;
+      std::vector<double> values;
+      std::vector<unsigned char> valid;
+      randomIntegers(pixels, bands, center, spread, 17 * bands + pixels, samples, values, valid);
+      Moments m;
+      QVERIFY2(integer.compute(samples.data(), valid.data(), pixels, bands, m),
+               qPrintable(QString("%1 bands, %2 pixels").arg(bands).arg(pixels)));
+      const Moments ref = referenceMoments(values, valid, bands);
+      QCOMPARE(m.count, ref.count);
+      QCOMPARE(m.minimum, ref.minimum);
+      QCOMPARE(m.maximum, ref.maximum);
+      QVERIFY(testing::maxRelativeDifference(m.mean, ref.mean) < 1e-15);
+      QVERIFY2(comomentError(m, ref) < 1e-13, qPrintable(QString::number(comomentError(m, ref))));
+    }
+  }
 }
 
 }  // namespace
@@ -162,6 +250,66 @@ class UnitTests : public QObject {
       const std::vector<double> expected = testing::referenceComponent(cube, ref, k);
       for (int64_t p = 0; p < cube.pixels(); ++p)
         QVERIFY(std::abs(out[p * 3 + k] - expected[p]) <= 1e-9 * std::sqrt(ref.eigenvalues[k]));
+    }
+  }
+
+  void integerMomentsMatchReference() {
+    if (!IntegerMoments::supported()) QSKIP("this CPU has no AVX-512 VNNI");
+    checkIntegerMoments<uint8_t>(128, 128);
+    checkIntegerMoments<int16_t>(-300, 2000);
+    checkIntegerMoments<uint16_t>(30000, 3000);  // huge DN means
+    checkIntegerMoments<uint16_t>(9000, 7000);   // wide spread: flushes every few dozen pairs
+    checkIntegerMoments<int32_t>(-1e6, 500);
+    checkIntegerMoments<uint32_t>(4e9, 1000);
+  }
+
+  void integerMomentsRefuseWideSpreads() {
+    if (!IntegerMoments::supported()) QSKIP("this CPU has no AVX-512 VNNI");
+    IntegerMoments integer;
+    Moments untouched;
+    // Deviations beyond 16 bits, and deviations whose 32-bit sums would overflow within 16 pairs.
+    for (const auto& [low, high] : {std::pair<uint16_t, uint16_t>{0, 65535}, {10000, 40000}}) {
+      const std::vector<uint16_t> samples = {low, high, high, low, low, high};
+      const std::vector<unsigned char> valid(3, 1);
+      QVERIFY(!integer.compute(samples.data(), valid.data(), 3, 2, untouched));
+      QCOMPARE(untouched.count, int64_t{0});
+    }
+    // The backend then takes the float64 path for those groups and still gets them right.
+    std::vector<uint16_t> samples;
+    std::vector<double> values;
+    std::vector<unsigned char> valid;
+    randomIntegers<uint16_t>(2000, 6, 32000, 33000, 5, samples, values, valid);
+    const std::vector<double> nodata(6, NAN);
+    auto backend = makeCpuBackend();
+    backend->accumulateMoments(StripView{samples.data(), GDT_UInt16, 2000, 6, nodata.data(), 300});
+    const Moments m = backend->takeMoments(6);
+    const Moments ref = referenceMoments(values, std::vector<unsigned char>(2000, 1), 6);
+    QCOMPARE(m.count, ref.count);
+    QVERIFY(comomentError(m, ref) < 1e-12);
+  }
+
+  void integerProjectionMatchesReference() {
+    testing::Cube cube = testing::correlatedCube(17, 23, 21, 9, 30000.0, 2000.0);
+    testing::roundValues(cube);
+    const std::vector<uint16_t> samples(cube.values.begin(), cube.values.end());
+    auto backend = makeCpuBackend();
+    StripView view{samples.data(), GDT_UInt16, cube.pixels(), cube.bands, cube.nodata.data(), 23};
+    backend->accumulateMoments(view);
+    std::vector<std::string> warnings;
+    const PcaModel model =
+        fitPca(backend->takeMoments(cube.bands), MatrixType::Covariance, warnings);
+    const testing::Reference ref = testing::referencePca(cube);
+    const int components = 18;  // two blocks of the projection kernel
+    const Projection projection = model.projection(components);
+    OutputEncoding encoding;
+    encoding.type = GDT_Float64;
+    std::vector<double> out(cube.pixels() * components);
+    backend->project(view, projection, encoding, out.data());
+    for (int k = 0; k < components; ++k) {
+      const std::vector<double> expected = testing::referenceComponent(cube, ref, k);
+      for (int64_t p = 0; p < cube.pixels(); ++p)
+        QVERIFY(std::abs(out[p * components + k] - expected[p]) <=
+                1e-7 * std::sqrt(ref.eigenvalues[k]));
     }
   }
 };
