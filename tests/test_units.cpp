@@ -103,7 +103,8 @@ void checkIntegerMoments(double center, double spread) {
       std::vector<T> samples;
       std::vector<double> values;
       std::vector<unsigned char> valid;
-      randomIntegers(pixels, bands, center, spread, 17 * bands + pixels, samples, values, valid);
+      randomIntegers(pixels, bands, center, spread, 17 * static_cast<uint64_t>(bands) + pixels,
+                     samples, values, valid);
       Moments m;
       QVERIFY2(integer.compute(samples.data(), valid.data(), pixels, bands, m),
                qPrintable(QString("%1 bands, %2 pixels").arg(bands).arg(pixels)));
