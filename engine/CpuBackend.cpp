@@ -104,10 +104,8 @@ HYPERSTREAM_VECTOR_CLONES void projectBlock(const C* __restrict rows, int64_t co
                                             C* __restrict out, int outStride, int components) {
   using Lanes = typename ComponentLanes<C>::type;
   constexpr int kPixels = 8;
-  auto weightRow = [&](int b) {
-    Lanes w;
+  auto loadWeights = [&](int b, Lanes& w) {
     std::memcpy(&w, weights + static_cast<int64_t>(b) * kComponentBlock, sizeof(w));
-    return w;
   };
   auto store = [&](int64_t p, const Lanes& sum) {
     for (int k = 0; k < components; ++k) out[p * outStride + k] = sum[k] - bias[k];
@@ -116,28 +114,36 @@ HYPERSTREAM_VECTOR_CLONES void projectBlock(const C* __restrict rows, int64_t co
   for (; p + kPixels <= count; p += kPixels) {
     Lanes sum[kPixels] = {};
     for (int b = 0; b < bands; ++b) {
-      const Lanes w = weightRow(b);
+      Lanes w;
+      loadWeights(b, w);
       for (int q = 0; q < kPixels; ++q) sum[q] += rows[(p + q) * bands + b] * w;
     }
     for (int q = 0; q < kPixels; ++q) store(p + q, sum[q]);
   }
   for (; p < count; ++p) {
     Lanes sum = {};
-    for (int b = 0; b < bands; ++b) sum += rows[p * bands + b] * weightRow(b);
+    for (int b = 0; b < bands; ++b) {
+      Lanes w;
+      loadWeights(b, w);
+      sum += rows[p * bands + b] * w;
+    }
     store(p, sum);
   }
 }
 
+// 1 when every band of the pixel is finite and differs from its nodata value (has[b] != 0),
+// else 0: ValidPixel's test as a loop the compiler vectorises.
 template <class T>
-void markValid(const StripView& strip, std::vector<unsigned char>& valid) {
-  valid.resize(strip.pixels);
-  const ValidPixel<T> isValid(strip.nodata, strip.bands);
-  if (isValid.alwaysValid()) {
-    std::fill(valid.begin(), valid.end(), 1);
-    return;
+HYPERSTREAM_VECTOR_CLONES unsigned char validPixel(const T* __restrict pixel,
+                                                   const T* __restrict nodata,
+                                                   const unsigned char* __restrict has, int bands) {
+  int bad = 0;
+  for (int b = 0; b < bands; ++b) {
+    if constexpr (std::is_floating_point_v<T>)
+      bad |= static_cast<int>(!(std::abs(pixel[b]) <= std::numeric_limits<T>::max()));
+    bad |= static_cast<int>(has[b]) & static_cast<int>(pixel[b] == nodata[b]);
   }
-  const T* data = static_cast<const T*>(strip.data);
-  for (int64_t p = 0; p < strip.pixels; ++p) valid[p] = isValid(data + p * strip.bands);
+  return bad == 0 ? 1 : 0;
 }
 
 class CpuBackend : public ComputeBackend {
@@ -248,7 +254,7 @@ class CpuBackend : public ComputeBackend {
  private:
   template <class T>
   void accumulate(const StripView& strip, Moments& total) {
-    markValid<T>(strip, valid_);
+    markValid<T>(strip);
     const int64_t group = strip.groupPixels > 0 ? strip.groupPixels : strip.pixels;
     if constexpr (std::is_integral_v<T> && sizeof(T) <= 4) {
       if (!integer_.empty()) {
@@ -337,6 +343,25 @@ class CpuBackend : public ComputeBackend {
     return result;
   }
 
+  // valid_[p] = whether pixel p of the strip is valid, on every worker thread.
+  template <class T>
+  void markValid(const StripView& strip) {
+    valid_.resize(strip.pixels);
+    const ValidPixel<T> isValid(strip.nodata, strip.bands);
+    if (isValid.alwaysValid()) {
+      std::fill(valid_.begin(), valid_.end(), 1);
+      return;
+    }
+    const T* data = static_cast<const T*>(strip.data);
+    const T* nodata = isValid.nodataValues().data();
+    const unsigned char* has = isValid.hasNodata().data();
+    onEveryWorker([&](int worker) {
+      const int64_t end = strip.pixels * (worker + 1) / workers_;
+      for (int64_t p = strip.pixels * worker / workers_; p < end; ++p)
+        valid_[p] = validPixel(data + p * strip.bands, nodata, has, strip.bands);
+    });
+  }
+
   // Runs work(worker) on every worker thread (worker 0 is the calling thread) and waits.
   template <class Work>
   void onEveryWorker(Work&& work) {
@@ -355,7 +380,7 @@ class CpuBackend : public ComputeBackend {
     const int bands = strip.bands;
     const int components = projection.components;
     const T* data = static_cast<const T*>(strip.data);
-    markValid<T>(strip, valid_);
+    markValid<T>(strip);
 
     // Weights in blocks of kComponentBlock columns, zero-padded: [block][band][column].
     const int componentBlocks = (components + kComponentBlock - 1) / kComponentBlock;
