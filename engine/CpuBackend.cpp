@@ -40,9 +40,9 @@ namespace {
 
 // Pixels per DSYRK call of the float64 moments: the converted block stays in the cache.
 constexpr int64_t kChunkPixels = 1024;
-// The projection splits batches of this many pixels over the worker threads, which centre and
-// project them block by block (the centred block stays in the core's cache).
-constexpr int64_t kBatchPixels = 16384;
+// The projection splits batches of this many pixels per worker over the worker threads, which
+// centre and project them block by block (the centred block stays in the core's cache).
+constexpr int64_t kBatchPixelsPerWorker = 8192;
 constexpr int64_t kProjectBlockPixels = 256;
 // Components per pass of the projection kernel: one AVX-512 register of floats.
 constexpr int kComponentBlock = 16;
@@ -407,8 +407,9 @@ class CpuBackend : public ComputeBackend {
       }
     }
     std::vector<C>& result = buffers<C>(0).result;
-    for (int64_t batchFirst = 0; batchFirst < strip.pixels; batchFirst += kBatchPixels) {
-      const int64_t batch = std::min(kBatchPixels, strip.pixels - batchFirst);
+    const int64_t batchPixels = kBatchPixelsPerWorker * workers_;
+    for (int64_t batchFirst = 0; batchFirst < strip.pixels; batchFirst += batchPixels) {
+      const int64_t batch = std::min(batchPixels, strip.pixels - batchFirst);
       result.resize(static_cast<size_t>(batch) * components);
       onEveryWorker([&](int worker) {
         std::vector<C>& block = buffers<C>(worker).block;
