@@ -1,7 +1,8 @@
 // The CUDA backend: strips cross the bus in the file's own type into page-locked host buffers
 // and two device slots (or straight into a device copy of the whole cube when it fits), are
-// converted and centred on the GPU, and go through cuBLAS GEMMs (the moments' Gram matrix in
-// float64, the projection in float32 or float64). Uploads run on their own stream, so copying strip
+// converted and centred on the GPU, and go through cuBLAS GEMMs (the moments' Gram matrix exactly
+// in int8 digits on the tensor cores for 8/16-bit integers, else in float64; the projection in
+// float32 or float64). Uploads run on their own stream, so copying strip
 // i+1 overlaps computing strip i while the engine's reader thread reads strip i+2.
 
 #include "ComputeBackend.h"
@@ -13,9 +14,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace hyperstream::cuda {
@@ -97,6 +101,7 @@ class CudaBackend final : public ComputeBackend {
     sum_ = DeviceArray<double>(bands);
     low_ = DeviceArray<double>(rows);
     high_ = DeviceArray<double>(rows);
+    planDigits();
     shift_ = DeviceArray<double>(bands);
     center_ = DeviceArray<double>(bands);
     weights_ = DeviceArray<double>(static_cast<size_t>(bands) * components);
@@ -388,6 +393,12 @@ class CudaBackend final : public ComputeBackend {
   // Adds `pixels` pixels at device pointer `raw` to the running moments, chunk by chunk.
   template <class T>
   void addMoments(const T* raw, int64_t pixelCount, const StripView& strip) {
+    if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
+      if (digitPixels_ > 0) {
+        addDigitMoments(raw, pixelCount, strip);
+        return;
+      }
+    }
     const int bands = strip.bands;
     timed(times_.moments, *compute_, [&] {
       for (int64_t first = 0; first < pixelCount; first += chunkPixels_) {
@@ -406,6 +417,70 @@ class CudaBackend final : public ComputeBackend {
               "cublasDgemm");
       }
     });
+  }
+
+  // The exact moments of 8/16-bit integers: the deviations' int8 digits (Kernels.h) multiplied on
+  // the tensor cores, six int8 GEMMs with int32 sums per chunk of at most 2^18 pixels (each digit
+  // product is at most 2^12, so no sum overflows), combined in 64 bits. The work array holds the
+  // products, then the three digit planes.
+  template <class T>
+  void addDigitMoments(const T* raw, int64_t pixelCount, const StripView& strip) {
+    const int bands = strip.bands;
+    auto* products = reinterpret_cast<int32_t*>(work_.get());
+    int8_t* planes = reinterpret_cast<int8_t*>(work_.get()) + digitPlanesOffset_;
+    const size_t planeSize = static_cast<size_t>(paddedBands_) * digitLd_;
+    const int8_t* a = planes;
+    const int8_t* b = planes + planeSize;
+    const int8_t* c = planes + 2 * planeSize;
+    const std::pair<const int8_t*, const int8_t*> pairs[] = {{a, a}, {a, b}, {a, c},
+                                                             {b, b}, {b, c}, {c, c}};
+    timed(times_.moments, *compute_, [&] {
+      for (int64_t first = 0; first < pixelCount; first += digitPixels_) {
+        const int64_t pixels = std::min(digitPixels_, pixelCount - first);
+        const T* chunk = raw + first * bands;
+        markValidPixels(strip, chunk, pixels, true);
+        bandStatistics(chunk, pixels, bands, valid_.get(), shift_.get(), partials_.get(),
+                       *compute_);
+        mergePartials(partials_.get(), reductionBlocks(pixels), bands, sum_.get(), low_.get(),
+                      high_.get(), *compute_);
+        splitDigits(chunk, pixels, bands, valid_.get(), shift_.get(), digitLd_, paddedBands_,
+                    planes, *compute_);
+        const int32_t one = 1, zero = 0;
+        for (size_t k = 0; k < std::size(pairs); ++k)
+          check(cublasGemmEx(*blas_, CUBLAS_OP_T, CUBLAS_OP_N, paddedBands_, paddedBands_,
+                             static_cast<int>(digitLd_), &one, pairs[k].first, CUDA_R_8I,
+                             static_cast<int>(digitLd_), pairs[k].second, CUDA_R_8I,
+                             static_cast<int>(digitLd_), &zero,
+                             products + k * static_cast<size_t>(paddedBands_) * paddedBands_,
+                             CUDA_R_32I, paddedBands_, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT),
+                "cublasGemmEx (int8)");
+        combineDigits(products, bands, paddedBands_, gram_.get(), *compute_);
+      }
+    });
+  }
+
+  // Sizes the digit path into the work array, and checks that cuBLAS runs int8 GEMMs here;
+  // digitPixels_ stays 0 (the float64 path) for other types or when either fails.
+  void planDigits() {
+    digitPixels_ = 0;
+    if (layout_.type != GDT_Byte && layout_.type != GDT_Int16 && layout_.type != GDT_UInt16) return;
+    constexpr int64_t kMaxDigitPixels = int64_t{1} << 18;
+    paddedBands_ = (layout_.bands + 3) / 4 * 4;
+    const int64_t pixels = std::min(chunkPixels_, kMaxDigitPixels);
+    digitLd_ = (pixels + 15) / 16 * 16;
+    const int64_t productBytes = 6 * int64_t{paddedBands_} * paddedBands_ * 4;
+    digitPlanesOffset_ = (productBytes + 255) / 256 * 256;
+    const int64_t needed = digitPlanesOffset_ + 3 * int64_t{paddedBands_} * digitLd_;
+    if (needed > static_cast<int64_t>(work_.size() * sizeof(double))) return;
+    // One small int8 GEMM on the (zeroed) work array: some GPUs or cuBLAS builds refuse them.
+    check(cudaMemsetAsync(work_.get(), 0, needed, *compute_), "memset");
+    const int32_t one = 1, zero = 0;
+    const auto* planes = reinterpret_cast<const int8_t*>(work_.get()) + digitPlanesOffset_;
+    const cublasStatus_t status = cublasGemmEx(
+        *blas_, CUBLAS_OP_T, CUBLAS_OP_N, 4, 4, 16, &one, planes, CUDA_R_8I, 16, planes, CUDA_R_8I,
+        16, &zero, work_.get(), CUDA_R_32I, 4, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
+    synchronize();
+    if (status == CUBLAS_STATUS_SUCCESS) digitPixels_ = pixels;
   }
 
   // valid_ for `pixels` pixels of the strip starting at device pointer `chunk`; with `counting`,
@@ -561,6 +636,12 @@ class CudaBackend final : public ComputeBackend {
   int sampleSize_ = 0;
   bool resident_ = false;
   int64_t chunkPixels_ = 0;
+  // The exact int8-digit moments (addDigitMoments): pixels per chunk (0: not used), padded band
+  // count, pixels per digit plane row, and where the planes start in the work array.
+  int64_t digitPixels_ = 0;
+  int paddedBands_ = 0;
+  int64_t digitLd_ = 0;
+  int64_t digitPlanesOffset_ = 0;
   int slot_ = 0;
   DeviceArray<unsigned char> cube_, slots_[2];
   DeviceArray<double> work_, result_, partials_, gram_, sum_, low_, high_, shift_, center_,

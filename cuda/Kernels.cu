@@ -520,6 +520,93 @@ void sppDisplace(const T* raw, const unsigned char* valid, const float* rho, int
   checkLaunch("SPP displacement kernel");
 }
 
+// Exact Gram matrices of 8- and 16-bit integer pixels on int8 tensor cores: a deviation
+// d = x - shift (|d| <= 65535) is 2^14 a + 2^7 b + c with int8 digits a in [-4, 4] and b, c in
+// [-64, 63]. One 32 x 32 tile of (pixels x bands) per block goes through shared memory, so both
+// the pixel-interleaved read and the band-major digit writes are coalesced.
+template <class T>
+__global__ void splitDigitsKernel(const T* __restrict__ raw, int64_t pixels, int bands,
+                                  const unsigned char* __restrict__ valid,
+                                  const double* __restrict__ shift, int64_t ld, int paddedBands,
+                                  int8_t* __restrict__ planes) {
+  __shared__ int tile[32][33];
+  const int64_t p0 = static_cast<int64_t>(blockIdx.x) * 32;
+  const int b0 = static_cast<int>(blockIdx.y) * 32;
+  for (int k = threadIdx.y; k < 32; k += blockDim.y) {
+    const int64_t p = p0 + k;
+    const int b = b0 + static_cast<int>(threadIdx.x);
+    int d = 0;
+    if (p < pixels && b < bands && valid[p])
+      d = static_cast<int>(raw[p * bands + b]) - static_cast<int>(shift[b]);
+    tile[k][threadIdx.x] = d;
+  }
+  __syncthreads();
+  const size_t planeSize = static_cast<size_t>(paddedBands) * ld;
+  for (int k = threadIdx.y; k < 32; k += blockDim.y) {
+    const int b = b0 + k;
+    const int64_t p = p0 + threadIdx.x;
+    if (b >= paddedBands || p >= ld) continue;
+    const int d = tile[threadIdx.x][k];
+    const int c = ((d + 64) & 127) - 64;  // d - c is a multiple of 128
+    const int high = (d - c) / 128;
+    const int middle = ((high + 64) & 127) - 64;
+    const int top = (high - middle) / 128;
+    const size_t at = static_cast<size_t>(b) * ld + p;
+    planes[at] = static_cast<int8_t>(top);
+    planes[planeSize + at] = static_cast<int8_t>(middle);
+    planes[2 * planeSize + at] = static_cast<int8_t>(c);
+  }
+}
+
+// gram[j][i] += Σ d_i d_j from the digit products XY[i][j] = Σ X_i Y_j (X, Y in a, b, c), exact
+// in 64 bits, then rounded once to float64.
+__global__ void combineDigitsKernel(const int32_t* __restrict__ products, int bands,
+                                    int paddedBands, double* __restrict__ gram) {
+  const int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (index >= static_cast<int64_t>(bands) * bands) return;
+  const int i = static_cast<int>(index % bands);
+  const int j = static_cast<int>(index / bands);
+  const size_t size = static_cast<size_t>(paddedBands) * paddedBands;
+  auto product = [&](int which, int row, int column) {
+    return static_cast<int64_t>(
+        products[which * size + static_cast<size_t>(column) * paddedBands + row]);
+  };
+  enum { kAA, kAB, kAC, kBB, kBC, kCC };
+  const int64_t value =
+      product(kAA, i, j) * (int64_t{1} << 28) +
+      (product(kAB, i, j) + product(kAB, j, i)) * (int64_t{1} << 21) +
+      (product(kAC, i, j) + product(kAC, j, i) + product(kBB, i, j)) * (int64_t{1} << 14) +
+      (product(kBC, i, j) + product(kBC, j, i)) * (int64_t{1} << 7) + product(kCC, i, j);
+  gram[static_cast<size_t>(j) * bands + i] += static_cast<double>(value);
+}
+
+template <class T>
+void bandStatistics(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
+                    const double* center, double* partials, cudaStream_t stream) {
+  if (pixels <= 0) return;
+  sweepKernel<T, double, false><<<reductionBlocks(pixels), kThreads, 0, stream>>>(
+      raw, pixels, bands, valid, center, nullptr, partials);
+  checkLaunch("statistics kernel");
+}
+
+template <class T>
+void splitDigits(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
+                 const double* shift, int64_t ld, int paddedBands, int8_t* planes,
+                 cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>((ld + 31) / 32),
+                  static_cast<unsigned>((paddedBands + 31) / 32));
+  splitDigitsKernel<T>
+      <<<grid, dim3(32, 8), 0, stream>>>(raw, pixels, bands, valid, shift, ld, paddedBands, planes);
+  checkLaunch("digit kernel");
+}
+
+void combineDigits(const int32_t* products, int bands, int paddedBands, double* gram,
+                   cudaStream_t stream) {
+  combineDigitsKernel<<<gridFor(int64_t{bands} * bands, kThreads), kThreads, 0, stream>>>(
+      products, bands, paddedBands, gram);
+  checkLaunch("digit combining kernel");
+}
+
 // The sample types GDAL hands us, each to float64 (statistics) and float32/float64 (projection).
 #define HYPERSTREAM_SAMPLE_TYPE(T)                                                                 \
   template void markValid<T>(const T*, int64_t, int, const T*, const unsigned char*,               \
@@ -547,6 +634,15 @@ template void rangePartials<float>(const float*, int64_t, int, const unsigned ch
 template void rangePartials<double>(const double*, int64_t, int, const unsigned char*, double*,
                                     cudaStream_t);
 template void fillNodata<float>(float*, int64_t, int, const unsigned char*, double, cudaStream_t);
+#define HYPERSTREAM_DIGIT_TYPE(T)                                                              \
+  template void bandStatistics<T>(const T*, int64_t, int, const unsigned char*, const double*, \
+                                  double*, cudaStream_t);                                      \
+  template void splitDigits<T>(const T*, int64_t, int, const unsigned char*, const double*,    \
+                               int64_t, int, int8_t*, cudaStream_t);
+HYPERSTREAM_DIGIT_TYPE(uint8_t)
+HYPERSTREAM_DIGIT_TYPE(uint16_t)
+HYPERSTREAM_DIGIT_TYPE(int16_t)
+#undef HYPERSTREAM_DIGIT_TYPE
 template void fillNodata<double>(double*, int64_t, int, const unsigned char*, double, cudaStream_t);
 
 }  // namespace hyperstream::cuda

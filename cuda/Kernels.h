@@ -26,6 +26,23 @@ template <class T, class C>
 void centre(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
             const double* center, C* out, double* partials, cudaStream_t stream);
 
+// As centre() with partials, writing no centred values: the band statistics alone.
+template <class T>
+void bandStatistics(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
+                    const double* center, double* partials, cudaStream_t stream);
+
+// Exact moments of 8/16-bit integer pixels on int8 tensor cores. splitDigits writes the deviations
+// d = valid ? raw - shift : 0 as three int8 digit planes (d = 2^14 a + 2^7 b + c), each band-major
+// (band b, pixel p at b * ld + p; ld >= pixels and paddedBands >= bands, the padding zero), the
+// layout of a "TN" int8 GEMM. combineDigits adds Σ d_i d_j to gram (bands x bands) from the six
+// int32 products AA, AB, AC, BB, BC, CC (paddedBands x paddedBands each, XY = X^T Y).
+template <class T>
+void splitDigits(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
+                 const double* shift, int64_t ld, int paddedBands, int8_t* planes,
+                 cudaStream_t stream);
+void combineDigits(const int32_t* products, int bands, int paddedBands, double* gram,
+                   cudaStream_t stream);
+
 // Per block range of m's rows over valid pixels: partials[3][blocks][rows] (sum left 0).
 template <class C>
 void rangePartials(const C* m, int64_t pixels, int rows, const unsigned char* valid,
