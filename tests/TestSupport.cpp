@@ -319,4 +319,44 @@ QStringList filesIn(const QString& folder) {
   return QDir(folder).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot);
 }
 
+hyperstream::Moments referenceMoments(const std::vector<double>& values,
+                                      const std::vector<unsigned char>& valid, int bands) {
+  hyperstream::Moments m(bands);
+  std::vector<long double> mean(bands, 0.0L);
+  for (size_t p = 0; p < valid.size(); ++p) {
+    if (!valid[p]) continue;
+    ++m.count;
+    for (int b = 0; b < bands; ++b) {
+      const double v = values[p * bands + b];
+      mean[b] += v;
+      m.minimum[b] = std::min(m.minimum[b], v);
+      m.maximum[b] = std::max(m.maximum[b], v);
+    }
+  }
+  for (int b = 0; b < bands; ++b) mean[b] /= static_cast<long double>(m.count);
+  std::vector<long double> comoment(static_cast<size_t>(bands) * bands, 0.0L);
+  for (size_t p = 0; p < valid.size(); ++p)
+    if (valid[p])
+      for (int i = 0; i < bands; ++i)
+        for (int j = 0; j < bands; ++j)
+          comoment[i * bands + j] +=
+              (values[p * bands + i] - mean[i]) * (values[p * bands + j] - mean[j]);
+  for (int b = 0; b < bands; ++b) m.mean[b] = static_cast<double>(mean[b]);
+  for (size_t k = 0; k < comoment.size(); ++k) m.comoment[k] = static_cast<double>(comoment[k]);
+  return m;
+}
+
+double comomentError(const hyperstream::Moments& a, const hyperstream::Moments& reference) {
+  double worst = 0;
+  const int n = reference.bands;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const double scale =
+          std::sqrt(reference.comoment[i * n + i] * reference.comoment[j * n + j]) + 1e-300;
+      worst =
+          std::max(worst, std::abs(a.comoment[i * n + j] - reference.comoment[i * n + j]) / scale);
+    }
+  return worst;
+}
+
 }  // namespace testing

@@ -2,6 +2,8 @@
 // Test helpers: cubes in memory, written with GDAL, and the independent float64 reference PCA
 // (plain two-pass loops and a Jacobi eigen-solver; none of the engine's code).
 
+#include "Moments.h"
+
 #include <gdal.h>
 
 #include <QString>
@@ -68,5 +70,11 @@ QString tempDir();
 QString sharedDataDir();
 // Files in a folder (to check that nothing was left behind).
 QStringList filesIn(const QString& folder);
+
+// Moments of the pixels with valid[p] != 0 of pixel-interleaved `values`, two-pass in long double.
+hyperstream::Moments referenceMoments(const std::vector<double>& values,
+                                      const std::vector<unsigned char>& valid, int bands);
+// Largest |a - b| of two co-moment matrices, relative to sqrt(M_ii M_jj) of the reference.
+double comomentError(const hyperstream::Moments& a, const hyperstream::Moments& reference);
 
 }  // namespace testing

@@ -2,9 +2,11 @@
 // relative, components within 1e-4 of their standard deviation. Skipped (QSKIP, with the reason)
 // where no CUDA device is usable; run on the GPU machine.
 
+#include "ComputeBackend.h"
 #include "Error.h"
 #include "GpuRuntime.h"
 #include "PcaJob.h"
+#include "Samples.h"
 #include "SppJob.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
@@ -14,6 +16,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <random>
 
 using namespace hyperstream;
 
@@ -151,6 +155,59 @@ class GpuTests : public QObject {
     } catch (const DeviceError& e) {
       QSKIP(qPrintable(QString("no usable CUDA device: ") + e.what()));
     }
+  }
+
+  // The moments of 8/16-bit integers (exact int8 digits on the tensor cores) at both ends of the
+  // type's range, so deviations reach +-65535 for UInt16 and Int16, with invalid pixels and
+  // band and pixel counts that fill no tile, against a long double reference.
+  void exactIntegerMomentsAtFullRange_data() {
+    QTest::addColumn<int>("type");
+    QTest::newRow("Byte") << int(GDT_Byte);
+    QTest::newRow("Int16") << int(GDT_Int16);
+    QTest::newRow("UInt16") << int(GDT_UInt16);
+  }
+  void exactIntegerMomentsAtFullRange() {
+    QFETCH(int, type);
+    const auto sampleType = static_cast<GDALDataType>(type);
+    const int bands = 37;
+    const int64_t pixels = 3001;
+    withSampleType(sampleType, [&](auto sample) {
+      using T = decltype(sample);
+      const double lowest = std::numeric_limits<T>::lowest();
+      const double highest = std::numeric_limits<T>::max();
+      std::mt19937_64 random(11);
+      std::uniform_real_distribution<double> offset(0.0, 0.05 * (highest - lowest));
+      std::vector<T> samples(static_cast<size_t>(pixels) * bands);
+      std::vector<double> values(samples.size());
+      std::vector<unsigned char> valid(pixels);
+      for (int64_t p = 0; p < pixels; ++p) {
+        const bool high = random() % 2 == 0;
+        for (int b = 0; b < bands; ++b) {
+          double v =
+              high ? highest - 1 - std::floor(offset(random)) : lowest + std::floor(offset(random));
+          if (p == 1) v = b % 2 ? lowest : highest - 1;  // the extremes themselves
+          values[p * bands + b] = v;
+        }
+        valid[p] = random() % 20 != 0;
+        if (!valid[p]) values[p * bands] = highest;  // the nodata value of band 1
+      }
+      for (size_t k = 0; k < samples.size(); ++k) samples[k] = static_cast<T>(values[k]);
+      std::vector<double> nodata(bands, NAN);
+      nodata[0] = highest;
+      std::string whyNot;
+      std::unique_ptr<ComputeBackend> gpu = gpuRuntime(&whyNot)->createBackend(GpuBackendOptions{});
+      gpu->prepare(CubeLayout{pixels, bands, sampleType, pixels, 1});
+      gpu->accumulateMoments(StripView{samples.data(), sampleType, pixels, bands, nodata.data()});
+      const Moments m = gpu->takeMoments(bands);
+      const Moments ref = testing::referenceMoments(values, valid, bands);
+      QCOMPARE(m.count, ref.count);
+      QCOMPARE(m.minimum, ref.minimum);
+      QCOMPARE(m.maximum, ref.maximum);
+      QVERIFY(testing::maxRelativeDifference(m.mean, ref.mean) < 1e-14);
+      const double error = testing::comomentError(m, ref);
+      QVERIFY2(error < 1e-12, qPrintable(QString("co-moments %1 relative").arg(error)));
+      qInfo("GPU integer moments vs long double reference: co-moments %.2e relative", error);
+    });
   }
 
   void everyInputType_data() {

@@ -30,48 +30,6 @@ Moments backendMoments(ComputeBackend& backend, const testing::Cube& cube, int64
   return backend.takeMoments(cube.bands);
 }
 
-// Moments of the valid pixels in long double, two-pass: the reference of the exact integer path.
-Moments referenceMoments(const std::vector<double>& values, const std::vector<unsigned char>& valid,
-                         int bands) {
-  Moments m(bands);
-  std::vector<long double> mean(bands, 0.0L);
-  for (size_t p = 0; p < valid.size(); ++p) {
-    if (!valid[p]) continue;
-    ++m.count;
-    for (int b = 0; b < bands; ++b) {
-      const double v = values[p * bands + b];
-      mean[b] += v;
-      m.minimum[b] = std::min(m.minimum[b], v);
-      m.maximum[b] = std::max(m.maximum[b], v);
-    }
-  }
-  for (int b = 0; b < bands; ++b) mean[b] /= static_cast<long double>(m.count);
-  std::vector<long double> comoment(static_cast<size_t>(bands) * bands, 0.0L);
-  for (size_t p = 0; p < valid.size(); ++p)
-    if (valid[p])
-      for (int i = 0; i < bands; ++i)
-        for (int j = 0; j < bands; ++j)
-          comoment[i * bands + j] +=
-              (values[p * bands + i] - mean[i]) * (values[p * bands + j] - mean[j]);
-  for (int b = 0; b < bands; ++b) m.mean[b] = static_cast<double>(mean[b]);
-  for (size_t k = 0; k < comoment.size(); ++k) m.comoment[k] = static_cast<double>(comoment[k]);
-  return m;
-}
-
-// Largest |a - b| of two co-moment matrices, relative to sqrt(M_ii M_jj) of the reference.
-double comomentError(const Moments& a, const Moments& reference) {
-  double worst = 0;
-  const int n = reference.bands;
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
-      const double scale =
-          std::sqrt(reference.comoment[i * n + i] * reference.comoment[j * n + j]) + 1e-300;
-      worst =
-          std::max(worst, std::abs(a.comoment[i * n + j] - reference.comoment[i * n + j]) / scale);
-    }
-  return worst;
-}
-
 // Random integer pixels of type T about `center` +- `spread`, about a tenth of them invalid.
 template <class T>
 void randomIntegers(int64_t pixels, int bands, double center, double spread, uint64_t seed,
@@ -108,12 +66,13 @@ void checkIntegerMoments(double center, double spread) {
       Moments m;
       QVERIFY2(integer.compute(samples.data(), valid.data(), pixels, bands, m),
                qPrintable(QString("%1 bands, %2 pixels").arg(bands).arg(pixels)));
-      const Moments ref = referenceMoments(values, valid, bands);
+      const Moments ref = testing::referenceMoments(values, valid, bands);
       QCOMPARE(m.count, ref.count);
       QCOMPARE(m.minimum, ref.minimum);
       QCOMPARE(m.maximum, ref.maximum);
       QVERIFY(testing::maxRelativeDifference(m.mean, ref.mean) < 1e-15);
-      QVERIFY2(comomentError(m, ref) < 1e-13, qPrintable(QString::number(comomentError(m, ref))));
+      QVERIFY2(testing::comomentError(m, ref) < 1e-13,
+               qPrintable(QString::number(testing::comomentError(m, ref))));
     }
   }
 }
@@ -284,9 +243,9 @@ class UnitTests : public QObject {
     auto backend = makeCpuBackend();
     backend->accumulateMoments(StripView{samples.data(), GDT_UInt16, 2000, 6, nodata.data(), 300});
     const Moments m = backend->takeMoments(6);
-    const Moments ref = referenceMoments(values, std::vector<unsigned char>(2000, 1), 6);
+    const Moments ref = testing::referenceMoments(values, std::vector<unsigned char>(2000, 1), 6);
     QCOMPARE(m.count, ref.count);
-    QVERIFY(comomentError(m, ref) < 1e-12);
+    QVERIFY(testing::comomentError(m, ref) < 1e-12);
   }
 
   void integerProjectionMatchesReference() {
