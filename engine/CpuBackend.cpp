@@ -160,8 +160,9 @@ class CpuBackend : public ComputeBackend {
   CpuBackend& operator=(const CpuBackend&) = delete;
 
   std::string name() const override {
-    return std::string("cpu (OpenBLAS ") + openblas_get_corename() + " kernels, " +
-           std::to_string(openblas_get_num_threads()) + " threads)";
+    return "cpu (" + std::to_string(workers_) + " threads" +
+           (integer_.empty() ? std::string() : ", exact AVX-512 VNNI integer moments") +
+           ", OpenBLAS " + openblas_get_corename() + " kernels)";
   }
 
   bool usesEveryCore() const override { return true; }
