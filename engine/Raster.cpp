@@ -114,10 +114,11 @@ constexpr int64_t kCachedWindowBytes = 1 << 20;
 }  // namespace
 
 void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type, int64_t row0,
-               int64_t rows, void* buffer) {
+               int64_t rows, void* buffer, int pixelBands) {
   const int bandCount = static_cast<int>(bands.size());
   const int width = dataset.GetRasterXSize();
-  const GSpacing pixelSpace = static_cast<GSpacing>(bandCount) * typeSize(type);
+  const GSpacing pixelSpace =
+      static_cast<GSpacing>(pixelBands > 0 ? pixelBands : bandCount) * typeSize(type);
   const GSpacing lineSpace = pixelSpace * width;
   const char* interleave = dataset.GetMetadataItem("INTERLEAVE", "IMAGE_STRUCTURE");
   const bool pixelInterleaved = interleave && EQUAL(interleave, "PIXEL");
@@ -161,7 +162,7 @@ StripReader::~StripReader() {
   pool_->waitForDone();
 }
 
-void StripReader::readPart(Handle& handle, int64_t row0, int64_t rows, unsigned char* buffer) {
+void StripReader::open(Handle& handle) {
   if (handle.bytesSinceOpen > mappedBytes_) handle.dataset.reset();
   if (!handle.dataset) {
     // GTiff reads the option when the file is opened; it checks the file's size first and falls
@@ -170,21 +171,41 @@ void StripReader::readPart(Handle& handle, int64_t row0, int64_t rows, unsigned 
     handle.dataset = openRaster(path_, "INPUT");
     handle.bytesSinceOpen = 0;
   }
-  readStrip(*handle.dataset, bands_, type_, row0, rows, buffer);
+}
+
+void StripReader::readPart(Handle& handle, const std::vector<int>& bands, int64_t row0,
+                           int64_t rows, unsigned char* buffer) {
+  open(handle);
+  readStrip(*handle.dataset, bands, type_, row0, rows, buffer, static_cast<int>(bands_.size()));
   handle.bytesSinceOpen += rows * handle.dataset->GetRasterXSize() *
-                           static_cast<int64_t>(bands_.size()) * typeSize(type_);
+                           static_cast<int64_t>(bands.size()) * typeSize(type_);
 }
 
 void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
-  const int parts =
-      static_cast<int>(std::min<int64_t>(static_cast<int64_t>(handles_.size()), rows));
+  // A band-interleaved file is split between the threads by bands, others by rows: each handle
+  // then touches only its bands' part of the file, where splitting rows had both handles map
+  // every band's run of the strip (the page cache's large folios mapped twice over).
+  if (!bandInterleaved_) {
+    open(handles_[0]);
+    const char* interleave = handles_[0].dataset->GetMetadataItem("INTERLEAVE", "IMAGE_STRUCTURE");
+    bandInterleaved_ = interleave && EQUAL(interleave, "BAND");
+  }
+  const bool byBands = *bandInterleaved_;
+  const auto threads = static_cast<int64_t>(handles_.size());
+  const int64_t units = byBands ? static_cast<int64_t>(bands_.size()) : rows;
+  const int parts = static_cast<int>(std::min(threads, units));
   std::vector<std::exception_ptr> errors(parts);
   auto* bytes = static_cast<unsigned char*>(buffer);
   auto part = [&](int i) {
-    const int64_t first = row0 + rows * i / parts;
-    const int64_t count = row0 + rows * (i + 1) / parts - first;
+    const int64_t first = units * i / parts;
+    const int64_t count = units * (i + 1) / parts - first;
     try {
-      readPart(handles_[i], first, count, bytes + (first - row0) * lineBytes_);
+      if (byBands)
+        readPart(handles_[i],
+                 std::vector<int>(bands_.begin() + first, bands_.begin() + first + count), row0,
+                 rows, bytes + first * typeSize(type_));
+      else
+        readPart(handles_[i], bands_, row0 + first, count, bytes + first * lineBytes_);
     } catch (...) {
       errors[i] = std::current_exception();
     }

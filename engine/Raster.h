@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,11 +60,13 @@ int typeSize(GDALDataType type);
 
 // Reads rows [row0, row0 + rows) of the given 1-based bands into `buffer`, pixel-interleaved
 // (pixel p's band b at p * bands.size() + b), in `type`, with RasterIO's pixel/line/band spacing.
+// With pixelBands > bands.size(), the bands go into the first slots of pixels pixelBands wide.
 void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type, int64_t row0,
-               int64_t rows, void* buffer);
+               int64_t rows, void* buffer, int pixelBands = 0);
 
-// Reads strips of one raster, each strip split into row ranges read in parallel by `parallel`
-// threads, each with a GDAL handle of its own (datasets are not thread-safe). Uncompressed
+// Reads strips of one raster, each strip split into band ranges (band-interleaved files) or row
+// ranges (others) read in parallel by `parallel` threads, each with a GDAL handle of its own
+// (datasets are not thread-safe). Uncompressed
 // GeoTIFFs are read through a memory map of the file (GTIFF_VIRTUAL_MEM_IO, set for the opening
 // thread only), three times faster than the block cache; handles are reopened every few hundred
 // MiB so that the mapped pages are released and never count against the RAM budget.
@@ -80,7 +83,9 @@ class StripReader {
     DatasetPtr dataset;
     int64_t bytesSinceOpen = 0;
   };
-  void readPart(Handle& handle, int64_t row0, int64_t rows, unsigned char* buffer);
+  void open(Handle& handle);  // (re)opens the handle once it has read mappedBytes
+  void readPart(Handle& handle, const std::vector<int>& bands, int64_t row0, int64_t rows,
+                unsigned char* buffer);
 
   std::string path_;
   std::vector<int> bands_;
@@ -88,6 +93,7 @@ class StripReader {
   int64_t lineBytes_;
   int64_t mappedBytes_;
   std::vector<Handle> handles_;
+  std::optional<bool> bandInterleaved_;  // known once the first handle is open
   std::unique_ptr<QThreadPool> pool_;
 };
 
