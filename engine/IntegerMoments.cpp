@@ -80,16 +80,23 @@ HYPERSTREAM_TARGET_VNNI void pairProductsBlock(const int32_t* row, int64_t steps
     const __m512i a1 = _mm512_loadu_si512(row + i0 + 16);
     const int32_t* b = row + j0;
 #define HYPERSTREAM_PAIR_STEP(c)                    \
-  {                                                 \
+  do {                                              \
     const __m512i column = _mm512_set1_epi32(b[c]); \
     l##c = _mm512_dpwssd_epi32(l##c, a0, column);   \
     h##c = _mm512_dpwssd_epi32(h##c, a1, column);   \
-  }
-    HYPERSTREAM_PAIR_STEP(0)
-    HYPERSTREAM_PAIR_STEP(1) HYPERSTREAM_PAIR_STEP(2) HYPERSTREAM_PAIR_STEP(3)
-        HYPERSTREAM_PAIR_STEP(4) HYPERSTREAM_PAIR_STEP(5) HYPERSTREAM_PAIR_STEP(6)
-            HYPERSTREAM_PAIR_STEP(7) HYPERSTREAM_PAIR_STEP(8) HYPERSTREAM_PAIR_STEP(9)
-                HYPERSTREAM_PAIR_STEP(10) HYPERSTREAM_PAIR_STEP(11)
+  } while (false)
+    HYPERSTREAM_PAIR_STEP(0);
+    HYPERSTREAM_PAIR_STEP(1);
+    HYPERSTREAM_PAIR_STEP(2);
+    HYPERSTREAM_PAIR_STEP(3);
+    HYPERSTREAM_PAIR_STEP(4);
+    HYPERSTREAM_PAIR_STEP(5);
+    HYPERSTREAM_PAIR_STEP(6);
+    HYPERSTREAM_PAIR_STEP(7);
+    HYPERSTREAM_PAIR_STEP(8);
+    HYPERSTREAM_PAIR_STEP(9);
+    HYPERSTREAM_PAIR_STEP(10);
+    HYPERSTREAM_PAIR_STEP(11);
 #undef HYPERSTREAM_PAIR_STEP
   }
   const __m512i low[kColumnBlock] = {l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, l10, l11};
