@@ -131,21 +131,6 @@ HYPERSTREAM_VECTOR_CLONES void projectBlock(const C* __restrict rows, int64_t co
   }
 }
 
-// 1 when every band of the pixel is finite and differs from its nodata value (has[b] != 0),
-// else 0: ValidPixel's test as a loop the compiler vectorises.
-template <class T>
-HYPERSTREAM_VECTOR_CLONES unsigned char validPixel(const T* __restrict pixel,
-                                                   const T* __restrict nodata,
-                                                   const unsigned char* __restrict has, int bands) {
-  int bad = 0;
-  for (int b = 0; b < bands; ++b) {
-    if constexpr (std::is_floating_point_v<T>)
-      bad |= static_cast<int>(!(std::abs(pixel[b]) <= std::numeric_limits<T>::max()));
-    bad |= static_cast<int>(has[b]) & static_cast<int>(pixel[b] == nodata[b]);
-  }
-  return bad == 0 ? 1 : 0;
-}
-
 class CpuBackend : public ComputeBackend {
  public:
   CpuBackend()
@@ -355,12 +340,10 @@ class CpuBackend : public ComputeBackend {
       return;
     }
     const T* data = static_cast<const T*>(strip.data);
-    const T* nodata = isValid.nodataValues().data();
-    const unsigned char* has = isValid.hasNodata().data();
     onEveryWorker([&](int worker) {
       const int64_t end = strip.pixels * (worker + 1) / workers_;
       for (int64_t p = strip.pixels * worker / workers_; p < end; ++p)
-        valid_[p] = validPixel(data + p * strip.bands, nodata, has, strip.bands);
+        valid_[p] = isValid(data + p * strip.bands) ? 1 : 0;
     });
   }
 

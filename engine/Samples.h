@@ -47,6 +47,21 @@ decltype(auto) withSampleType(GDALDataType type, F&& f) {
   }
 }
 
+// True when every band of the pixel is finite and differs from its nodata value (has[b] != 0):
+// a loop without early exit, which the compiler vectorises.
+template <class T>
+HYPERSTREAM_VECTOR_CLONES bool allSamplesValid(const T* __restrict pixel,
+                                               const T* __restrict nodata,
+                                               const unsigned char* __restrict has, int bands) {
+  int bad = 0;
+  for (int b = 0; b < bands; ++b) {
+    if constexpr (std::is_floating_point_v<T>)
+      bad |= static_cast<int>(!(std::abs(pixel[b]) <= std::numeric_limits<T>::max()));
+    bad |= static_cast<int>(has[b]) & static_cast<int>(pixel[b] == nodata[b]);
+  }
+  return bad == 0;
+}
+
 // The valid-pixel test for samples of type T: every band finite and not its nodata value.
 template <class T>
 class ValidPixel {
@@ -71,13 +86,7 @@ class ValidPixel {
   const std::vector<unsigned char>& hasNodata() const { return has_; }
 
   bool operator()(const T* pixel) const {
-    bool bad = false;
-    for (int b = 0; b < bands_; ++b) {
-      if constexpr (std::is_floating_point_v<T>)
-        bad |= !(std::abs(pixel[b]) <= std::numeric_limits<T>::max());
-      bad |= has_[b] & (pixel[b] == value_[b]);
-    }
-    return !bad;
+    return allSamplesValid(pixel, value_.data(), has_.data(), bands_);
   }
 
  private:
