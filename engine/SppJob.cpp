@@ -1,5 +1,6 @@
 #include "SppJob.h"
 
+#include "CpuSpp.h"
 #include "Error.h"
 #include "GpuRuntime.h"
 #include "PendingRaster.h"
@@ -51,8 +52,8 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
                                 {"OUTPUT_RHO", options.rhoOutput}});
   GDALDriver* driver = outputDriver(options.output, options.format);
 
-  // Memory plan: per strip row the input in its type (a pool of buffers), its float64 values and
-  // unit vectors, and the outputs; the window's halo rows come on top of each strip.
+  // Memory plan: per strip row the input in its type (a pool of buffers), the CPU's working memory
+  // (unit vectors and angles), and the outputs; the window's halo rows come on top of each strip.
   const int halo = options.window / 2;
   const int sampleSize = typeSize(info.type);
   const GDALDataType outputType =
@@ -61,7 +62,8 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   const int64_t inputRowBytes = info.width * bands * sampleSize;
   const int64_t outputRowBytes = info.width * (bands * int64_t{outputSize} + int64_t{8});
   const int64_t perRow =
-      kInputBuffers * inputRowBytes + info.width * bands * 4 + kOutputBuffers * outputRowBytes;
+      kInputBuffers * inputRowBytes + CpuSpp::bytesPerRow(info.width, bands, options.window) +
+      kOutputBuffers * outputRowBytes;
   const int64_t budget = options.ramBytes - std::min<int64_t>(64ll << 20, options.ramBytes / 4);
   int64_t stripRows = budget / perRow - int64_t{2} * halo;
   stripRows = std::min({stripRows, kMaxStripBytes / std::max<int64_t>(1, inputRowBytes),
@@ -72,13 +74,18 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
     throw Error("RAM_MB", "the RAM budget is too small for one strip of image rows and its " +
                               std::to_string(2 * halo) + " halo rows");
   result.stripRows = stripRows;
+  // The cube stays in memory between the passes when it fits beside pass 2's other buffers.
+  const int64_t cubeBytes = info.height * inputRowBytes;
+  result.resident = cubeBytes + (stripRows + int64_t{2} * halo) * (perRow - kInputBuffers *
+                                                                               inputRowBytes) <=
+                    budget;
   const std::vector<StripRange> strips = planStrips(info.height, stripRows);
   const std::unique_ptr<ComputeBackend> backendOwner =
       cpuOnly ? makeCpuBackend() : selectBackend(options.device, 0, feedback);
   ComputeBackend& backend = *backendOwner;
   result.backend = backend.name();
   feedback.info(QString("%1: %2 x %3 pixels, %4 bands; window %5 (%6 border), %7 strip(s) of %8 "
-                        "rows on %9")
+                        "rows%9 on %10")
                     .arg(QString::fromStdString(options.input))
                     .arg(info.width)
                     .arg(info.height)
@@ -87,20 +94,25 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
                     .arg(options.border == SppBorder::Mirror ? "mirror" : "truncate")
                     .arg(strips.size())
                     .arg(stripRows)
+                    .arg(result.resident ? " (the cube stays in memory between the passes)" : "")
                     .arg(QString::fromStdString(result.backend)));
   StripReader reader(options.input, result.bands, info.type, info.width,
                      std::max(1, QThread::idealThreadCount()), 64ll << 20);
+
+  HostMemory cube(nullptr, [](unsigned char*) {});
+  if (result.resident) cube = backend.allocateHost(static_cast<size_t>(cubeBytes));
 
   // Pass 1: the centroid c of the valid pixels, summed in pixel order (the same for any strips).
   std::vector<double> sum(bands, 0.0);
   int64_t count = 0;
   {
-    StripPipeline pipeline(kInputBuffers, static_cast<size_t>(stripRows * inputRowBytes), 0, 0,
-                           false);
+    StripPipeline pipeline(result.resident ? 0 : kInputBuffers,
+                           static_cast<size_t>(stripRows * inputRowBytes), 0, 0, false);
     StripPipeline::Stages stages;
     stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
-      reader.read(range.row0, range.rows, buffer);
-      return buffer;
+      unsigned char* target = result.resident ? cube.get() + range.row0 * inputRowBytes : buffer;
+      reader.read(range.row0, range.rows, target);
+      return target;
     };
     stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
       withSampleType(info.type, [&](auto sample) {
@@ -151,11 +163,12 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   if (!options.alphaOutput.empty()) alphaRaster = create(options.alphaOutput, 1, GDT_Float32, nan);
   if (!options.rhoOutput.empty()) rhoRaster = create(options.rhoOutput, 1, GDT_Float32, nan);
 
-  const int64_t cubeBytes = stripRows * info.width * bands * outputSize;
+  const int64_t outputCubeBytes = stripRows * info.width * bands * outputSize;
   double alphaSum = 0;
   {
     StripPipeline pipeline(
-        kInputBuffers, static_cast<size_t>((stripRows + int64_t{2} * halo) * inputRowBytes),
+        result.resident ? 0 : kInputBuffers,
+        static_cast<size_t>((stripRows + int64_t{2} * halo) * inputRowBytes),
         kOutputBuffers, static_cast<size_t>(stripRows * outputRowBytes), backend.usesEveryCore(),
         [&](size_t bytes) { return backend.allocateHost(bytes); });
     StripPipeline::Stages stages;
@@ -165,6 +178,7 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
     };
     stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
       const StripRange rows = haloRange(range);
+      if (result.resident) return cube.get() + rows.row0 * inputRowBytes;
       reader.read(rows.row0, rows.rows, buffer);
       return buffer;
     };
@@ -186,12 +200,12 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
       strip.centroid = c.data();
       strip.outputType = outputType;
       strip.outputNodata = outputNodata;
-      auto* alpha = reinterpret_cast<float*>(out + cubeBytes);
+      auto* alpha = reinterpret_cast<float*>(out + outputCubeBytes);
       alphaSum += backend.spatialPreprocess(strip, {out, alpha, alpha + range.rows * info.width});
     };
     stages.write = [&](const StripRange& range, const unsigned char* out) {
       writeStrip(output->dataset(), outputType, range.row0, range.rows, out);
-      const auto* alphaOut = out + cubeBytes;
+      const auto* alphaOut = out + outputCubeBytes;
       if (alphaRaster)
         writeStrip(alphaRaster->dataset(), GDT_Float32, range.row0, range.rows, alphaOut);
       if (rhoRaster)

@@ -47,6 +47,7 @@ struct SppResult {
   int64_t validPixels = 0;
   std::vector<double> centroid;  // c, per band
   int64_t stripRows = 0;
+  bool resident = false;  // the cube stayed in memory between the passes
   double meanAlpha = 0;  // over valid pixels
   std::string backend;
   DeviceTimes device;  // on a GPU, its own timings

@@ -152,12 +152,16 @@ class CliTests : public QObject {
     process.start(QStringLiteral(HYPERSTREAM_CLI),
                   {"pca", dir + "/big.tif", dir + "/out.tif", "--strip-rows", "1", "--ram", "64"});
     QVERIFY(process.waitForStarted());
-    QTest::qWait(400);
+    // Interrupt once the job has planned its strips (its first message), well before its end.
+    process.setReadChannel(QProcess::StandardError);
+    QString messages;
+    while (!messages.contains("strip(s)") && process.waitForReadyRead(10000))
+      messages += process.readAllStandardError();
     if (process.state() != QProcess::Running) QSKIP("the run ended before the interrupt was sent");
     ::kill(static_cast<pid_t>(process.processId()), SIGINT);
     QVERIFY(process.waitForFinished(20000));
     QCOMPARE(process.exitCode(), 130);
-    QVERIFY(QString(process.readAllStandardError()).contains("canceled"));
+    QVERIFY((messages + process.readAllStandardError()).contains("canceled"));
     QCOMPARE(testing::filesIn(dir), QStringList{"big.tif"});
   }
 };

@@ -129,17 +129,25 @@ class SppTests : public QObject {
     QTest::addColumn<int>("type");
     QTest::addColumn<int>("stripRows");
     QTest::addColumn<double>("spread");
-    QTest::newRow("window 3, truncate, int16") << 23 << 3 << false << int(GDT_Int16) << 0 << 400.0;
+    QTest::addColumn<int>("cols");
+    QTest::newRow("window 3, truncate, int16")
+        << 23 << 3 << false << int(GDT_Int16) << 0 << 400.0 << 17;
     QTest::newRow("window 7, truncate, float32, strips of 4")
-        << 23 << 7 << false << int(GDT_Float32) << 4 << 400.0;
+        << 23 << 7 << false << int(GDT_Float32) << 4 << 400.0 << 17;
     QTest::newRow("window 5, mirror, int16, strips of 1")
-        << 23 << 5 << true << int(GDT_Int16) << 1 << 400.0;
+        << 23 << 5 << true << int(GDT_Int16) << 1 << 400.0 << 17;
     QTest::newRow("window 15, mirror, float64")
-        << 23 << 15 << true << int(GDT_Float64) << 0 << 400.0;
-    QTest::newRow("one row, mirror") << 1 << 5 << true << int(GDT_Float32) << 0 << 400.0;
+        << 23 << 15 << true << int(GDT_Float64) << 0 << 400.0 << 17;
+    QTest::newRow("one row, mirror") << 1 << 5 << true << int(GDT_Float32) << 0 << 400.0 << 17;
     // Neighbours 1e-6 rad apart: arccos of a dot product could not tell them from 0.
-    QTest::newRow("tiny angles, float64") << 9 << 5 << false << int(GDT_Float64) << 0 << 0.002;
-    QTest::newRow("one row, truncate") << 1 << 3 << false << int(GDT_Float32) << 0 << 400.0;
+    QTest::newRow("tiny angles, float64")
+        << 9 << 5 << false << int(GDT_Float64) << 0 << 0.002 << 17;
+    QTest::newRow("one row, truncate") << 1 << 3 << false << int(GDT_Float32) << 0 << 400.0 << 17;
+    // Angles up to π (spectra of both signs), over several 16-pixel vectors of a row.
+    QTest::newRow("wide angles, 50 columns, window 9, mirror, strips of 3")
+        << 11 << 9 << true << int(GDT_Float32) << 3 << 4000.0 << 50;
+    QTest::newRow("wide angles, 50 columns, window 11, truncate")
+        << 14 << 11 << false << int(GDT_Int16) << 0 << 4000.0 << 50;
   }
   void againstReference() {
     QFETCH(int, rows);
@@ -148,8 +156,9 @@ class SppTests : public QObject {
     QFETCH(int, type);
     QFETCH(int, stripRows);
     QFETCH(double, spread);
+    QFETCH(int, cols);
     const QString dir = testing::tempDir();
-    testing::writeCube(nastyCube(rows, 17, 9, 3 + window, spread), (dir + "/in.tif").toStdString(),
+    testing::writeCube(nastyCube(rows, cols, 9, 3 + window, spread), (dir + "/in.tif").toStdString(),
                        GDALDataType(type));
     const testing::Cube cube = testing::readCube((dir + "/in.tif").toStdString());
     SppOptions options = optionsFor(dir + "/in.tif", dir + "/out.tif");
