@@ -221,6 +221,26 @@ class SppTests : public QObject {
     }
   }
 
+  // The cube kept in memory between the passes (it fits the default budget) and streamed twice
+  // from the file with halos (16 MiB) give the same bytes.
+  void residentAndStreamedAgree() {
+    const QString dir = testing::tempDir();
+    testing::writeCube(nastyCube(300, 300, 40, 11), (dir + "/in.tif").toStdString(), GDT_UInt16);
+    std::vector<double> resident;
+    for (int64_t ramMiB : {1024, 16}) {
+      SppOptions options = optionsFor(dir + "/in.tif", dir + QString("/out%1.tif").arg(ramMiB));
+      options.ramBytes = ramMiB << 20;
+      TestFeedback feedback;
+      const SppResult result = runSpp(options, feedback);
+      QCOMPARE(result.resident, ramMiB == 1024);
+      const std::vector<double> values = testing::readCube(options.output).values;
+      if (resident.empty())
+        resident = values;
+      else
+        QVERIFY(values == resident);
+    }
+  }
+
   void badParameters() {
     const QString dir = testing::tempDir();
     testing::writeCube(nastyCube(10, 10, 4, 1), (dir + "/in.tif").toStdString(), GDT_Int16);
