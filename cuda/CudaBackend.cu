@@ -539,15 +539,14 @@ class CudaBackend final : public ComputeBackend {
     if (!resident_) check(cudaEventRecord(*slotFree_[slot_], *compute_), "cudaEventRecord");
   }
 
-  // Centres chunk by chunk in precision C, projects with GEMM and calls
-  // consume(firstPixel, pixels, deviceValues) with components x pixels values per chunk.
+  // Projects chunk by chunk in precision C and calls consume(firstPixel, pixels, deviceValues)
+  // with components x pixels values per chunk.
   template <class T, class C, class Consume>
   void forEachProjectedChunk(const StripView& strip, const T* raw, const Projection& projection,
                              double& seconds, Consume&& consume) {
     const int bands = strip.bands;
     const int components = projection.components;
-    // Row-major bands x components is column-major components x bands: the GEMM's left factor.
-    C* weights = reinterpret_cast<C*>(weights_.get());
+    C* weights = reinterpret_cast<C*>(weights_.get());  // row-major bands x components
     const std::vector<C> hostWeights(projection.weights.begin(), projection.weights.end());
     check(cudaMemcpyAsync(weights, hostWeights.data(), hostWeights.size() * sizeof(C),
                           cudaMemcpyHostToDevice, *compute_),
@@ -555,25 +554,14 @@ class CudaBackend final : public ComputeBackend {
     check(cudaMemcpyAsync(center_.get(), projection.center.data(), bands * sizeof(double),
                           cudaMemcpyHostToDevice, *compute_),
           "upload");
-    C* centred = reinterpret_cast<C*>(work_.get());
     C* values = reinterpret_cast<C*>(result_.get());
     for (int64_t first = 0; first < strip.pixels; first += chunkPixels_) {
       const int64_t pixels = std::min(chunkPixels_, strip.pixels - first);
       const T* chunk = raw + first * bands;
       timed(seconds, *compute_, [&] {
         markValidPixels(strip, chunk, pixels, false);
-        centre(chunk, pixels, bands, valid_.get(), center_.get(), centred, nullptr, *compute_);
-        const C one = 1, zero = 0;
-        if constexpr (std::is_same_v<C, double>)
-          check(cublasDgemm(*blas_, CUBLAS_OP_N, CUBLAS_OP_N, components, static_cast<int>(pixels),
-                            bands, &one, weights, components, centred, bands, &zero, values,
-                            components),
-                "cublasDgemm");
-        else
-          check(cublasSgemm(*blas_, CUBLAS_OP_N, CUBLAS_OP_N, components, static_cast<int>(pixels),
-                            bands, &one, weights, components, centred, bands, &zero, values,
-                            components),
-                "cublasSgemm");
+        cuda::project(chunk, pixels, bands, valid_.get(), center_.get(), weights, components,
+                      values, *compute_);
       });
       consume(first, pixels, values);
     }

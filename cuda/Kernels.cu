@@ -111,17 +111,56 @@ __global__ void sweepKernel(const T* __restrict__ in, int64_t pixels, int rows,
   }
 }
 
-// out = valid ? in - center : 0, one element per thread (no statistics: a flat, fully coalesced
-// pass). Index type I: 32-bit when the chunk has fewer than 2^32 elements (cheaper division).
-template <class T, class C, class I>
-__global__ void centreFlatKernel(const T* __restrict__ in, I elements, int rows,
-                                 const unsigned char* __restrict__ valid,
-                                 const double* __restrict__ center, C* __restrict__ out) {
-  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
-  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < elements; i += stride) {
-    const I p = i / static_cast<I>(rows);
-    const int r = static_cast<int>(i - p * static_cast<I>(rows));
-    out[i] = valid[p] ? static_cast<C>(static_cast<double>(in[i]) - center[r]) : C(0);
+// The projection, fused: out[p, k] = valid[p] ? Σ_b C(raw[p, b] - center[b]) · weights[b, k] : 0.
+// A block takes kProjectPixels pixels, one per thread. Their samples come into shared memory a
+// chunk of bands at a time (each warp reads whole runs of a pixel's bands), centred in C; each
+// thread keeps kProjectComponents sums in registers, summing the bands in order, and more
+// components take further rounds over the bands. Memory-bound: the strip is read once per round.
+constexpr int kProjectPixels = 128;
+constexpr int kProjectBands = 32;
+constexpr int kProjectComponents = 16;
+
+template <class T, class C>
+__global__ void __launch_bounds__(kProjectPixels)
+    projectKernel(const T* __restrict__ raw, int64_t pixels, int bands,
+                  const unsigned char* __restrict__ valid, const double* __restrict__ center,
+                  const C* __restrict__ weights, int components, C* __restrict__ out) {
+  __shared__ C samples[kProjectPixels][kProjectBands + 1];  // +1: no bank conflicts
+  __shared__ C chunkWeights[kProjectBands][kProjectComponents];
+  const int t = threadIdx.x;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kProjectPixels;
+  const int64_t p = first + t;
+  const int blockPixels = static_cast<int>(min(int64_t{kProjectPixels}, pixels - first));
+  for (int k0 = 0; k0 < components; k0 += kProjectComponents) {
+    const int count = min(kProjectComponents, components - k0);
+    C sum[kProjectComponents] = {};
+    for (int b0 = 0; b0 < bands; b0 += kProjectBands) {
+      const int chunk = min(kProjectBands, bands - b0);
+      __syncthreads();  // every thread is done with the previous chunk
+      for (int e = t; e < kProjectPixels * kProjectBands; e += kProjectPixels) {
+        const int q = e / kProjectBands, b = e % kProjectBands;
+        samples[q][b] =
+            q < blockPixels && b < chunk
+                ? static_cast<C>(static_cast<double>(raw[(first + q) * bands + b0 + b]) -
+                                 center[b0 + b])
+                : C(0);
+      }
+      for (int e = t; e < kProjectBands * kProjectComponents; e += kProjectPixels) {
+        const int b = e / kProjectComponents, k = e % kProjectComponents;
+        chunkWeights[b][k] =
+            b < chunk && k < count ? weights[(b0 + b) * components + k0 + k] : C(0);
+      }
+      __syncthreads();
+      for (int b = 0; b < chunk; ++b) {
+        const C x = samples[t][b];
+#pragma unroll
+        for (int k = 0; k < kProjectComponents; ++k) sum[k] += x * chunkWeights[b][k];
+      }
+    }
+    if (t < blockPixels) {
+      const bool keep = valid[p] != 0;
+      for (int k = 0; k < count; ++k) out[p * components + k0 + k] = keep ? sum[k] : C(0);
+    }
   }
 }
 
@@ -401,21 +440,23 @@ void markValid(const T* raw, int64_t pixels, int bands, const T* nodataValue,
   checkLaunch("valid-pixel kernel");
 }
 
-template <class T, class C>
+template <class T>
 void centre(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
-            const double* center, C* out, double* partials, cudaStream_t stream) {
+            const double* center, double* out, double* partials, cudaStream_t stream) {
   if (pixels <= 0) return;
-  const int64_t elements = pixels * bands;
-  if (partials)
-    sweepKernel<T, C, true><<<reductionBlocks(pixels), kThreads, 0, stream>>>(
-        raw, pixels, bands, valid, center, out, partials);
-  else if (elements < (int64_t{1} << 32))
-    centreFlatKernel<T, C, uint32_t><<<gridFor(elements, kThreads * 4), kThreads, 0, stream>>>(
-        raw, static_cast<uint32_t>(elements), bands, valid, center, out);
-  else
-    centreFlatKernel<T, C, int64_t><<<gridFor(elements, kThreads * 4), kThreads, 0, stream>>>(
-        raw, elements, bands, valid, center, out);
+  sweepKernel<T, double, true><<<reductionBlocks(pixels), kThreads, 0, stream>>>(
+      raw, pixels, bands, valid, center, out, partials);
   checkLaunch("centring kernel");
+}
+
+template <class T, class C>
+void project(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
+             const double* center, const C* weights, int components, C* out, cudaStream_t stream) {
+  if (pixels <= 0 || components <= 0) return;
+  projectKernel<T, C>
+      <<<static_cast<unsigned>((pixels + kProjectPixels - 1) / kProjectPixels), kProjectPixels, 0,
+         stream>>>(raw, pixels, bands, valid, center, weights, components, out);
+  checkLaunch("projection kernel");
 }
 
 template <class C>
@@ -611,10 +652,12 @@ void combineDigits(const int32_t* products, int bands, int paddedBands, double* 
 #define HYPERSTREAM_SAMPLE_TYPE(T)                                                                 \
   template void markValid<T>(const T*, int64_t, int, const T*, const unsigned char*,               \
                              unsigned char*, unsigned long long*, cudaStream_t);                   \
-  template void centre<T, double>(const T*, int64_t, int, const unsigned char*, const double*,     \
-                                  double*, double*, cudaStream_t);                                 \
-  template void centre<T, float>(const T*, int64_t, int, const unsigned char*, const double*,      \
-                                 float*, double*, cudaStream_t);                                   \
+  template void centre<T>(const T*, int64_t, int, const unsigned char*, const double*, double*,    \
+                          double*, cudaStream_t);                                                  \
+  template void project<T, float>(const T*, int64_t, int, const unsigned char*, const double*,     \
+                                  const float*, int, float*, cudaStream_t);                        \
+  template void project<T, double>(const T*, int64_t, int, const unsigned char*, const double*,    \
+                                   const double*, int, double*, cudaStream_t);                     \
   template void sppUnitSpectra<T>(const T*, int64_t, int, const T*, const unsigned char*, float*,  \
                                   unsigned char*, cudaStream_t);                                   \
   template void sppDisplace<T, float>(const T*, const unsigned char*, const float*, int64_t, int,  \

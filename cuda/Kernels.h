@@ -19,12 +19,18 @@ void markValid(const T* raw, int64_t pixels, int bands, const T* nodataValue,
                const unsigned char* hasNodata, unsigned char* valid, unsigned long long* count,
                cudaStream_t stream);
 
-// out[p,b] = valid[p] ? C(double(raw[p,b]) - center[b]) : 0. With `partials` (pass 1), also each
-// block's per band sum of out and range of raw over valid pixels: partials[3][blocks][bands]
-// (sum, min, max), blocks = reductionBlocks(pixels).
-template <class T, class C>
+// out[p,b] = valid[p] ? double(raw[p,b]) - center[b] : 0, and each block's per band sum of out and
+// range of raw over valid pixels: partials[3][blocks][bands] (sum, min, max), blocks =
+// reductionBlocks(pixels).
+template <class T>
 void centre(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
-            const double* center, C* out, double* partials, cudaStream_t stream);
+            const double* center, double* out, double* partials, cudaStream_t stream);
+
+// The projection: out[p,k] = valid[p] ? Σ_b C(double(raw[p,b]) - center[b]) · weights[b,k] : 0,
+// weights row-major bands x components, the bands summed in order.
+template <class T, class C>
+void project(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
+             const double* center, const C* weights, int components, C* out, cudaStream_t stream);
 
 // As centre() with partials, writing no centred values: the band statistics alone.
 template <class T>

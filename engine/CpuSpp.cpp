@@ -101,9 +101,9 @@ HYPERSTREAM_VECTOR_CLONES void measureLanes(const float* __restrict centre,
       const float t2 = t * t;
       const float series =
           2.0f * t *
-          (1.0f +
-           t2 * (1.0f / 6 +
-                 t2 * (3.0f / 40 + t2 * (15.0f / 336 + t2 * (105.0f / 3456 + t2 * (945.0f / 42240))))));
+          (1.0f + t2 * (1.0f / 6 +
+                        t2 * (3.0f / 40 +
+                              t2 * (15.0f / 336 + t2 * (105.0f / 3456 + t2 * (945.0f / 42240))))));
       chord2[j][l] = t;
       out[j][l] = centreValid[l] * neighbourValid[j + l] > 0 ? series : -1.0f;
     }
@@ -165,7 +165,8 @@ void CpuSpp::unitRows(const SppStrip& strip, const T* samples) {
           const int64_t source = neighbour(col, 0, width, true, reflected);
           if (source < 0) continue;
           valid[col] = valid[source];
-          for (int b = 0; b < bands_; ++b) unit[b * lineLength_ + col] = unit[b * lineLength_ + source];
+          for (int b = 0; b < bands_; ++b)
+            unit[b * lineLength_ + col] = unit[b * lineLength_ + source];
         }
     }
   });
@@ -178,7 +179,8 @@ void CpuSpp::measureGroup(const SppStrip& strip, int64_t row, int64_t neighbourR
   if (!forward) {  // only what the forward pass left
     bool missing = false;
     for (int j = 0; j < count; ++j)
-      for (int64_t l = 0; l < lanes; ++l) missing = missing || std::isnan(angles(first + j, row)[col + l]);
+      for (int64_t l = 0; l < lanes; ++l)
+        missing = missing || std::isnan(angles(first + j, row)[col + l]);
     if (!missing) return;
   }
   float out[kMaxGroup][kLanes];
@@ -287,8 +289,10 @@ double CpuSpp::run(const SppStrip& strip, const SppOutput& output) {
           const double alpha = weights[col] > 0 ? weighted[col] / weights[col] : 0.0;
           const double shrink = 1 / ((1 + std::sqrt(alpha)) * (1 + std::sqrt(alpha)));
           alphas_[i] = usable ? alpha : 0.0;
-          output.alpha[i] = usable ? static_cast<float>(alpha) : std::numeric_limits<float>::quiet_NaN();
-          output.rho[i] = usable ? static_cast<float>(1 / shrink) : std::numeric_limits<float>::quiet_NaN();
+          output.alpha[i] =
+              usable ? static_cast<float>(alpha) : std::numeric_limits<float>::quiet_NaN();
+          output.rho[i] =
+              usable ? static_cast<float>(1 / shrink) : std::numeric_limits<float>::quiet_NaN();
           auto displace = [&](auto* out) {
             using O = std::remove_reference_t<decltype(*out)>;
             out += i * bands_;

@@ -65,10 +65,10 @@ class CpuSpp {
   Window window_{0};
   int bands_ = 0;
   int64_t blockRow0_ = 0, row0_ = 0, rows_ = 0;
-  int64_t lineLength_ = 0;  // kPad + the width rounded up to kLanes + kPad (+ kLanes, see run)
-  int64_t tableLine_ = 0;   // the width rounded up to kLanes
-  std::vector<float> unit_;   // [block row][band][line]
-  std::vector<float> valid_;  // [block row][line]: 1 for a usable pixel, else 0
+  int64_t lineLength_ = 0;     // kPad + the width rounded up to kLanes + kPad (+ kLanes, see run)
+  int64_t tableLine_ = 0;      // the width rounded up to kLanes
+  std::vector<float> unit_;    // [block row][band][line]
+  std::vector<float> valid_;   // [block row][line]: 1 for a usable pixel, else 0
   std::vector<float> angles_;  // [offset][output row][table line]; < 0: no neighbour, NaN: to do
   std::vector<double> alphas_;
 };

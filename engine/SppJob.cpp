@@ -61,9 +61,9 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   const int outputSize = typeSize(outputType);
   const int64_t inputRowBytes = info.width * bands * sampleSize;
   const int64_t outputRowBytes = info.width * (bands * int64_t{outputSize} + int64_t{8});
-  const int64_t perRow =
-      kInputBuffers * inputRowBytes + CpuSpp::bytesPerRow(info.width, bands, options.window) +
-      kOutputBuffers * outputRowBytes;
+  const int64_t perRow = kInputBuffers * inputRowBytes +
+                         CpuSpp::bytesPerRow(info.width, bands, options.window) +
+                         kOutputBuffers * outputRowBytes;
   const int64_t budget = options.ramBytes - std::min<int64_t>(64ll << 20, options.ramBytes / 4);
   int64_t stripRows = budget / perRow - int64_t{2} * halo;
   stripRows = std::min({stripRows, kMaxStripBytes / std::max<int64_t>(1, inputRowBytes),
@@ -76,9 +76,9 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   result.stripRows = stripRows;
   // The cube stays in memory between the passes when it fits beside pass 2's other buffers.
   const int64_t cubeBytes = info.height * inputRowBytes;
-  result.resident = cubeBytes + (stripRows + int64_t{2} * halo) * (perRow - kInputBuffers *
-                                                                               inputRowBytes) <=
-                    budget;
+  result.resident =
+      cubeBytes + (stripRows + int64_t{2} * halo) * (perRow - kInputBuffers * inputRowBytes) <=
+      budget;
   const std::vector<StripRange> strips = planStrips(info.height, stripRows);
   const std::unique_ptr<ComputeBackend> backendOwner =
       cpuOnly ? makeCpuBackend() : selectBackend(options.device, 0, feedback);
@@ -166,11 +166,11 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   const int64_t outputCubeBytes = stripRows * info.width * bands * outputSize;
   double alphaSum = 0;
   {
-    StripPipeline pipeline(
-        result.resident ? 0 : kInputBuffers,
-        static_cast<size_t>((stripRows + int64_t{2} * halo) * inputRowBytes),
-        kOutputBuffers, static_cast<size_t>(stripRows * outputRowBytes), backend.usesEveryCore(),
-        [&](size_t bytes) { return backend.allocateHost(bytes); });
+    StripPipeline pipeline(result.resident ? 0 : kInputBuffers,
+                           static_cast<size_t>((stripRows + int64_t{2} * halo) * inputRowBytes),
+                           kOutputBuffers, static_cast<size_t>(stripRows * outputRowBytes),
+                           backend.usesEveryCore(),
+                           [&](size_t bytes) { return backend.allocateHost(bytes); });
     StripPipeline::Stages stages;
     auto haloRange = [&](const StripRange& range) {
       const int64_t first = std::max<int64_t>(0, range.row0 - halo);

@@ -48,7 +48,7 @@ struct SppResult {
   std::vector<double> centroid;  // c, per band
   int64_t stripRows = 0;
   bool resident = false;  // the cube stayed in memory between the passes
-  double meanAlpha = 0;  // over valid pixels
+  double meanAlpha = 0;   // over valid pixels
   std::string backend;
   DeviceTimes device;  // on a GPU, its own timings
   double seconds = 0;

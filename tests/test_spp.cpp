@@ -158,8 +158,8 @@ class SppTests : public QObject {
     QFETCH(double, spread);
     QFETCH(int, cols);
     const QString dir = testing::tempDir();
-    testing::writeCube(nastyCube(rows, cols, 9, 3 + window, spread), (dir + "/in.tif").toStdString(),
-                       GDALDataType(type));
+    testing::writeCube(nastyCube(rows, cols, 9, 3 + window, spread),
+                       (dir + "/in.tif").toStdString(), GDALDataType(type));
     const testing::Cube cube = testing::readCube((dir + "/in.tif").toStdString());
     SppOptions options = optionsFor(dir + "/in.tif", dir + "/out.tif");
     options.window = window;
