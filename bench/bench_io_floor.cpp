@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   std::vector<unsigned char> in(static_cast<size_t>(stripRows * rowBytes));
   std::vector<float> out(static_cast<size_t>(stripRows * info.width * components), 0.0f);
   const int readers = std::max(1, QThread::idealThreadCount());
-  StripReader reader(input, bands, info.type, info.width, readers, (1ll << 30) / 8 / readers);
+  StripReader reader(input, bands, info.type, info.width, readers, 1ll << 30);
   double readSeconds = 0, writeSeconds = 0;
   QElapsedTimer timer;
   for (int pass = 1; pass < passes; ++pass)

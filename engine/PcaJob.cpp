@@ -184,8 +184,9 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   const int outputSize = typeSize(gdalType(options.outputType));
   const int64_t inputRowBytes = info.width * bandCount * sampleSize;
   const int64_t maskRowBytes = info.width;
-  // The reader's handles each keep up to an eighth of the budget (at most 128 MiB) of the file
-  // mapped; the rest, less a reserve, holds strip buffers.
+  // An eighth of the budget (at most 128 MiB per reader handle) is kept for the reader's mapping
+  // of the file; the rest, less a reserve, holds strip buffers, and the mapping may also use what
+  // they leave.
   const int readers = std::max(1, QThread::idealThreadCount());
   const int64_t mappedPerReader = std::min<int64_t>(128ll << 20, options.ramBytes / 8 / readers);
   const int64_t budget =
@@ -254,7 +255,10 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   };
   // Read by the reader thread only, in parallel parts; the CPU backend's compute never runs at
   // the same time (see StripPipeline), so reading may use every core.
-  StripReader reader(options.input, bands, info.type, info.width, readers, mappedPerReader);
+  const int64_t bufferBytes =
+      result.resident ? cubeBytes + stripRows * residentRowBytes : stripRows * streamingRowBytes;
+  StripReader reader(options.input, bands, info.type, info.width, readers,
+                     readers * mappedPerReader + std::max<int64_t>(0, budget - bufferBytes));
   auto readFromFile = [&](const StripRange& range, unsigned char* buffer) -> const void* {
     unsigned char* target = result.resident ? residentStrip(range) : buffer;
     reader.read(range.row0, range.rows, target);

@@ -7,8 +7,11 @@
 
 #include <QFileInfo>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <mutex>
 #include <set>
 
@@ -146,6 +149,22 @@ void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType
                              "' (file damaged or truncated?)" + lastGdalError());
 }
 
+namespace {
+
+// Bytes of file-backed (and shared) pages resident in this process, or -1 where unknown.
+int64_t mappedFileBytes() {
+  FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (!statm) return -1;
+  long long size = 0, resident = 0, shared = 0;
+  const bool ok = std::fscanf(statm, "%lld %lld %lld", &size, &resident, &shared) == 3;
+  std::fclose(statm);
+  return ok ? shared * static_cast<int64_t>(sysconf(_SC_PAGESIZE)) : -1;
+}
+
+constexpr int64_t kLargestFolio = 2ll << 20;  // a huge page: the page cache's largest folio here
+
+}  // namespace
+
 StripReader::StripReader(std::string path, std::vector<int> bands, GDALDataType type, int64_t width,
                          int parallel, int64_t mappedBytes)
     : path_(std::move(path)),
@@ -163,37 +182,56 @@ StripReader::~StripReader() {
 }
 
 void StripReader::open(Handle& handle) {
-  if (handle.bytesSinceOpen > mappedBytes_) handle.dataset.reset();
-  if (!handle.dataset) {
-    // GTiff reads the option when the file is opened; it checks the file's size first and falls
-    // back to ordinary reads when mapping is not possible (compressed, truncated, remote).
-    ThreadConfigOption mapped("GTIFF_VIRTUAL_MEM_IO", "YES");
-    handle.dataset = openRaster(path_, "INPUT");
-    handle.bytesSinceOpen = 0;
-  }
+  if (handle.dataset) return;
+  // GTiff reads the option when the file is opened; it checks the file's size first and falls
+  // back to ordinary reads when mapping is not possible (compressed, truncated, remote).
+  ThreadConfigOption mapped("GTIFF_VIRTUAL_MEM_IO", mapFile_.value_or(true) ? "YES" : "NO");
+  handle.dataset = openRaster(path_, "INPUT");
+}
+
+void StripReader::closeAll() {
+  for (Handle& handle : handles_) handle.dataset.reset();
+  mappedAtOpen_ = mappedFileBytes();
+  mappedEstimate_ = 0;
 }
 
 void StripReader::readPart(Handle& handle, const std::vector<int>& bands, int64_t row0,
                            int64_t rows, unsigned char* buffer) {
   open(handle);
   readStrip(*handle.dataset, bands, type_, row0, rows, buffer, static_cast<int>(bands_.size()));
-  handle.bytesSinceOpen += rows * handle.dataset->GetRasterXSize() *
-                           static_cast<int64_t>(bands.size()) * typeSize(type_);
 }
 
 void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
-  // A band-interleaved file is split between the threads by bands, others by rows: each handle
-  // then touches only its bands' part of the file, where splitting rows had both handles map
-  // every band's run of the strip (the page cache's large folios mapped twice over).
   if (!bandInterleaved_) {
     open(handles_[0]);
     const char* interleave = handles_[0].dataset->GetMetadataItem("INTERLEAVE", "IMAGE_STRUCTURE");
     bandInterleaved_ = interleave && EQUAL(interleave, "BAND");
   }
+  // A band-interleaved file is split between the threads by bands, others by rows: each handle
+  // then touches only its bands' part of the file, where splitting rows had both handles map
+  // every band's run of the strip.
   const bool byBands = *bandInterleaved_;
   const auto threads = static_cast<int64_t>(handles_.size());
   const int64_t units = byBands ? static_cast<int64_t>(bands_.size()) : rows;
   const int parts = static_cast<int>(std::min(threads, units));
+  // What this read maps, on average: its strip and, for each contiguous run of it (each band's
+  // rows, or each part's rows), the rest of the folios it ends in. Folios the previous strip
+  // mapped already hold the start of each run when the strips follow one another.
+  const int64_t stripBytes = rows * lineBytes_;
+  const int64_t runs = byBands ? static_cast<int64_t>(bands_.size()) : parts;
+  const int64_t fresh = stripBytes + runs * kLargestFolio;
+  if (!mapFile_) {
+    mapFile_ = fresh <= mappedBytes_;
+    closeAll();  // the handles reopen with the decision, from this count
+  }
+  if (*mapFile_) {
+    const int64_t now = mappedFileBytes();
+    const int64_t mapped = now >= 0 && mappedAtOpen_ >= 0 ? now - mappedAtOpen_ : mappedEstimate_;
+    const bool follows = handles_[0].dataset && row0 == nextRow_;
+    if (mapped + (follows ? 2 * stripBytes : fresh) > mappedBytes_) closeAll();
+    mappedEstimate_ += handles_[0].dataset && row0 == nextRow_ ? 2 * stripBytes : fresh;
+  }
+  nextRow_ = row0 + rows;
   std::vector<std::exception_ptr> errors(parts);
   auto* bytes = static_cast<unsigned char*>(buffer);
   auto part = [&](int i) {

@@ -66,13 +66,16 @@ void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType
 
 // Reads strips of one raster, each strip split into band ranges (band-interleaved files) or row
 // ranges (others) read in parallel by `parallel` threads, each with a GDAL handle of its own
-// (datasets are not thread-safe). Uncompressed
-// GeoTIFFs are read through a memory map of the file (GTIFF_VIRTUAL_MEM_IO, set for the opening
-// thread only), three times faster than the block cache; handles are reopened every few hundred
-// MiB so that the mapped pages are released and never count against the RAM budget.
+// (datasets are not thread-safe). Uncompressed GeoTIFFs are read through a memory map of the file
+// (GTIFF_VIRTUAL_MEM_IO, set for the opening thread only), three times faster than the block
+// cache. Mapped pages count as the process's resident memory, and the page cache may hold the file
+// in 2 MiB folios that are mapped whole: reading a band-interleaved strip maps up to 2 MiB per
+// band. So the file is mapped only when a strip's worst case fits `mappedBytes`, and the handles
+// are reopened (unmapping) before the mapped pages, as the process's own count shows them, would
+// pass it; otherwise GDAL reads through its block cache.
 class StripReader {
  public:
-  // Each of the `parallel` handles keeps at most `mappedBytes` of the file mapped.
+  // All handles together keep at most `mappedBytes` of the file mapped.
   StripReader(std::string path, std::vector<int> bands, GDALDataType type, int64_t width,
               int parallel, int64_t mappedBytes);
   ~StripReader();
@@ -81,11 +84,11 @@ class StripReader {
  private:
   struct Handle {
     DatasetPtr dataset;
-    int64_t bytesSinceOpen = 0;
   };
-  void open(Handle& handle);  // (re)opens the handle once it has read mappedBytes
+  void open(Handle& handle);
   void readPart(Handle& handle, const std::vector<int>& bands, int64_t row0, int64_t rows,
                 unsigned char* buffer);
+  void closeAll();
 
   std::string path_;
   std::vector<int> bands_;
@@ -94,6 +97,10 @@ class StripReader {
   int64_t mappedBytes_;
   std::vector<Handle> handles_;
   std::optional<bool> bandInterleaved_;  // known once the first handle is open
+  std::optional<bool> mapFile_;          // decided at the first read, from its strip's height
+  int64_t mappedAtOpen_ = 0;             // the process's mapped file pages when handles opened
+  int64_t mappedEstimate_ = 0;           // estimated since then, where the count is unavailable
+  int64_t nextRow_ = -1;                 // the row after the last strip read
   std::unique_ptr<QThreadPool> pool_;
 };
 
