@@ -227,9 +227,11 @@ void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
   if (*mapFile_) {
     const int64_t now = mappedFileBytes();
     const int64_t mapped = now >= 0 && mappedAtOpen_ >= 0 ? now - mappedAtOpen_ : mappedEstimate_;
-    const bool follows = handles_[0].dataset && row0 == nextRow_;
-    if (mapped + (follows ? 2 * stripBytes : fresh) > mappedBytes_) closeAll();
-    mappedEstimate_ += handles_[0].dataset && row0 == nextRow_ ? 2 * stripBytes : fresh;
+    auto expected = [&] {
+      return handles_[0].dataset && row0 == nextRow_ ? 2 * stripBytes : fresh;
+    };
+    if (mapped + expected() > mappedBytes_) closeAll();
+    mappedEstimate_ += expected();  // after a reopen, a fresh start
   }
   nextRow_ = row0 + rows;
   std::vector<std::exception_ptr> errors(parts);
