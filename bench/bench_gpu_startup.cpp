@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
     layout.pixels = rows * cols;
     layout.bands = bands;
     layout.type = GDT_UInt16;
-    layout.maxStripPixels = std::max<int64_t>(1, static_cast<int64_t>(bufferBytes) / (bands * 2));
+    layout.maxStripPixels =
+        std::max<int64_t>(1, static_cast<int64_t>(bufferBytes) / (int64_t{2} * bands));
     layout.maxComponents = bands;
     const bool resident = backend->prepare(layout);
     step(resident ? "plan the cube (resident on the device)" : "plan the cube (streamed)");
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
       if (parallel) {
         for (int i = 0; i < buffers; ++i) pool.emplace_back(nullptr, [](unsigned char*) {});
         std::vector<std::thread> threads;
+        threads.reserve(buffers);
         for (int i = 0; i < buffers; ++i)
           threads.emplace_back([&, i] { pool[i] = backend->allocateHost(bufferBytes); });
         for (std::thread& thread : threads) thread.join();

@@ -185,7 +185,7 @@ void CpuSpp::measureGroup(const SppStrip& strip, int64_t row, int64_t neighbourR
   }
   float out[kMaxGroup][kLanes];
   if (neighbourRow < 0)
-    std::fill(&out[0][0], &out[0][0] + kMaxGroup * kLanes, -1.0f);
+    std::fill(&out[0][0], &out[0][0] + sizeof(out) / sizeof(float), -1.0f);
   else
     measureLanesFor[count - 1](unitLine(row, 0) + col, validLine(row) + col,
                                unitLine(neighbourRow, 0) + col + dcFirst,
@@ -240,7 +240,7 @@ double CpuSpp::run(const SppStrip& strip, const SppOutput& output) {
   lineLength_ = kPad + tableLine_ + kPad;
   if (lineLength_ / kLanes % 2 == 0) lineLength_ += kLanes;
   // Room for the largest strip up front: growing would copy the block and touch new pages.
-  const auto largestBlock = static_cast<size_t>(strip.rows + 2 * strip.halo);
+  const auto largestBlock = static_cast<size_t>(strip.rows + int64_t{2} * strip.halo);
   unit_.reserve(largestBlock * bands_ * lineLength_);
   valid_.reserve(largestBlock * lineLength_);
   withSampleType(strip.type, [&](auto sample) {
@@ -254,7 +254,7 @@ double CpuSpp::run(const SppStrip& strip, const SppOutput& output) {
   angles_.assign(static_cast<size_t>(window_.count) * rows_ * tableLine_,
                  std::numeric_limits<float>::quiet_NaN());
   // Column tiles keep the rows a pixel's neighbours come from in the core's cache.
-  constexpr int64_t kTileColumns = 4 * kLanes;
+  constexpr int64_t kTileColumns = int64_t{4} * kLanes;
   for (bool forward : {true, false})
     inParallel(rows_, [&](int64_t first, int64_t last) {
       for (int64_t tile = 0; tile < width; tile += kTileColumns)

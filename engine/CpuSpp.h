@@ -38,7 +38,7 @@ class CpuSpp {
   // Working memory per image row: its unit spectra and validity, and its angle table.
   static int64_t bytesPerRow(int64_t width, int bands, int window) {
     const int64_t line = roundUp(width);
-    return int64_t{4} * ((3 * kPad + line) * (bands + 1) + line * window * window);
+    return int64_t{4} * ((int64_t{3} * kPad + line) * (bands + 1) + line * window * window);
   }
 
   // Returns the sum of alpha over the strip's valid pixels, in pixel order.
