@@ -1,0 +1,67 @@
+#pragma once
+// The I/O floor of a run: read every strip of `input` with the engine's own GDAL path
+// (pixel-interleaved, file type, strips of 64 MiB) and write an output of `components` Float32
+// bands (0: as many as the input has, as SPP writes) of the same size with the engine's write
+// path, doing no arithmetic. passes = 2 reads the input twice, as a streamed PCA whose cube does
+// not fit its RAM budget does.
+
+#include "PendingRaster.h"
+#include "Pipeline.h"
+#include "Raster.h"
+
+#include <QElapsedTimer>
+#include <QThread>
+
+#include <string>
+#include <vector>
+
+namespace hyperstream::bench {
+
+struct IoFloorTimes {
+  double read = 0, write = 0, total = 0;
+  double gigabytesRead = 0;
+};
+
+inline IoFloorTimes ioFloor(const std::string& input, const std::string& output, int components,
+                            int passes) {
+  IoFloorTimes times;
+  QElapsedTimer total;
+  total.start();
+  DatasetPtr dataset = openRaster(input, "INPUT");
+  const RasterInfo info = describeRaster(*dataset, input);
+  if (components <= 0) components = info.bandCount;
+  std::vector<int> bands;
+  for (int b = 1; b <= info.bandCount; ++b) bands.push_back(b);
+  const int64_t rowBytes = info.width * info.bandCount * typeSize(info.type);
+  const int64_t stripRows = std::max<int64_t>(1, (64ll << 20) / rowBytes);  // as the engine
+  const std::vector<StripRange> strips = planStrips(info.height, stripRows);
+  std::vector<unsigned char> in(static_cast<size_t>(stripRows * rowBytes));
+  std::vector<float> out(static_cast<size_t>(stripRows * info.width * components), 0.0f);
+  const int readers = std::max(1, QThread::idealThreadCount());
+  StripReader reader(input, bands, info.type, info.width, readers, 1ll << 30);
+  QElapsedTimer timer;
+  for (int pass = 1; pass < passes; ++pass)
+    for (const StripRange& strip : strips) {
+      timer.start();
+      reader.read(strip.row0, strip.rows, in.data());
+      times.read += timer.nsecsElapsed() * 1e-9;
+    }
+  PendingRaster raster(output, outputDriver(output, ""), info.width, info.height, components,
+                       GDT_Float32, {});
+  for (const StripRange& strip : strips) {
+    timer.start();
+    reader.read(strip.row0, strip.rows, in.data());
+    times.read += timer.nsecsElapsed() * 1e-9;
+    timer.start();
+    writeStrip(raster.dataset(), GDT_Float32, strip.row0, strip.rows, out.data());
+    times.write += timer.nsecsElapsed() * 1e-9;
+  }
+  timer.start();
+  raster.commit();
+  times.write += timer.nsecsElapsed() * 1e-9;
+  times.gigabytesRead = passes * static_cast<double>(rowBytes) * info.height / 1e9;
+  times.total = total.nsecsElapsed() * 1e-9;
+  return times;
+}
+
+}  // namespace hyperstream::bench

@@ -1,0 +1,65 @@
+// File to file in one long-lived process, as QGIS runs its algorithms: each round runs the I/O
+// floor and a PCA job (10 Float32 components) on PCA_INPUT, then the floor and an SPP job (window
+// 11, Float32) on SPP_INPUT, all in this process. Round 1 pays the process's first use of the
+// device (library, driver, first kernel launches); later rounds are what a second run in a QGIS
+// session pays.
+//   bench_warm_jobs PCA_INPUT SPP_INPUT WORKDIR [DEVICE] [ROUNDS]
+// Prints each run's wall time and, for the jobs, their own setup and total.
+
+#include "Feedback.h"
+#include "IoFloor.h"
+#include "PcaJob.h"
+#include "SppJob.h"
+
+#include <QElapsedTimer>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using namespace hyperstream;
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: bench_warm_jobs PCA_INPUT SPP_INPUT WORKDIR [DEVICE] [ROUNDS]\n");
+    return 2;
+  }
+  const std::string pcaInput = argv[1], sppInput = argv[2], work = argv[3];
+  const std::string device = argc > 4 ? argv[4] : "auto";
+  const int rounds = argc > 5 ? std::atoi(argv[5]) : 3;
+  SilentFeedback feedback;
+  QElapsedTimer timer;
+  try {
+    for (int round = 1; round <= rounds; ++round) {
+      timer.start();
+      bench::ioFloor(pcaInput, work + "/floor.tif", 10, 1);
+      std::printf("round %d  pca floor %.3f s\n", round, timer.nsecsElapsed() * 1e-9);
+      PcaOptions pca;
+      pca.input = pcaInput;
+      pca.output = work + "/pcs.tif";
+      pca.components = 10;
+      pca.device = device;
+      timer.start();
+      const PcaResult pcaResult = runPca(pca, feedback);
+      std::printf("round %d  pca job   %.3f s (setup %.3f, total %.3f; %s)\n", round,
+                  timer.nsecsElapsed() * 1e-9, pcaResult.seconds.setup, pcaResult.seconds.total,
+                  pcaResult.backend.c_str());
+      timer.start();
+      bench::ioFloor(sppInput, work + "/floor.tif", 0, 1);
+      std::printf("round %d  spp floor %.3f s\n", round, timer.nsecsElapsed() * 1e-9);
+      SppOptions spp;
+      spp.input = sppInput;
+      spp.output = work + "/spp.tif";
+      spp.window = 11;
+      spp.device = device;
+      timer.start();
+      const SppResult sppResult = runSpp(spp, feedback);
+      std::printf("round %d  spp job   %.3f s (total %.3f; %s)\n", round,
+                  timer.nsecsElapsed() * 1e-9, sppResult.seconds, sppResult.backend.c_str());
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_warm_jobs: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
