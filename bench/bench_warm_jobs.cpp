@@ -41,9 +41,15 @@ int main(int argc, char** argv) {
       pca.device = device;
       timer.start();
       const PcaResult pcaResult = runPca(pca, feedback);
-      std::printf("round %d  pca job   %.3f s (setup %.3f, total %.3f; %s)\n", round,
-                  timer.nsecsElapsed() * 1e-9, pcaResult.seconds.setup, pcaResult.seconds.total,
-                  pcaResult.backend.c_str());
+      const StageTimes& stages = pcaResult.seconds;
+      std::printf(
+          "round %d  pca job   %.3f s (setup %.3f, read %.3f, moments %.3f, eigen %.3f, "
+          "projection %.3f, write %.3f, total %.3f; device: upload %.3f, moments %.3f, "
+          "projection %.3f, download %.3f; %s)\n",
+          round, timer.nsecsElapsed() * 1e-9, stages.setup, stages.read, stages.moments,
+          stages.eigen, stages.projection, stages.write, stages.total, stages.device.upload,
+          stages.device.moments, stages.device.projection, stages.device.download,
+          pcaResult.backend.c_str());
       timer.start();
       bench::ioFloor(sppInput, work + "/floor.tif", 0, 1);
       std::printf("round %d  spp floor %.3f s\n", round, timer.nsecsElapsed() * 1e-9);
