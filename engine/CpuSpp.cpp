@@ -1,4 +1,4 @@
-// Spatial preprocessing on the CPU: all cores, vectorised over bands.
+// Spatial preprocessing on the CPU: all cores, 16 pixels of a row per vector.
 
 #include "CpuSpp.h"
 
