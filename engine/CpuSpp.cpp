@@ -60,9 +60,13 @@ double unitScale(const T* pixel, int bands) {
   return 1.0 / (std::sqrt(sumOfSquares(pixel, bands, 1.0 / largest)) * largest);
 }
 
-// 16 floats in one vector (GCC/clang vector extension: one AVX-512 register, or as many narrower
-// ones as the CPU has).
-using Lanes = float __attribute__((vector_size(CpuSpp::kLanes * sizeof(float))));
+// W floats in one vector (GCC/clang vector extension). The 16 lanes of a pixel group fill one
+// AVX-512 register (W = 16); other CPUs take them as two halves of 8, one after the other (one AVX
+// register each): a 16-float vector there is split over register pairs and spills, 3-4x slower.
+template <int W>
+struct FloatVector {
+  using type __attribute__((vector_size(W * sizeof(float)))) = float;
+};
 
 // The most column offsets measured together: their sums and the centre pixels stay in registers.
 constexpr int kMaxGroup = 8;
@@ -74,7 +78,8 @@ constexpr int kMaxGroup = 8;
 // γ = 2 asin(t), t = |u - v| / 2: accurate for small angles, where arccos of a dot product is not.
 // Neighbours' angles are mostly small; there asin's Taylor series (to t^11, relative error below
 // 1e-8 for t < 0.25) vectorises and asinf does not.
-template <int N>
+// Each lane sums its bands in order; only the fusing of multiply-adds may differ with W.
+template <int N, int W>
 HYPERSTREAM_VECTOR_CLONES void measureLanes(const float* __restrict centre,
                                             const float* __restrict centreValid,
                                             const float* __restrict neighbour,
@@ -82,19 +87,24 @@ HYPERSTREAM_VECTOR_CLONES void measureLanes(const float* __restrict centre,
                                             int64_t lineLength, int bands,
                                             float (*__restrict out)[CpuSpp::kLanes]) {
   constexpr int kLanes = CpuSpp::kLanes;
-  Lanes sums[N] = {};
-  for (int b = 0; b < bands; ++b, centre += lineLength, neighbour += lineLength) {
-    Lanes u;
-    std::memcpy(&u, centre, sizeof u);
-    for (int j = 0; j < N; ++j) {
-      Lanes v;
-      std::memcpy(&v, neighbour + j, sizeof v);
-      const Lanes d = u - v;
-      sums[j] += d * d;
-    }
-  }
+  using Vector = typename FloatVector<W>::type;
   float chord2[N][kLanes];
-  std::memcpy(chord2, sums, sizeof chord2);
+  for (int first = 0; first < kLanes; first += W) {
+    Vector sums[N] = {};
+    const float* u0 = centre + first;
+    const float* v0 = neighbour + first;
+    for (int b = 0; b < bands; ++b, u0 += lineLength, v0 += lineLength) {
+      Vector u;
+      std::memcpy(&u, u0, sizeof u);
+      for (int j = 0; j < N; ++j) {
+        Vector v;
+        std::memcpy(&v, v0 + j, sizeof v);
+        const Vector d = u - v;
+        sums[j] += d * d;
+      }
+    }
+    for (int j = 0; j < N; ++j) std::memcpy(&chord2[j][first], &sums[j], sizeof(Vector));
+  }
   for (int j = 0; j < N; ++j)
     for (int l = 0; l < kLanes; ++l) {
       const float t = std::min(1.0f, std::sqrt(chord2[j][l]) * 0.5f);
@@ -115,14 +125,15 @@ HYPERSTREAM_VECTOR_CLONES void measureLanes(const float* __restrict centre,
 using MeasureLanes = void (*)(const float*, const float*, const float*, const float*, int64_t, int,
                               float (*)[CpuSpp::kLanes]);
 
-template <size_t... N>
+template <int W, size_t... N>
 constexpr std::array<MeasureLanes, sizeof...(N)> measureTable(std::index_sequence<N...>) {
-  return {measureLanes<N + 1>...};
+  return {measureLanes<N + 1, W>...};
 }
 
-// measureLanesFor[N - 1] measures N offsets.
-const std::array<MeasureLanes, kMaxGroup> measureLanesFor =
-    measureTable(std::make_index_sequence<kMaxGroup>());
+// measureLanesFor[wide][N - 1] measures N offsets, with 16-float vectors when `wide`.
+const std::array<MeasureLanes, kMaxGroup> measureLanesFor[2] = {
+    measureTable<8>(std::make_index_sequence<kMaxGroup>()),
+    measureTable<16>(std::make_index_sequence<kMaxGroup>())};
 
 // Row or column `i + delta` under the border rule, or -1 when it is not used; `reflected` tells
 // whether the mirror rule moved it.
@@ -187,9 +198,9 @@ void CpuSpp::measureGroup(const SppStrip& strip, int64_t row, int64_t neighbourR
   if (neighbourRow < 0)
     std::fill(&out[0][0], &out[0][0] + sizeof(out) / sizeof(float), -1.0f);
   else
-    measureLanesFor[count - 1](unitLine(row, 0) + col, validLine(row) + col,
-                               unitLine(neighbourRow, 0) + col + dcFirst,
-                               validLine(neighbourRow) + col + dcFirst, lineLength_, bands_, out);
+    measureLanesFor[wideVectors_][count - 1](
+        unitLine(row, 0) + col, validLine(row) + col, unitLine(neighbourRow, 0) + col + dcFirst,
+        validLine(neighbourRow) + col + dcFirst, lineLength_, bands_, out);
   for (int j = 0; j < count; ++j) {
     std::copy(out[j], out[j] + kLanes, angles(first + j, row) + col);
     if (!storeReverse) continue;
@@ -225,6 +236,14 @@ void CpuSpp::measureRow(const SppStrip& strip, int64_t row, bool forward, int64_
         dc += count;
       }
     }
+}
+
+bool CpuSpp::hasWideVectors() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("avx512f");
+#else
+  return false;
+#endif
 }
 
 double CpuSpp::run(const SppStrip& strip, const SppOutput& output) {

@@ -41,6 +41,10 @@ class CpuSpp {
     return int64_t{4} * ((int64_t{3} * kPad + line) * (bands + 1) + line * window * window);
   }
 
+  // wideVectors: 16-float vectors (AVX-512), else 8-float ones; the results agree to rounding.
+  explicit CpuSpp(bool wideVectors = hasWideVectors()) : wideVectors_(wideVectors) {}
+  static bool hasWideVectors();
+
   // Returns the sum of alpha over the strip's valid pixels, in pixel order.
   double run(const SppStrip& strip, const SppOutput& output);
 
@@ -62,6 +66,7 @@ class CpuSpp {
     return &valid_[static_cast<size_t>(row - blockRow0_) * lineLength_ + kPad];
   }
 
+  bool wideVectors_;
   Window window_{0};
   int bands_ = 0;
   int64_t blockRow0_ = 0, row0_ = 0, rows_ = 0;

@@ -2,6 +2,7 @@
 // CPU backend's strip kernels against the float64 reference.
 
 #include "ComputeBackend.h"
+#include "CpuSpp.h"
 #include "IntegerMoments.h"
 #include "Moments.h"
 #include "PcaModel.h"
@@ -270,6 +271,60 @@ class UnitTests : public QObject {
       for (int64_t p = 0; p < cube.pixels(); ++p)
         QVERIFY(std::abs(out[p * components + k] - expected[p]) <=
                 1e-7 * std::sqrt(ref.eigenvalues[k]));
+    }
+  }
+
+  // SPP's chord kernel with 8-float vectors (CPUs without AVX-512) agrees with the 16-float one
+  // to rounding (the compiler fuses multiply-adds on 16-float vectors only, so the last bits may
+  // differ): a strip with its halo rows, both borders, a nodata pixel and a zero spectrum, a width
+  // that is not a multiple of 16.
+  void sppVectorWidthsAgree() {
+    const int bands = 23, halo = 3;
+    const int64_t width = 37, height = 12, row0 = 4, rows = 5;
+    std::mt19937 random(7);
+    std::uniform_int_distribution<int> value(1, 4000);
+    std::vector<uint16_t> data(static_cast<size_t>(width * height * bands));
+    for (uint16_t& v : data) v = static_cast<uint16_t>(value(random));
+    std::vector<double> nodata(bands, NAN);
+    nodata[2] = 77;
+    for (int b = 0; b < bands; ++b) {
+      data[(6 * width + 3) * bands + b] = 0;    // a zero spectrum
+      data[(7 * width + 30) * bands + b] = 77;  // nodata
+    }
+    const std::vector<double> centroid(bands, 2000.0);
+    for (bool mirror : {true, false}) {
+      SppStrip strip;
+      strip.data = data.data() + (row0 - halo) * width * bands;
+      strip.type = GDT_UInt16;
+      strip.bands = bands;
+      strip.nodata = nodata.data();
+      strip.width = width;
+      strip.height = height;
+      strip.blockRow0 = row0 - halo;
+      strip.blockRows = rows + int64_t{2} * halo;
+      strip.row0 = row0;
+      strip.rows = rows;
+      strip.halo = halo;
+      strip.mirror = mirror;
+      strip.centroid = centroid.data();
+      std::vector<float> cube[2], alpha[2], rho[2];
+      double alphaSum[2] = {};
+      for (int wide : {0, 1}) {
+        cube[wide].resize(static_cast<size_t>(rows * width * bands));
+        alpha[wide].resize(static_cast<size_t>(rows * width));
+        rho[wide].resize(static_cast<size_t>(rows * width));
+        CpuSpp spp(wide != 0);
+        alphaSum[wide] = spp.run(strip, {cube[wide].data(), alpha[wide].data(), rho[wide].data()});
+      }
+      QVERIFY(alphaSum[0] > 0);
+      QVERIFY(std::abs(alphaSum[0] - alphaSum[1]) <= 1e-7 * alphaSum[0]);
+      for (size_t i = 0; i < alpha[0].size(); ++i) {
+        QCOMPARE(std::isnan(alpha[0][i]), std::isnan(alpha[1][i]));
+        if (!std::isnan(alpha[0][i])) QVERIFY(std::abs(alpha[0][i] - alpha[1][i]) <= 1e-7);
+      }
+      for (size_t i = 0; i < cube[0].size(); ++i)
+        QVERIFY(std::abs(cube[0][i] - cube[1][i]) <= 1e-6 * std::abs(cube[0][i]));
+      QVERIFY(std::isnan(alpha[0][(7 - row0) * width + 30]));  // the nodata pixel
     }
   }
 };
