@@ -137,7 +137,10 @@ class ComputeBackend {
 
 // The multi-core CPU backend (its own worker threads and OpenBLAS, all cores). Its moments are
 // summed group by group in order (Chan's merge), and each pixel is projected on its own, so the
-// results are bitwise the same whatever the strip heights.
+// results are bitwise the same whatever the strip heights. Its own loops use 64-byte vectors on
+// CPUs with AVX-512, else 32-byte ones; `wideVectors` forces one or the other (the results agree to
+// rounding).
 std::unique_ptr<ComputeBackend> makeCpuBackend();
+std::unique_ptr<ComputeBackend> makeCpuBackend(bool wideVectors);
 
 }  // namespace hyperstream

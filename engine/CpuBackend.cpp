@@ -86,56 +86,60 @@ HYPERSTREAM_VECTOR_CLONES void shiftPixel(const T* __restrict pixel,
     row[b] = static_cast<C>(static_cast<ShiftInteger<T>>(pixel[b]) - shift[b]);
 }
 
-// kComponentBlock values of C in one vector (GCC/clang vector extension: one AVX-512 register
-// of floats, two of doubles, or as many narrower ones as the CPU has).
-template <class C>
+// W values of C in one vector (GCC/clang vector extension).
+template <class C, int W>
 struct ComponentLanes {
-  using type __attribute__((vector_size(kComponentBlock * sizeof(C)))) = C;
+  using type __attribute__((vector_size(W * sizeof(C)))) = C;
 };
 
 // out[p][k] = Σ_b rows[p][b] · weights[b][k] - bias[k] for k < kComponentBlock, p < count
 // (weights padded to kComponentBlock columns; out rows `outStride` apart, only `components` columns
-// written). Eight pixels at a time share each weight row and keep eight independent sums in flight;
-// each pixel's sum runs over the bands in order, so the result does not depend on how pixels are
-// cut.
-template <class C>
+// written), W components at a time: 64 bytes of them on AVX-512, 32 elsewhere (see wideVectors).
+// Eight pixels at a time share each weight row and keep eight independent sums in flight; each
+// pixel's sum runs over the bands in order, so the result does not depend on how pixels are cut.
+template <class C, int W>
 HYPERSTREAM_VECTOR_CLONES void projectBlock(const C* __restrict rows, int64_t count, int bands,
                                             const C* __restrict weights, const C* __restrict bias,
                                             C* __restrict out, int outStride, int components) {
-  using Lanes = typename ComponentLanes<C>::type;
+  using Lanes = typename ComponentLanes<C, W>::type;
   constexpr int kPixels = 8;
-  auto loadWeights = [&](int b, Lanes& w) {
-    std::memcpy(&w, weights + static_cast<int64_t>(b) * kComponentBlock, sizeof(w));
-  };
-  auto store = [&](int64_t p, const Lanes& sum) {
-    for (int k = 0; k < components; ++k) out[p * outStride + k] = sum[k] - bias[k];
-  };
-  int64_t p = 0;
-  for (; p + kPixels <= count; p += kPixels) {
-    Lanes sum[kPixels] = {};
-    for (int b = 0; b < bands; ++b) {
-      Lanes w;
-      loadWeights(b, w);
-      for (int q = 0; q < kPixels; ++q) sum[q] += rows[(p + q) * bands + b] * w;
+  for (int k0 = 0; k0 < components; k0 += W) {
+    auto loadWeights = [&](int b, Lanes& w) {
+      std::memcpy(&w, weights + static_cast<int64_t>(b) * kComponentBlock + k0, sizeof(w));
+    };
+    const int chunk = std::min(W, components - k0);
+    auto store = [&](int64_t p, const Lanes& sum) {
+      for (int k = 0; k < chunk; ++k) out[p * outStride + k0 + k] = sum[k] - bias[k0 + k];
+    };
+    int64_t p = 0;
+    for (; p + kPixels <= count; p += kPixels) {
+      Lanes sum[kPixels] = {};
+      for (int b = 0; b < bands; ++b) {
+        Lanes w;
+        loadWeights(b, w);
+        for (int q = 0; q < kPixels; ++q) sum[q] += rows[(p + q) * bands + b] * w;
+      }
+      for (int q = 0; q < kPixels; ++q) store(p + q, sum[q]);
     }
-    for (int q = 0; q < kPixels; ++q) store(p + q, sum[q]);
-  }
-  for (; p < count; ++p) {
-    Lanes sum = {};
-    for (int b = 0; b < bands; ++b) {
-      Lanes w;
-      loadWeights(b, w);
-      sum += rows[p * bands + b] * w;
+    for (; p < count; ++p) {
+      Lanes sum = {};
+      for (int b = 0; b < bands; ++b) {
+        Lanes w;
+        loadWeights(b, w);
+        sum += rows[p * bands + b] * w;
+      }
+      store(p, sum);
     }
-    store(p, sum);
   }
 }
 
 class CpuBackend : public ComputeBackend {
  public:
-  CpuBackend()
-      : workers_(std::max(1, QThread::idealThreadCount())),
+  explicit CpuBackend(bool wideVectors)
+      : wideVectors_(wideVectors),
+        workers_(std::max(1, QThread::idealThreadCount())),
         integer_(IntegerMoments::supported() ? workers_ : 0),
+        spp_(wideVectors),
         floatBuffers_(workers_),
         doubleBuffers_(workers_) {
     pool_.setMaxThreadCount(std::max(1, workers_ - 1));
@@ -413,11 +417,19 @@ class CpuBackend : public ComputeBackend {
               centrePixel(data + (first + p) * bands, center, row, bands);
           }
           for (int kb = 0; kb < componentBlocks; ++kb)
-            projectBlock(block.data(), count, bands,
-                         weights.data() + static_cast<size_t>(kb) * bands * kComponentBlock,
-                         bias.data() + static_cast<size_t>(kb) * kComponentBlock,
-                         result.data() + (first - batchFirst) * components + kb * kComponentBlock,
-                         components, std::min(kComponentBlock, components - kb * kComponentBlock));
+            (wideVectors_
+                 ? projectBlock<C, 64 / sizeof(C)>
+                 : projectBlock<C, 32 / sizeof(C)>)(block.data(), count, bands,
+                                                    weights.data() + static_cast<size_t>(kb) *
+                                                                         bands * kComponentBlock,
+                                                    bias.data() +
+                                                        static_cast<size_t>(kb) * kComponentBlock,
+                                                    result.data() +
+                                                        (first - batchFirst) * components +
+                                                        kb * kComponentBlock,
+                                                    components,
+                                                    std::min(kComponentBlock,
+                                                             components - kb * kComponentBlock));
         }
       });
       consume(batchFirst, batch, result.data());
@@ -469,6 +481,7 @@ class CpuBackend : public ComputeBackend {
       return floatBuffers_[worker];
   }
 
+  bool wideVectors_;  // 64-byte vectors in the projection (AVX-512), else 32-byte ones
   int workers_;
   std::vector<IntegerMoments> integer_;  // one per worker thread; empty without AVX-512 VNNI
   std::vector<Moments> groupResults_;
@@ -485,7 +498,11 @@ class CpuBackend : public ComputeBackend {
 }  // namespace
 
 std::unique_ptr<ComputeBackend> makeCpuBackend() {
-  return std::make_unique<CpuBackend>();
+  return makeCpuBackend(wideVectors());
+}
+
+std::unique_ptr<ComputeBackend> makeCpuBackend(bool wideVectors) {
+  return std::make_unique<CpuBackend>(wideVectors);
 }
 
 }  // namespace hyperstream

@@ -238,14 +238,6 @@ void CpuSpp::measureRow(const SppStrip& strip, int64_t row, bool forward, int64_
     }
 }
 
-bool CpuSpp::hasWideVectors() {
-#if defined(__x86_64__) || defined(__i386__)
-  return __builtin_cpu_supports("avx512f");
-#else
-  return false;
-#endif
-}
-
 double CpuSpp::run(const SppStrip& strip, const SppOutput& output) {
   if (window_.halo != strip.halo) window_ = Window(strip.halo);
   bands_ = strip.bands;

@@ -42,8 +42,7 @@ class CpuSpp {
   }
 
   // wideVectors: 16-float vectors (AVX-512), else 8-float ones; the results agree to rounding.
-  explicit CpuSpp(bool wideVectors = hasWideVectors()) : wideVectors_(wideVectors) {}
-  static bool hasWideVectors();
+  explicit CpuSpp(bool wideVectors) : wideVectors_(wideVectors) {}
 
   // Returns the sum of alpha over the strip's valid pixels, in pixel order.
   double run(const SppStrip& strip, const SppOutput& output);
