@@ -12,10 +12,12 @@
 #include <type_traits>
 #include <vector>
 
-// GCC builds AVX-512, AVX2 and baseline copies of hot loops marked with this and picks one when
-// the library loads (clang does not clone templates; it gets the baseline).
+// GCC builds AVX-512, AVX2 (x86-64-v3: with FMA, which a plain "avx2" copy lacks) and baseline
+// copies of hot loops marked with this and picks one by the CPU's features when the library loads
+// (clang does not clone templates; it gets the baseline).
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
-#define HYPERSTREAM_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define HYPERSTREAM_VECTOR_CLONES \
+  __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 #else
 #define HYPERSTREAM_VECTOR_CLONES
 #endif
