@@ -222,7 +222,10 @@ void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
   const int64_t fresh = stripBytes + runs * kLargestFolio;
   if (!mapFile_) {
     mapFile_ = fresh <= mappedBytes_;
-    closeAll();  // the handles reopen with the decision, from this count
+    if (*mapFile_)
+      mappedAtOpen_ = mappedFileBytes();  // the handle open so far has read nothing yet
+    else
+      closeAll();  // it reopens without the map
   }
   if (*mapFile_) {
     const int64_t now = mappedFileBytes();

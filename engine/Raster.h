@@ -69,10 +69,10 @@ void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType
 // (datasets are not thread-safe). Uncompressed GeoTIFFs are read through a memory map of the file
 // (GTIFF_VIRTUAL_MEM_IO, set for the opening thread only), three times faster than the block
 // cache. Mapped pages count as the process's resident memory, and the page cache may hold the file
-// in 2 MiB folios that are mapped whole: reading a band-interleaved strip maps up to 2 MiB per
-// band. So the file is mapped only when a strip's worst case fits `mappedBytes`, and the handles
-// are reopened (unmapping) before the mapped pages, as the process's own count shows them, would
-// pass it; otherwise GDAL reads through its block cache.
+// in 2 MiB folios that are mapped whole: reading a band-interleaved strip maps about 2 MiB per
+// band more than the strip. So the file is mapped only when a strip's expected mapping fits
+// `mappedBytes`, and the handles are reopened (unmapping) before the mapped pages, as the process's
+// own count shows them, would pass it; otherwise GDAL reads through its block cache.
 class StripReader {
  public:
   // All handles together keep at most `mappedBytes` of the file mapped.
