@@ -19,6 +19,20 @@
 
 using namespace hyperstream;
 
+namespace {
+
+// A job's options with its input, output and device set, the rest left at their defaults.
+template <class Options>
+Options jobOptions(const std::string& input, const std::string& output, const std::string& device) {
+  Options options;
+  options.input = input;
+  options.output = output;
+  options.device = device;
+  return options;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc < 4) {
     std::fprintf(stderr, "usage: bench_warm_jobs PCA_INPUT SPP_INPUT WORKDIR [DEVICE] [ROUNDS]\n");
@@ -29,16 +43,16 @@ int main(int argc, char** argv) {
   const int rounds = argc > 5 ? std::atoi(argv[5]) : 3;
   SilentFeedback feedback;
   QElapsedTimer timer;
+  auto floor = [&](int round, const char* job, const std::string& input, int components) {
+    timer.start();
+    bench::ioFloor(input, work + "/floor.tif", components, 1);
+    std::printf("round %d  %s floor %.3f s\n", round, job, timer.nsecsElapsed() * 1e-9);
+  };
   try {
     for (int round = 1; round <= rounds; ++round) {
-      timer.start();
-      bench::ioFloor(pcaInput, work + "/floor.tif", 10, 1);
-      std::printf("round %d  pca floor %.3f s\n", round, timer.nsecsElapsed() * 1e-9);
-      PcaOptions pca;
-      pca.input = pcaInput;
-      pca.output = work + "/pcs.tif";
+      floor(round, "pca", pcaInput, 10);
+      auto pca = jobOptions<PcaOptions>(pcaInput, work + "/pcs.tif", device);
       pca.components = 10;
-      pca.device = device;
       timer.start();
       const PcaResult pcaResult = runPca(pca, feedback);
       const StageTimes& stages = pcaResult.seconds;
@@ -50,14 +64,9 @@ int main(int argc, char** argv) {
           stages.eigen, stages.projection, stages.write, stages.total, stages.device.upload,
           stages.device.moments, stages.device.projection, stages.device.download,
           pcaResult.backend.c_str());
-      timer.start();
-      bench::ioFloor(sppInput, work + "/floor.tif", 0, 1);
-      std::printf("round %d  spp floor %.3f s\n", round, timer.nsecsElapsed() * 1e-9);
-      SppOptions spp;
-      spp.input = sppInput;
-      spp.output = work + "/spp.tif";
+      floor(round, "spp", sppInput, 0);  // as many bands as the input
+      auto spp = jobOptions<SppOptions>(sppInput, work + "/spp.tif", device);
       spp.window = 11;
-      spp.device = device;
       timer.start();
       const SppResult sppResult = runSpp(spp, feedback);
       std::printf("round %d  spp job   %.3f s (total %.3f; %s)\n", round,
