@@ -7,10 +7,9 @@
 #include "Error.h"
 #include "IntegerMoments.h"
 #include "Samples.h"
+#include "WorkerThreads.h"
 
 #include <cblas.h>
-#include <QThread>
-#include <QThreadPool>
 
 #include <algorithm>
 #include <cmath>
@@ -137,14 +136,11 @@ class CpuBackend : public ComputeBackend {
  public:
   explicit CpuBackend(bool wideVectors)
       : wideVectors_(wideVectors),
-        workers_(std::max(1, QThread::idealThreadCount())),
+        workers_(threads_.count()),
         integer_(IntegerMoments::supported() ? workers_ : 0),
-        spp_(wideVectors),
+        spp_(threads_, wideVectors),
         floatBuffers_(workers_),
-        doubleBuffers_(workers_) {
-    pool_.setMaxThreadCount(std::max(1, workers_ - 1));
-  }
-  ~CpuBackend() override { pool_.waitForDone(); }
+        doubleBuffers_(workers_) {}
   CpuBackend(const CpuBackend&) = delete;
   CpuBackend& operator=(const CpuBackend&) = delete;
 
@@ -270,7 +266,7 @@ class CpuBackend : public ComputeBackend {
     std::vector<unsigned char> exact(batch);
     for (int64_t g0 = 0; g0 < groups; g0 += batch) {
       const int64_t inBatch = std::min(batch, groups - g0);
-      onEveryWorker([&](int worker) {
+      threads_.onEach([&](int worker) {
         for (int64_t k = worker; k < inBatch; k += workers_) {
           const int64_t first = (g0 + k) * group;
           exact[k] = integer_[worker].compute(data + first * strip.bands, valid_.data() + first,
@@ -344,20 +340,9 @@ class CpuBackend : public ComputeBackend {
       return;
     }
     const T* data = static_cast<const T*>(strip.data);
-    onEveryWorker([&](int worker) {
-      const int64_t end = strip.pixels * (worker + 1) / workers_;
-      for (int64_t p = strip.pixels * worker / workers_; p < end; ++p)
-        valid_[p] = isValid(data + p * strip.bands) ? 1 : 0;
+    threads_.split(strip.pixels, [&](int64_t first, int64_t last) {
+      for (int64_t p = first; p < last; ++p) valid_[p] = isValid(data + p * strip.bands) ? 1 : 0;
     });
-  }
-
-  // Runs work(worker) on every worker thread (worker 0 is the calling thread) and waits.
-  template <class Work>
-  void onEveryWorker(Work&& work) {
-    for (int worker = 1; worker < workers_; ++worker)
-      pool_.start([&work, worker] { work(worker); });
-    work(0);
-    pool_.waitForDone();
   }
 
   // Centres and projects the strip in precision C on every worker thread, calling
@@ -395,12 +380,14 @@ class CpuBackend : public ComputeBackend {
         bias[k] = static_cast<C>(sum);
       }
     }
+    const auto project =
+        wideVectors_ ? projectBlock<C, 64 / sizeof(C)> : projectBlock<C, 32 / sizeof(C)>;
     std::vector<C>& result = buffers<C>(0).result;
     const int64_t batchPixels = kBatchPixelsPerWorker * workers_;
     for (int64_t batchFirst = 0; batchFirst < strip.pixels; batchFirst += batchPixels) {
       const int64_t batch = std::min(batchPixels, strip.pixels - batchFirst);
       result.resize(static_cast<size_t>(batch) * components);
-      onEveryWorker([&](int worker) {
+      threads_.onEach([&](int worker) {
         std::vector<C>& block = buffers<C>(worker).block;
         block.resize(static_cast<size_t>(kProjectBlockPixels) * bands);
         const int64_t end = batchFirst + batch * (worker + 1) / workers_;
@@ -417,19 +404,11 @@ class CpuBackend : public ComputeBackend {
               centrePixel(data + (first + p) * bands, center, row, bands);
           }
           for (int kb = 0; kb < componentBlocks; ++kb)
-            (wideVectors_
-                 ? projectBlock<C, 64 / sizeof(C)>
-                 : projectBlock<C, 32 / sizeof(C)>)(block.data(), count, bands,
-                                                    weights.data() + static_cast<size_t>(kb) *
-                                                                         bands * kComponentBlock,
-                                                    bias.data() +
-                                                        static_cast<size_t>(kb) * kComponentBlock,
-                                                    result.data() +
-                                                        (first - batchFirst) * components +
-                                                        kb * kComponentBlock,
-                                                    components,
-                                                    std::min(kComponentBlock,
-                                                             components - kb * kComponentBlock));
+            project(block.data(), count, bands,
+                    weights.data() + static_cast<size_t>(kb) * bands * kComponentBlock,
+                    bias.data() + static_cast<size_t>(kb) * kComponentBlock,
+                    result.data() + (first - batchFirst) * components + kb * kComponentBlock,
+                    components, std::min(kComponentBlock, components - kb * kComponentBlock));
         }
       });
       consume(batchFirst, batch, result.data());
@@ -482,10 +461,10 @@ class CpuBackend : public ComputeBackend {
   }
 
   bool wideVectors_;  // 64-byte vectors in the projection (AVX-512), else 32-byte ones
-  int workers_;
+  WorkerThreads threads_;
+  int workers_;                          // threads_.count()
   std::vector<IntegerMoments> integer_;  // one per worker thread; empty without AVX-512 VNNI
   std::vector<Moments> groupResults_;
-  QThreadPool pool_;
   Moments total_;
   CpuSpp spp_;
   std::vector<unsigned char> valid_;

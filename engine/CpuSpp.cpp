@@ -4,34 +4,17 @@
 
 #include "Samples.h"
 
-#include <QThread>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <thread>
 #include <type_traits>
 #include <utility>
 
 namespace hyperstream {
 
 namespace {
-
-// Runs f(first, last) over [0, count) split between the machine's cores.
-template <class F>
-void inParallel(int64_t count, F&& f) {
-  const int64_t threads = std::min<int64_t>(std::max(1, QThread::idealThreadCount()), count);
-  if (threads <= 1) {
-    f(int64_t{0}, count);
-    return;
-  }
-  std::vector<std::thread> workers;
-  for (int64_t t = 0; t < threads; ++t)
-    workers.emplace_back([&, t] { f(count * t / threads, count * (t + 1) / threads); });
-  for (std::thread& worker : workers) worker.join();
-}
 
 // Sum of squares in 8 running sums so that the compiler vectorises it without reassociating.
 template <class T>
@@ -155,7 +138,7 @@ void CpuSpp::unitRows(const SppStrip& strip, const T* samples) {
   const ValidPixel<T> isValid(strip.nodata, bands_);
   unit_.resize(static_cast<size_t>(strip.blockRows) * bands_ * lineLength_);
   valid_.resize(static_cast<size_t>(strip.blockRows) * lineLength_);
-  inParallel(strip.blockRows, [&](int64_t first, int64_t last) {
+  threads_.split(strip.blockRows, [&](int64_t first, int64_t last) {
     for (int64_t i = first; i < last; ++i) {
       float* unit = &unit_[static_cast<size_t>(i) * bands_ * lineLength_ + kPad];
       float* valid = &valid_[static_cast<size_t>(i) * lineLength_];
@@ -267,7 +250,7 @@ double CpuSpp::run(const SppStrip& strip, const SppOutput& output) {
   // Column tiles keep the rows a pixel's neighbours come from in the core's cache.
   constexpr int64_t kTileColumns = int64_t{4} * kLanes;
   for (bool forward : {true, false})
-    inParallel(rows_, [&](int64_t first, int64_t last) {
+    threads_.split(rows_, [&](int64_t first, int64_t last) {
       for (int64_t tile = 0; tile < width; tile += kTileColumns)
         for (int64_t r = first; r < last; ++r)
           measureRow(strip, row0_ + r, forward, tile, std::min(width, tile + kTileColumns));
@@ -278,7 +261,7 @@ double CpuSpp::run(const SppStrip& strip, const SppOutput& output) {
   withSampleType(strip.type, [&](auto sample) {
     using T = decltype(sample);
     const T* samples = static_cast<const T*>(strip.data);
-    inParallel(rows_, [&](int64_t first, int64_t last) {
+    threads_.split(rows_, [&](int64_t first, int64_t last) {
       std::vector<double> weights(width), weighted(width);
       for (int64_t r = first; r < last; ++r) {
         const int64_t row = row0_ + r;

@@ -2,6 +2,7 @@
 // Spatial preprocessing of one strip on the CPU (the CPU backend's spatialPreprocess).
 
 #include "ComputeBackend.h"
+#include "WorkerThreads.h"
 
 #include <vector>
 
@@ -42,7 +43,7 @@ class CpuSpp {
   }
 
   // wideVectors: 16-float vectors (AVX-512), else 8-float ones; the results agree to rounding.
-  explicit CpuSpp(bool wideVectors) : wideVectors_(wideVectors) {}
+  CpuSpp(WorkerThreads& threads, bool wideVectors) : threads_(threads), wideVectors_(wideVectors) {}
 
   // Returns the sum of alpha over the strip's valid pixels, in pixel order.
   double run(const SppStrip& strip, const SppOutput& output);
@@ -65,6 +66,7 @@ class CpuSpp {
     return &valid_[static_cast<size_t>(row - blockRow0_) * lineLength_ + kPad];
   }
 
+  WorkerThreads& threads_;
   bool wideVectors_;
   Window window_{0};
   int bands_ = 0;

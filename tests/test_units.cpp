@@ -332,7 +332,8 @@ class UnitTests : public QObject {
         cube[wide].resize(static_cast<size_t>(rows * width * bands));
         alpha[wide].resize(static_cast<size_t>(rows * width));
         rho[wide].resize(static_cast<size_t>(rows * width));
-        CpuSpp spp(wide != 0);
+        WorkerThreads threads;
+        CpuSpp spp(threads, wide != 0);
         alphaSum[wide] = spp.run(strip, {cube[wide].data(), alpha[wide].data(), rho[wide].data()});
       }
       QVERIFY(alphaSum[0] > 0);
