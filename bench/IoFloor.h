@@ -36,7 +36,10 @@ inline IoFloorTimes ioFloor(const std::string& input, const std::string& output,
   const int64_t stripRows = std::max<int64_t>(1, (64ll << 20) / rowBytes);  // as the engine
   const std::vector<StripRange> strips = planStrips(info.height, stripRows);
   std::vector<unsigned char> in(static_cast<size_t>(stripRows * rowBytes));
-  std::vector<float> out(static_cast<size_t>(stripRows * info.width * components), 0.0f);
+  // Values, not zeros: GDAL's GeoTIFF driver skips writing all-zero blocks of a new file (and
+  // fills them in at closing by extending the file), which a real output never gets.
+  std::vector<float> out(static_cast<size_t>(stripRows * info.width * components));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = 1.0f + static_cast<float>(i % 4093);
   const int readers = std::max(1, QThread::idealThreadCount());
   StripReader reader(input, bands, info.type, info.width, readers, 1ll << 30);
   QElapsedTimer timer;

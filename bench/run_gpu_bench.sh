@@ -26,8 +26,10 @@ hs=$bundle/bin/hyperstream
 "$run" "$bundle/bin/bench_gpu" $((2300 * 2300)) 198 10 1355000 >> "$out/bench_gpu.txt"
 cat "$out/bench_gpu.txt"
 
+# Every run writes a new file: replacing a finished one would add freeing its pages to the run.
 timed() {  # name kind round command...: appends "name kind round seconds rss_kib"
   local name=$1 kind=$2 round=$3; shift 3
+  rm -f "$work/floor.tif" "$work/gpu.tif" "$work/cpu.tif"
   if [ -x /usr/bin/time ]; then
     /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" > "$work/last.log" 2>&1 ||
       { cat "$work/last.log"; return 1; }

@@ -26,8 +26,10 @@ for gpus in 1 2; do  # side by side; each run generates its cube on one core fir
   "$run" "$bundle/bin/bench_backend" 2300 2300 198 10 3 "$gpus" | tee -a "$out/bench_backend.txt"
 done
 
+# Every run writes a new file: replacing a finished one would add freeing its pages to the run.
 timed() {  # name kind round command...: appends "name kind round seconds"
   local name=$1 kind=$2 round=$3; shift 3
+  rm -f "$work/floor.tif" "$work/pc.tif"
   local start; start=$(date +%s.%N)
   "$@" < /dev/null > "$work/last.log" 2>&1 || { cat "$work/last.log"; return 1; }
   printf '%s\t%s\t%s\t%s\n' "$name" "$kind" "$round" \

@@ -41,8 +41,11 @@ fi
 
 results=$out/results.tsv
 : > "$results"
+outputs=("$out/floor.tif" "$out/hs10.tif" "$out/hs10r.tif" "$out/hsall.tif" "$out/otb.tif")
+# Every run writes a new file: replacing a finished one would add freeing its pages to the run.
 timed() {  # name round command...
   local name=$1 round=$2; shift 2
+  rm -f "${outputs[@]}"
   if /usr/bin/time -f "%e %M" -o "$out/time.txt" "$@" > "$out/last.log" 2>&1; then
     printf '%s\t%s\t%s\n' "$name" "$round" "$(tr ' ' '\t' < "$out/time.txt")" | tee -a "$results"
   else
@@ -73,9 +76,10 @@ for round in $(seq 1 "$reps"); do
   if [ "$round" -le "$peer_reps" ]; then
     timed otb_10 "$round" otbcli_DimensionalityReduction -in "$cube" -out "$out/otb.tif" float \
       -method pca -method.pca.whiten 0 -nbcomp 10 -ram "$ram"
+    grass "$grassdb/loc/PERMANENT" --exec g.remove -f type=raster pattern='pc.*' >/dev/null 2>&1
     timed grass_ipca_all "$round" grass "$grassdb/loc/PERMANENT" --exec i.pca input="$names" \
       output=pc rescale=0,0 --overwrite --quiet
   fi
 done
-rm -f "$out/floor.tif" "$out/hs10.tif" "$out/hs10r.tif" "$out/hsall.tif" "$out/otb.tif"
+rm -f "${outputs[@]}"
 /usr/bin/python3 bench/summarise.py "$results" "$out"

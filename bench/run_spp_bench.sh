@@ -16,10 +16,13 @@ if [ ! -e "$cube" ]; then
   rm -f "$work/tiled.tif"
 fi
 printf 'what\tround\tseconds\n'
+# Every run writes a new file: replacing a finished one would add freeing its pages to the run.
 for round in $(seq "$rounds"); do
+  rm -f "$work/floor.tif" "$work/spp.tif"
   /usr/bin/time -f "floor\t$round\t%e" "$build/bench/bench_io_floor" "$cube" "$work/floor.tif" 188 \
     > /dev/null
   for window in 3 5 7 9 11; do
+    rm -f "$work/floor.tif" "$work/spp.tif"
     /usr/bin/time -f "window $window\t$round\t%e" "$build/cli/hyperstream" spp "$cube" \
       "$work/spp.tif" --window "$window" --quiet
   done
