@@ -12,6 +12,7 @@
 #include <QElapsedTimer>
 #include <QThread>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -33,13 +34,13 @@ inline IoFloorTimes ioFloor(const std::string& input, const std::string& output,
   std::vector<int> bands;
   for (int b = 1; b <= info.bandCount; ++b) bands.push_back(b);
   const int64_t rowBytes = info.width * info.bandCount * typeSize(info.type);
-  const int64_t stripRows = std::max<int64_t>(1, (64ll << 20) / rowBytes);  // as the engine
+  const int64_t stripRows =
+      std::clamp<int64_t>((64ll << 20) / rowBytes, 1, info.height);  // as the engine
   const std::vector<StripRange> strips = planStrips(info.height, stripRows);
   std::vector<unsigned char> in(static_cast<size_t>(stripRows * rowBytes));
   // Values, not zeros: GDAL's GeoTIFF driver skips writing all-zero blocks of a new file (and
   // fills them in at closing by extending the file), which a real output never gets.
-  std::vector<float> out(static_cast<size_t>(stripRows * info.width * components));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = 1.0f + static_cast<float>(i % 4093);
+  std::vector<float> out(static_cast<size_t>(stripRows * info.width * components), 1.0f);
   const int readers = std::max(1, QThread::idealThreadCount());
   StripReader reader(input, bands, info.type, info.width, readers, 1ll << 30);
   QElapsedTimer timer;

@@ -46,7 +46,9 @@ class CudaBackend final : public ComputeBackend {
     copy_ = std::make_unique<Stream>();
     compute_ = std::make_unique<Stream>();
     blas_ = std::make_unique<BlasHandle>(*compute_);
-    uploaded_ = std::make_unique<Event>();
+    // Host waits block rather than spin: a spinning thread takes a core from the reader's.
+    uploaded_ = std::make_unique<Event>(cudaEventBlockingSync | cudaEventDisableTiming);
+    streamDone_ = std::make_unique<Event>(cudaEventBlockingSync | cudaEventDisableTiming);
     for (auto& slot : slotFree_) slot = std::make_unique<Event>();
   }
 
@@ -588,8 +590,10 @@ class CudaBackend final : public ComputeBackend {
 
   // Waits for both streams and adds up the timed spans.
   void synchronize() {
-    check(cudaStreamSynchronize(*copy_), "copy stream");
-    check(cudaStreamSynchronize(*compute_), "compute stream");
+    for (cudaStream_t stream : {cudaStream_t{*copy_}, cudaStream_t{*compute_}}) {
+      check(cudaEventRecord(*streamDone_, stream), "cudaEventRecord");
+      check(cudaEventSynchronize(*streamDone_), "stream");
+    }
     for (const Span& span : spans_) {
       float ms = 0;
       check(cudaEventElapsedTime(&ms, *span.start, *span.stop), "cudaEventElapsedTime");
@@ -627,7 +631,7 @@ class CudaBackend final : public ComputeBackend {
   std::string description_;
   std::unique_ptr<Stream> copy_, compute_;
   std::unique_ptr<BlasHandle> blas_;
-  std::unique_ptr<Event> uploaded_;
+  std::unique_ptr<Event> uploaded_, streamDone_;
   std::unique_ptr<Event> slotFree_[2];
 
   CubeLayout layout_;

@@ -69,7 +69,9 @@ class Stream {
 
 class Event {
  public:
-  Event() { check(cudaEventCreate(&event_), "cudaEventCreate"); }
+  explicit Event(unsigned flags = cudaEventDefault) {
+    check(cudaEventCreateWithFlags(&event_, flags), "cudaEventCreate");
+  }
   ~Event() { cudaEventDestroy(event_); }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
