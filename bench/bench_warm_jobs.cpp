@@ -91,7 +91,9 @@ int main(int argc, char** argv) {
           stages.device.moments, stages.device.projection, stages.device.download,
           pcaResult.backend.c_str());
       floor(round, "spp", sppInput, 0);  // as many bands as the input
-      auto spp = jobOptions<SppOptions>(sppInput, work + "/spp.tif", device);
+      // SPP runs on one device: GPU 0 when PCA is given several.
+      const bool gpuList = device == "gpu:all" || device.find(',') != std::string::npos;
+      auto spp = jobOptions<SppOptions>(sppInput, work + "/spp.tif", gpuList ? "gpu" : device);
       spp.window = 11;
       std::remove(spp.output.c_str());
       timer.start();

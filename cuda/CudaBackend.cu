@@ -682,6 +682,13 @@ class CudaRuntime final : public GpuRuntime {
            ", runtime " + version(runtime);
   }
 
+  int deviceCount() const override {
+    requireDriver();
+    int count = 0;
+    check(cudaGetDeviceCount(&count), "no usable CUDA device");
+    return count;
+  }
+
   std::vector<GpuDevice> devices() const override {
     requireDriver();
     int count = 0;

@@ -83,21 +83,22 @@ std::vector<int> gpuList(const std::string& device) {
     }
   std::string whyNot;
   GpuRuntime* runtime = gpuRuntime(&whyNot);
-  std::vector<GpuDevice> found;
+  // Only counted here: each GPU's thread starts its own context, side by side.
+  int found = 0;
   try {
     if (!runtime) throw DeviceError(whyNot);
-    found = runtime->devices();
+    found = runtime->deviceCount();
   } catch (const DeviceError& e) {
     throw Error("DEVICE", "GPUs requested, but no usable GPU: " + std::string(e.what()));
   }
   if (all) {
-    for (const GpuDevice& gpu : found) gpus.push_back(gpu.index);
+    for (int index = 0; index < found; ++index) gpus.push_back(index);
     if (gpus.empty()) throw Error("DEVICE", "GPUs requested, but no CUDA device was found");
   }
   for (const int index : gpus)
-    if (index >= static_cast<int>(found.size()))
-      throw Error("DEVICE", "no GPU " + std::to_string(index) + ": " +
-                                std::to_string(found.size()) + " found");
+    if (index >= found)
+      throw Error("DEVICE", "no GPU " + std::to_string(index) + ": " + std::to_string(found) +
+                                " found");
   return gpus;
 }
 

@@ -33,8 +33,10 @@ class GpuRuntime {
   virtual ~GpuRuntime() = default;
   // "CUDA driver 13.0, runtime 13.0"; throws DeviceError.
   virtual std::string versions() const = 0;
-  // Throws DeviceError when the driver is missing or too old.
+  // Throws DeviceError when the driver is missing or too old. Starts a context on every device.
   virtual std::vector<GpuDevice> devices() const = 0;
+  // How many devices there are, without starting their contexts; throws as devices().
+  virtual int deviceCount() const = 0;
   // Throws DeviceError when the device cannot be used.
   virtual std::unique_ptr<ComputeBackend> createBackend(const GpuBackendOptions& options) = 0;
 };

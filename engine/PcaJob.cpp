@@ -187,7 +187,9 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   // An eighth of the budget (at most 128 MiB per reader handle) is kept for the reader's mapping
   // of the file; the rest, less a reserve, holds strip buffers, and the mapping may also use what
   // they leave.
-  const int readers = std::max(1, QThread::idealThreadCount());
+  // Workers in one process (a thread per GPU) share the cores: each reads with its share.
+  const int sharing = group.inOneProcess() ? group.size() : 1;
+  const int readers = std::max(1, QThread::idealThreadCount() / sharing);
   const int64_t mappedPerReader = std::min<int64_t>(128ll << 20, options.ramBytes / 8 / readers);
   const int64_t budget =
       options.ramBytes - reserveBytes(options.ramBytes) - readers * mappedPerReader;
@@ -201,6 +203,25 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   if (stripRows < 1)
     throw Error("RAM_MB", "the RAM budget is too small for one strip of image rows (" +
                               std::to_string((streamingRowBytes >> 20) + 1) + " MiB needed)");
+  // With a tight budget (a small RAM_MB, or one GPU's share of it when several run) strips of that
+  // height can leave the reader too little to map the file, and GDAL's block cache reads several
+  // times slower (StripReader). Then take the tallest strips, a row per reader at least, that
+  // leave it room for three strips: reopening, which unmaps, then comes every other strip or so.
+  auto mappingRoom = [&](int64_t rows) {
+    return readers * mappedPerReader + budget - rows * streamingRowBytes;
+  };
+  auto mappingNeeded = [&](int64_t rows) {
+    return StripReader::mappingNeeded(rows, inputRowBytes, bandCount, info.bandInterleaved,
+                                      readers);
+  };
+  if (mappingRoom(stripRows) < mappingNeeded(stripRows)) {
+    int64_t rows = stripRows;
+    auto roomy = [&](int64_t r) {
+      return mappingRoom(r) >= mappingNeeded(r) + 2 * r * inputRowBytes;
+    };
+    while (rows > readers && !roomy(rows)) --rows;
+    if (roomy(rows)) stripRows = rowsFitting(rows, inputRowBytes, info, share.count);
+  }
   // The cube stays in memory when it fits beside the output buffers of a strip of that height.
   const bool fitsInRam = cubeBytes + stripRows * residentRowBytes <= budget;
   if (options.stripRows > 0) stripRows = std::min(options.stripRows, share.count);

@@ -85,6 +85,8 @@ RasterInfo describeRaster(GDALDataset& dataset, const std::string& path) {
   info.type = first->GetRasterDataType();
   int blockWidth = 0;
   first->GetBlockSize(&blockWidth, &info.blockHeight);
+  const char* interleave = dataset.GetMetadataItem("INTERLEAVE", "IMAGE_STRUCTURE");
+  info.bandInterleaved = interleave && EQUAL(interleave, "BAND");
   for (int b = 1; b <= info.bandCount; ++b) {
     GDALRasterBand* band = dataset.GetRasterBand(b);
     int hasNodata = 0;
@@ -177,6 +179,12 @@ StripReader::StripReader(std::string path, std::vector<int> bands, GDALDataType 
   pool_->setMaxThreadCount(std::max(1, parallel - 1));
 }
 
+int64_t StripReader::mappingNeeded(int64_t rows, int64_t rowBytes, int bands, bool bandInterleaved,
+                                   int parallel) {
+  const int64_t runs = bandInterleaved ? bands : std::min<int64_t>(std::max(1, parallel), rows);
+  return rows * rowBytes + runs * kLargestFolio;
+}
+
 StripReader::~StripReader() {
   pool_->waitForDone();
 }
@@ -218,8 +226,8 @@ void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
   // rows, or each part's rows), the rest of the folios it ends in. Folios the previous strip
   // mapped already hold the start of each run when the strips follow one another.
   const int64_t stripBytes = rows * lineBytes_;
-  const int64_t runs = byBands ? static_cast<int64_t>(bands_.size()) : parts;
-  const int64_t fresh = stripBytes + runs * kLargestFolio;
+  const int64_t fresh = mappingNeeded(rows, lineBytes_, static_cast<int>(bands_.size()), byBands,
+                                      static_cast<int>(threads));
   if (!mapFile_) {
     mapFile_ = fresh <= mappedBytes_;
     if (*mapFile_)

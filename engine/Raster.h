@@ -38,6 +38,7 @@ struct RasterInfo {
   int bandCount = 0;
   GDALDataType type = GDT_Unknown;
   int blockHeight = 1;
+  bool bandInterleaved = false;  // INTERLEAVE=BAND: each band's rows lie together in the file
   std::vector<double> nodata;  // per band; NaN where the band declares none
   bool hasGeoTransform = false;
   std::array<double, 6> geoTransform{};
@@ -80,6 +81,12 @@ class StripReader {
               int parallel, int64_t mappedBytes);
   ~StripReader();
   void read(int64_t row0, int64_t rows, void* buffer);
+
+  // The least `mappedBytes` with which `parallel` threads read strips of `rows` rows, `rowBytes`
+  // each, through the file's mapping: the strip, and a folio for each contiguous run of it (each
+  // band's rows of a band-interleaved file, else each thread's share of the rows).
+  static int64_t mappingNeeded(int64_t rows, int64_t rowBytes, int bands, bool bandInterleaved,
+                               int parallel);
 
  private:
   struct Handle {
