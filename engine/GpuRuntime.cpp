@@ -97,8 +97,8 @@ std::vector<int> gpuList(const std::string& device) {
   }
   for (const int index : gpus)
     if (index >= found)
-      throw Error("DEVICE", "no GPU " + std::to_string(index) + ": " + std::to_string(found) +
-                                " found");
+      throw Error("DEVICE",
+                  "no GPU " + std::to_string(index) + ": " + std::to_string(found) + " found");
   return gpus;
 }
 

@@ -39,7 +39,7 @@ struct RasterInfo {
   GDALDataType type = GDT_Unknown;
   int blockHeight = 1;
   bool bandInterleaved = false;  // INTERLEAVE=BAND: each band's rows lie together in the file
-  std::vector<double> nodata;  // per band; NaN where the band declares none
+  std::vector<double> nodata;    // per band; NaN where the band declares none
   bool hasGeoTransform = false;
   std::array<double, 6> geoTransform{};
   std::string crsWkt;
