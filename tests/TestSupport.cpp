@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 namespace testing {
@@ -313,6 +315,26 @@ QString sharedDataDir() {
   const QDir dir(elsewhere.isEmpty() ? QStringLiteral(HYPERSTREAM_SOURCE_DIR "/../shared/data")
                                      : QString::fromLocal8Bit(elsewhere));
   return dir.exists() ? dir.absolutePath() : QString();
+}
+
+int64_t residentBytes(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind(field + ":", 0) == 0) {
+      std::istringstream words(line.substr(field.size() + 1));
+      int64_t kib = -1;
+      words >> kib;
+      return kib < 0 ? -1 : kib * 1024;
+    }
+  return -1;
+}
+
+bool resetPeakResident() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
 }
 
 QStringList filesIn(const QString& folder) {

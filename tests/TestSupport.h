@@ -68,6 +68,12 @@ void writeVrtMissingRows(const Cube& cube, int64_t firstMissing, const QString& 
 QString tempDir();
 // ../shared/data beside the repository (or $HYPERSTREAM_SHARED_DATA), or empty when absent.
 QString sharedDataDir();
+// "VmRSS" (now) or "VmHWM" (the peak since the last reset) of this process in bytes; -1 unknown.
+int64_t residentBytes(const std::string& field);
+// Resets VmHWM to the current resident size (/proc/self/clear_refs, Linux 4.0 and later);
+// false where that cannot be done.
+bool resetPeakResident();
+
 // Files in a folder (to check that nothing was left behind).
 QStringList filesIn(const QString& folder);
 

@@ -15,8 +15,6 @@
 #include <QtTest>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 using namespace hyperstream;
 
@@ -63,28 +61,6 @@ void compareWithReference(const testing::Cube& cube, const PcaResult& result,
   }
   qInfo("worst eigenvalue relative error %.2e, worst 1 - r %.2e (%d components)", worstEigenvalue,
         worstComponent, result.components);
-}
-
-// "VmRSS" or "VmHWM" (the peak since the last reset) of this process, in bytes; -1 when unknown.
-int64_t residentBytes(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind(field + ":", 0) == 0) {
-      std::istringstream words(line.substr(field.size() + 1));
-      int64_t kib = -1;
-      words >> kib;
-      return kib < 0 ? -1 : kib * 1024;
-    }
-  return -1;
-}
-
-// Resets VmHWM to the current resident size (Linux 4.0 and later).
-bool resetPeakResident() {
-  std::ofstream clear("/proc/self/clear_refs");
-  clear << "5";
-  clear.flush();
-  return static_cast<bool>(clear);
 }
 
 }  // namespace
@@ -219,12 +195,12 @@ class PcaTests : public QObject {
     PcaOptions options = optionsFor(input, dir + "/out.tif");
     options.components = components;
     options.ramBytes = int64_t{ramMiB} << 20;
-    if (!resetPeakResident() || residentBytes("VmHWM") < 0)
+    if (!testing::resetPeakResident() || testing::residentBytes("VmHWM") < 0)
       QSKIP("this kernel cannot reset the peak resident size (/proc/self/clear_refs)");
-    const int64_t before = residentBytes("VmRSS");
+    const int64_t before = testing::residentBytes("VmRSS");
     TestFeedback feedback;
     const PcaResult result = runPca(options, feedback);
-    const int64_t grown = residentBytes("VmHWM") - before;
+    const int64_t grown = testing::residentBytes("VmHWM") - before;
     QVERIFY(!result.resident);
     const int64_t slack = 16ll << 20;
     qInfo("peak grew by %.1f MiB under a budget of %d MiB", grown / 1048576.0, ramMiB);

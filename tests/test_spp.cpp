@@ -241,6 +241,27 @@ class SppTests : public QObject {
     }
   }
 
+  // A streamed job's peak resident memory grows by no more than its RAM budget (plus a little for
+  // GDAL's own bookkeeping), as in test_pca: a 40 MB cube under 16 MiB. Heap that earlier tests
+  // freed but the allocator kept can hide part of the growth: this catches a plan that overruns
+  // its budget, not a few MiB too many.
+  void peakMemoryStaysWithinTheBudget() {
+    const QString dir = testing::tempDir();
+    testing::writeCube(nastyCube(500, 400, 100, 5), (dir + "/in.tif").toStdString(), GDT_UInt16);
+    SppOptions options = optionsFor(dir + "/in.tif", dir + "/out.tif");
+    options.ramBytes = 16ll << 20;
+    if (!testing::resetPeakResident() || testing::residentBytes("VmHWM") < 0)
+      QSKIP("this kernel cannot reset the peak resident size (/proc/self/clear_refs)");
+    const int64_t before = testing::residentBytes("VmRSS");
+    TestFeedback feedback;
+    const SppResult result = runSpp(options, feedback);
+    const int64_t grown = testing::residentBytes("VmHWM") - before;
+    QVERIFY(!result.resident);
+    qInfo("peak grew by %.1f MiB under a budget of 16 MiB", grown / 1048576.0);
+    QVERIFY2(grown <= options.ramBytes + (16ll << 20),
+             qPrintable(QString("peak grew by %1 MiB").arg(grown / 1048576.0, 0, 'f', 1)));
+  }
+
   void badParameters() {
     const QString dir = testing::tempDir();
     testing::writeCube(nastyCube(10, 10, 4, 1), (dir + "/in.tif").toStdString(), GDT_Int16);
