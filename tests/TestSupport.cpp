@@ -317,6 +317,9 @@ QString sharedDataDir() {
   return dir.exists() ? dir.absolutePath() : QString();
 }
 
+namespace {
+
+// "VmRSS" or "VmHWM" of this process in bytes; -1 when unknown.
 int64_t residentBytes(const std::string& field) {
   std::ifstream status("/proc/self/status");
   std::string line;
@@ -335,6 +338,15 @@ bool resetPeakResident() {
   clear << "5";
   clear.flush();
   return static_cast<bool>(clear);
+}
+
+}  // namespace
+
+int64_t peakGrowth(const std::function<void()>& work) {
+  if (!resetPeakResident() || residentBytes("VmHWM") < 0) return -1;
+  const int64_t before = residentBytes("VmRSS");
+  work();
+  return residentBytes("VmHWM") - before;
 }
 
 QStringList filesIn(const QString& folder) {

@@ -9,6 +9,7 @@
 #include <QString>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,11 +69,13 @@ void writeVrtMissingRows(const Cube& cube, int64_t firstMissing, const QString& 
 QString tempDir();
 // ../shared/data beside the repository (or $HYPERSTREAM_SHARED_DATA), or empty when absent.
 QString sharedDataDir();
-// "VmRSS" (now) or "VmHWM" (the peak since the last reset) of this process in bytes; -1 unknown.
-int64_t residentBytes(const std::string& field);
-// Resets VmHWM to the current resident size (/proc/self/clear_refs, Linux 4.0 and later);
-// false where that cannot be done.
-bool resetPeakResident();
+// How much this process's peak resident memory grows while `work` runs, in bytes: the peak
+// (VmHWM, reset first through /proc/self/clear_refs, Linux 4.0 and later) less the resident size
+// before. -1, and nothing run, where the peak cannot be reset. Heap that earlier work freed but the
+// allocator kept can hide part of the growth.
+int64_t peakGrowth(const std::function<void()>& work);
+// What a job may add to the peak beyond its RAM budget (GDAL's and BLAS's own bookkeeping).
+constexpr int64_t kPeakSlackBytes = 16ll << 20;
 
 // Files in a folder (to check that nothing was left behind).
 QStringList filesIn(const QString& folder);

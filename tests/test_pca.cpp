@@ -195,17 +195,15 @@ class PcaTests : public QObject {
     PcaOptions options = optionsFor(input, dir + "/out.tif");
     options.components = components;
     options.ramBytes = int64_t{ramMiB} << 20;
-    if (!testing::resetPeakResident() || testing::residentBytes("VmHWM") < 0)
-      QSKIP("this kernel cannot reset the peak resident size (/proc/self/clear_refs)");
-    const int64_t before = testing::residentBytes("VmRSS");
-    TestFeedback feedback;
-    const PcaResult result = runPca(options, feedback);
-    const int64_t grown = testing::residentBytes("VmHWM") - before;
-    QVERIFY(!result.resident);
-    const int64_t slack = 16ll << 20;
+    bool resident = true;
+    const int64_t grown = testing::peakGrowth([&] {
+      TestFeedback feedback;
+      resident = runPca(options, feedback).resident;
+    });
+    if (grown < 0) QSKIP("this kernel cannot reset the peak resident size (/proc/self/clear_refs)");
+    QVERIFY(!resident);
     qInfo("peak grew by %.1f MiB under a budget of %d MiB", grown / 1048576.0, ramMiB);
-    QVERIFY2(grown <= options.ramBytes + slack,
-             qPrintable(QString("peak grew by %1 MiB").arg(grown / 1048576.0, 0, 'f', 1)));
+    QVERIFY(grown <= options.ramBytes + testing::kPeakSlackBytes);
   }
 
   void nodataAndNanExcluded_data() {
