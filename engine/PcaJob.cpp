@@ -205,8 +205,9 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
                               std::to_string((streamingRowBytes >> 20) + 1) + " MiB needed)");
   // With a tight budget (a small RAM_MB, or one GPU's share of it when several run) strips of that
   // height can leave the reader too little to map the file, and GDAL's block cache reads several
-  // times slower (StripReader). Then take the tallest strips, a row per reader at least, that
-  // leave it room for three strips: reopening, which unmaps, then comes every other strip or so.
+  // times slower (StripReader). Then take the tallest strips, a row per reader and a block at
+  // least, that leave it room for three strips: reopening, which unmaps, then comes every other
+  // strip or so. Files that cannot be mapped keep their strips.
   auto mappingRoom = [&](int64_t rows) {
     return readers * mappedPerReader + budget - rows * streamingRowBytes;
   };
@@ -214,12 +215,13 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
     return StripReader::mappingNeeded(rows, inputRowBytes, bandCount, info.bandInterleaved,
                                       readers);
   };
-  if (mappingRoom(stripRows) < mappingNeeded(stripRows)) {
+  if (info.mappable && mappingRoom(stripRows) < mappingNeeded(stripRows)) {
     int64_t rows = stripRows;
     auto roomy = [&](int64_t r) {
       return mappingRoom(r) >= mappingNeeded(r) + 2 * r * inputRowBytes;
     };
-    while (rows > readers && !roomy(rows)) --rows;
+    const int64_t fewest = std::max<int64_t>(readers, info.blockHeight);
+    while (rows > fewest && !roomy(rows)) --rows;
     if (roomy(rows)) stripRows = rowsFitting(rows, inputRowBytes, info, share.count);
   }
   // The cube stays in memory when it fits beside the output buffers of a strip of that height.

@@ -87,6 +87,9 @@ RasterInfo describeRaster(GDALDataset& dataset, const std::string& path) {
   first->GetBlockSize(&blockWidth, &info.blockHeight);
   const char* interleave = dataset.GetMetadataItem("INTERLEAVE", "IMAGE_STRUCTURE");
   info.bandInterleaved = interleave && EQUAL(interleave, "BAND");
+  const char* compression = dataset.GetMetadataItem("COMPRESSION", "IMAGE_STRUCTURE");
+  GDALDriver* driver = dataset.GetDriver();
+  info.mappable = driver && EQUAL(driver->GetDescription(), "GTiff") && !compression;
   for (int b = 1; b <= info.bandCount; ++b) {
     GDALRasterBand* band = dataset.GetRasterBand(b);
     int hasNodata = 0;

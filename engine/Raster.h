@@ -39,6 +39,7 @@ struct RasterInfo {
   GDALDataType type = GDT_Unknown;
   int blockHeight = 1;
   bool bandInterleaved = false;  // INTERLEAVE=BAND: each band's rows lie together in the file
+  bool mappable = false;         // an uncompressed GeoTIFF, which StripReader may read as a map
   std::vector<double> nodata;    // per band; NaN where the band declares none
   bool hasGeoTransform = false;
   std::array<double, 6> geoTransform{};
