@@ -122,13 +122,13 @@ class CudaBackend final : public ComputeBackend {
   }
 
   // Page-locked strip buffers. Locking memory the kernel backs with 2 MiB pages is faster than
-  // cudaHostAlloc's 4 KiB ones (bench_gpu_startup); where the kernel gives none, or registering
-  // fails, cudaHostAlloc, then pageable memory (which only copies slower).
+  // cudaHostAlloc's 4 KiB ones (bench_gpu_startup); buffers under a page, where the kernel gives
+  // none, or where registering fails: cudaHostAlloc, then pageable memory (which copies slower).
   HostMemory allocateHost(size_t bytes) override {
     constexpr size_t kHugePage = size_t{2} << 20;
     const size_t size = (bytes + kHugePage - 1) / kHugePage * kHugePage;
     void* memory = nullptr;
-    if (posix_memalign(&memory, kHugePage, size) == 0) {
+    if (bytes >= kHugePage && posix_memalign(&memory, kHugePage, size) == 0) {
       madvise(memory, size, MADV_HUGEPAGE);  // a hint: without it the pages are small
       if (cudaHostRegister(memory, size, cudaHostRegisterPortable) == cudaSuccess)
         return HostMemory(static_cast<unsigned char*>(memory), [](unsigned char* p) {
