@@ -205,9 +205,11 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
                               std::to_string((streamingRowBytes >> 20) + 1) + " MiB needed)");
   // With a tight budget (a small RAM_MB, or one GPU's share of it when several run) strips of that
   // height can leave the reader too little to map the file, and GDAL's block cache reads several
-  // times slower (StripReader). Then take the tallest strips, a row per reader and a block at
-  // least, that leave it room for three strips: reopening, which unmaps, then comes every other
-  // strip or so. Files that cannot be mapped keep their strips.
+  // times slower (StripReader). Then take the tallest strips, half as tall as planned, a row per
+  // reader and a block at least, that leave it room for three strips: reopening, which unmaps,
+  // then comes every other strip or so. Files that cannot be mapped keep their strips, and so do
+  // band-interleaved files that would need far shorter ones (their map holds a 2 MiB folio per
+  // band whatever the strip's height).
   auto mappingRoom = [&](int64_t rows) {
     return readers * mappedPerReader + budget - rows * streamingRowBytes;
   };
@@ -220,7 +222,7 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
     auto roomy = [&](int64_t r) {
       return mappingRoom(r) >= mappingNeeded(r) + 2 * r * inputRowBytes;
     };
-    const int64_t fewest = std::max<int64_t>(readers, info.blockHeight);
+    const int64_t fewest = std::max<int64_t>({readers, info.blockHeight, (stripRows + 1) / 2});
     while (rows > fewest && !roomy(rows)) --rows;
     if (roomy(rows)) stripRows = rowsFitting(rows, inputRowBytes, info, share.count);
   }
