@@ -282,7 +282,7 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   // the same time (see StripPipeline), so reading may use every core.
   const int64_t bufferBytes =
       result.resident ? cubeBytes + stripRows * residentRowBytes : stripRows * streamingRowBytes;
-  StripReader reader(options.input, bands, info.type, info.width, readers,
+  StripReader reader(info, bands, readers,
                      readers * mappedPerReader + std::max<int64_t>(0, budget - bufferBytes));
   auto readFromFile = [&](const StripRange& range, unsigned char* buffer) -> const void* {
     unsigned char* target = result.resident ? residentStrip(range) : buffer;

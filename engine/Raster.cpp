@@ -170,12 +170,14 @@ constexpr int64_t kLargestFolio = 2ll << 20;  // a huge page: the page cache's l
 
 }  // namespace
 
-StripReader::StripReader(std::string path, std::vector<int> bands, GDALDataType type, int64_t width,
-                         int parallel, int64_t mappedBytes)
-    : path_(std::move(path)),
+StripReader::StripReader(const RasterInfo& raster, std::vector<int> bands, int parallel,
+                         int64_t mappedBytes)
+    : path_(raster.path),
       bands_(std::move(bands)),
-      type_(type),
-      lineBytes_(width * static_cast<int64_t>(bands_.size()) * typeSize(type)),
+      type_(raster.type),
+      lineBytes_(raster.width * static_cast<int64_t>(bands_.size()) * typeSize(raster.type)),
+      bandInterleaved_(raster.bandInterleaved),
+      mappable_(raster.mappable),
       mappedBytes_(mappedBytes),
       handles_(std::max(1, parallel)),
       pool_(std::make_unique<QThreadPool>()) {
@@ -196,7 +198,7 @@ void StripReader::open(Handle& handle) {
   if (handle.dataset) return;
   // GTiff reads the option when the file is opened; it checks the file's size first and falls
   // back to ordinary reads when mapping is not possible (compressed, truncated, remote).
-  ThreadConfigOption mapped("GTIFF_VIRTUAL_MEM_IO", mapFile_.value_or(true) ? "YES" : "NO");
+  ThreadConfigOption mapped("GTIFF_VIRTUAL_MEM_IO", *mapFile_ ? "YES" : "NO");
   handle.dataset = openRaster(path_, "INPUT");
 }
 
@@ -213,15 +215,10 @@ void StripReader::readPart(Handle& handle, const std::vector<int>& bands, int64_
 }
 
 void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
-  if (!bandInterleaved_) {
-    open(handles_[0]);
-    const char* interleave = handles_[0].dataset->GetMetadataItem("INTERLEAVE", "IMAGE_STRUCTURE");
-    bandInterleaved_ = interleave && EQUAL(interleave, "BAND");
-  }
   // A band-interleaved file is split between the threads by bands, others by rows: each handle
   // then touches only its bands' part of the file, where splitting rows had both handles map
   // every band's run of the strip.
-  const bool byBands = *bandInterleaved_;
+  const bool byBands = bandInterleaved_;
   const auto threads = static_cast<int64_t>(handles_.size());
   const int64_t units = byBands ? static_cast<int64_t>(bands_.size()) : rows;
   const int parts = static_cast<int>(std::min(threads, units));
@@ -232,11 +229,8 @@ void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
   const int64_t fresh = mappingNeeded(rows, lineBytes_, static_cast<int>(bands_.size()), byBands,
                                       static_cast<int>(threads));
   if (!mapFile_) {
-    mapFile_ = fresh <= mappedBytes_;
-    if (*mapFile_)
-      mappedAtOpen_ = mappedFileBytes();  // the handle open so far has read nothing yet
-    else
-      closeAll();  // it reopens without the map
+    mapFile_ = mappable_ && fresh <= mappedBytes_;
+    mappedAtOpen_ = mappedFileBytes();
   }
   if (*mapFile_) {
     const int64_t now = mappedFileBytes();

@@ -78,8 +78,7 @@ void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType
 class StripReader {
  public:
   // All handles together keep at most `mappedBytes` of the file mapped.
-  StripReader(std::string path, std::vector<int> bands, GDALDataType type, int64_t width,
-              int parallel, int64_t mappedBytes);
+  StripReader(const RasterInfo& raster, std::vector<int> bands, int parallel, int64_t mappedBytes);
   ~StripReader();
   void read(int64_t row0, int64_t rows, void* buffer);
 
@@ -102,13 +101,14 @@ class StripReader {
   std::vector<int> bands_;
   GDALDataType type_;
   int64_t lineBytes_;
+  bool bandInterleaved_;
+  bool mappable_;
   int64_t mappedBytes_;
   std::vector<Handle> handles_;
-  std::optional<bool> bandInterleaved_;  // known once the first handle is open
-  std::optional<bool> mapFile_;          // decided at the first read, from its strip's height
-  int64_t mappedAtOpen_ = 0;             // the process's mapped file pages when handles opened
-  int64_t mappedEstimate_ = 0;           // estimated since then, where the count is unavailable
-  int64_t nextRow_ = -1;                 // the row after the last strip read
+  std::optional<bool> mapFile_;  // decided at the first read, from its strip's height
+  int64_t mappedAtOpen_ = 0;     // the process's mapped file pages when handles opened
+  int64_t mappedEstimate_ = 0;   // estimated since then, where the count is unavailable
+  int64_t nextRow_ = -1;         // the row after the last strip read
   std::unique_ptr<QThreadPool> pool_;
 };
 

@@ -99,8 +99,7 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   // The reader may map as much of the file as the buffers leave of the budget.
   const int64_t bufferBytes =
       (result.resident ? cubeBytes : 0) + (stripRows + int64_t{2} * halo) * perRow;
-  StripReader reader(options.input, result.bands, info.type, info.width,
-                     std::max(1, QThread::idealThreadCount()),
+  StripReader reader(info, result.bands, std::max(1, QThread::idealThreadCount()),
                      std::max<int64_t>(0, budget - bufferBytes));
 
   HostMemory cube(nullptr, [](unsigned char*) {});
