@@ -2,6 +2,7 @@
 
 #include "Arguments.h"
 #include "ConsoleFeedback.h"
+#include "CudaSettings.h"
 #include "Error.h"
 #include "GpuRuntime.h"
 #include "PcaJob.h"
@@ -191,6 +192,7 @@ int runSynthCommand(const QStringList& arguments) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  useTwoCudaConnections();
   QCoreApplication app(argc, argv);
   QCoreApplication::setApplicationName("hyperstream");
   QCoreApplication::setApplicationVersion(HYPERSTREAM_VERSION);

@@ -5,6 +5,7 @@
 
 #include "Arguments.h"
 #include "ConsoleFeedback.h"
+#include "CudaSettings.h"
 #include "Error.h"
 #include "GpuRuntime.h"
 #include "MpiGroup.h"
@@ -113,6 +114,7 @@ int runRank(MpiGroup& group, const QStringList& arguments) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  useTwoCudaConnections();
   MPI_Init(&argc, &argv);
   int status = 0;
   {

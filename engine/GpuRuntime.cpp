@@ -139,4 +139,33 @@ std::unique_ptr<ComputeBackend> selectBackend(const std::string& device, int64_t
   return makeCpuBackend();
 }
 
+namespace {
+
+// Keeps what a backend's selection says for the job to pass on.
+class Recorder : public Feedback {
+ public:
+  explicit Recorder(std::vector<std::string>& said) : said_(said) {}
+  void setProgress(double) override {}
+  void log(Level, const QString& message) override { said_.push_back(message.toStdString()); }
+  bool isCanceled() const override { return false; }
+
+ private:
+  std::vector<std::string>& said_;
+};
+
+}  // namespace
+
+BackendStart::BackendStart(const std::string& device, int64_t gpuMemoryBytes)
+    : backend_(device == "cpu" ? std::async(std::launch::deferred, [] { return makeCpuBackend(); })
+                               : std::async(std::launch::async, [this, device, gpuMemoryBytes] {
+                                   Recorder recorder(said_);
+                                   return selectBackend(device, gpuMemoryBytes, recorder);
+                                 })) {}
+
+std::unique_ptr<ComputeBackend> BackendStart::get(Feedback& feedback) {
+  std::unique_ptr<ComputeBackend> backend = backend_.get();
+  for (const std::string& message : said_) feedback.info(QString::fromStdString(message));
+  return backend;
+}
+
 }  // namespace hyperstream

@@ -149,6 +149,8 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   QElapsedTimer total;
   total.start();
   PcaResult result;
+  // The backend starts while the input is opened and the job planned.
+  BackendStart starting(cpuOnly ? "cpu" : options.device, options.gpuMemoryBytes);
 
   JobInput input = openJobInput(options.input, options.bands, "PCA");
   result.input = input.info;
@@ -170,11 +172,9 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
     throw Error("MPI", std::to_string(group.size()) + " processes for an image of " +
                            std::to_string(info.height) + " rows: use at most one per row");
   const bool rankZero = group.rank() == 0, shared = group.size() > 1;
-  // Chosen once the inputs are known to be good: starting a GPU takes a moment.
   QElapsedTimer setup;
   setup.start();
-  const std::unique_ptr<ComputeBackend> backendOwner =
-      cpuOnly ? makeCpuBackend() : selectBackend(options.device, options.gpuMemoryBytes, feedback);
+  const std::unique_ptr<ComputeBackend> backendOwner = starting.get(feedback);
   ComputeBackend& backend = *backendOwner;
   result.backend = describeBackends(group.gatherText(backend.name()));
   if (!backend.advice().empty()) feedback.info(QString::fromStdString(backend.advice()));

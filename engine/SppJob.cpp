@@ -41,6 +41,8 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   if (options.ramBytes < (16ll << 20))
     throw Error("RAM_MB", "the RAM budget must be at least 16 MiB");
   SppResult result;
+  // The backend starts while the input is opened and the job planned.
+  BackendStart starting(cpuOnly ? "cpu" : options.device, 0);
   JobInput input = openJobInput(options.input, options.bands, "SPP");
   result.input = input.info;
   result.bands = input.bands;
@@ -80,8 +82,7 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
       cubeBytes + (stripRows + int64_t{2} * halo) * (perRow - kInputBuffers * inputRowBytes) <=
       budget;
   const std::vector<StripRange> strips = planStrips(info.height, stripRows);
-  const std::unique_ptr<ComputeBackend> backendOwner =
-      cpuOnly ? makeCpuBackend() : selectBackend(options.device, 0, feedback);
+  const std::unique_ptr<ComputeBackend> backendOwner = starting.get(feedback);
   ComputeBackend& backend = *backendOwner;
   result.backend = backend.name();
   feedback.info(QString("%1: %2 x %3 pixels, %4 bands; window %5 (%6 border), %7 strip(s) of %8 "
