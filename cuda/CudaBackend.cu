@@ -471,12 +471,14 @@ class CudaBackend final : public ComputeBackend {
                        *compute_);
         mergePartials(partials_.get(), reductionBlocks(pixels), bands, sum_.get(), low_.get(),
                       high_.get(), *compute_);
-        splitDigits(chunk, pixels, bands, valid_.get(), shift_.get(), digitLd_, paddedBands_,
+        // The GEMMs run over this chunk's pixels only (padded to 16), not the longest chunk's.
+        const int64_t depth = (pixels + 15) / 16 * 16;
+        splitDigits(chunk, pixels, bands, valid_.get(), shift_.get(), digitLd_, depth, paddedBands_,
                     planes, *compute_);
         const int32_t one = 1, zero = 0;
         for (size_t k = 0; k < std::size(pairs); ++k)
           check(cublasGemmEx(*blas_, CUBLAS_OP_T, CUBLAS_OP_N, paddedBands_, paddedBands_,
-                             static_cast<int>(digitLd_), &one, pairs[k].first, CUDA_R_8I,
+                             static_cast<int>(depth), &one, pairs[k].first, CUDA_R_8I,
                              static_cast<int>(digitLd_), pairs[k].second, CUDA_R_8I,
                              static_cast<int>(digitLd_), &zero,
                              products + k * static_cast<size_t>(paddedBands_) * paddedBands_,

@@ -568,8 +568,8 @@ void sppDisplace(const T* raw, const unsigned char* valid, const float* rho, int
 template <class T>
 __global__ void splitDigitsKernel(const T* __restrict__ raw, int64_t pixels, int bands,
                                   const unsigned char* __restrict__ valid,
-                                  const double* __restrict__ shift, int64_t ld, int paddedBands,
-                                  int8_t* __restrict__ planes) {
+                                  const double* __restrict__ shift, int64_t ld, int64_t depth,
+                                  int paddedBands, int8_t* __restrict__ planes) {
   __shared__ int tile[32][33];
   const int64_t p0 = static_cast<int64_t>(blockIdx.x) * 32;
   const int b0 = static_cast<int>(blockIdx.y) * 32;
@@ -586,7 +586,7 @@ __global__ void splitDigitsKernel(const T* __restrict__ raw, int64_t pixels, int
   for (int k = threadIdx.y; k < 32; k += blockDim.y) {
     const int b = b0 + k;
     const int64_t p = p0 + threadIdx.x;
-    if (b >= paddedBands || p >= ld) continue;
+    if (b >= paddedBands || p >= depth) continue;
     const int d = tile[threadIdx.x][k];
     const int c = ((d + 64) & 127) - 64;  // d - c is a multiple of 128
     const int high = (d - c) / 128;
@@ -632,12 +632,12 @@ void bandStatistics(const T* raw, int64_t pixels, int bands, const unsigned char
 
 template <class T>
 void splitDigits(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
-                 const double* shift, int64_t ld, int paddedBands, int8_t* planes,
+                 const double* shift, int64_t ld, int64_t depth, int paddedBands, int8_t* planes,
                  cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>((ld + 31) / 32),
+  const dim3 grid(static_cast<unsigned>((depth + 31) / 32),
                   static_cast<unsigned>((paddedBands + 31) / 32));
-  splitDigitsKernel<T>
-      <<<grid, dim3(32, 8), 0, stream>>>(raw, pixels, bands, valid, shift, ld, paddedBands, planes);
+  splitDigitsKernel<T><<<grid, dim3(32, 8), 0, stream>>>(raw, pixels, bands, valid, shift, ld,
+                                                         depth, paddedBands, planes);
   checkLaunch("digit kernel");
 }
 
@@ -681,7 +681,7 @@ template void fillNodata<float>(float*, int64_t, int, const unsigned char*, doub
   template void bandStatistics<T>(const T*, int64_t, int, const unsigned char*, const double*, \
                                   double*, cudaStream_t);                                      \
   template void splitDigits<T>(const T*, int64_t, int, const unsigned char*, const double*,    \
-                               int64_t, int, int8_t*, cudaStream_t);
+                               int64_t, int64_t, int, int8_t*, cudaStream_t);
 HYPERSTREAM_DIGIT_TYPE(uint8_t)
 HYPERSTREAM_DIGIT_TYPE(uint16_t)
 HYPERSTREAM_DIGIT_TYPE(int16_t)

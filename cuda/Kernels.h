@@ -39,12 +39,13 @@ void bandStatistics(const T* raw, int64_t pixels, int bands, const unsigned char
 
 // Exact moments of 8/16-bit integer pixels on int8 tensor cores. splitDigits writes the deviations
 // d = valid ? raw - shift : 0 as three int8 digit planes (d = 2^14 a + 2^7 b + c), each band-major
-// (band b, pixel p at b * ld + p; ld >= pixels and paddedBands >= bands, the padding zero), the
-// layout of a "TN" int8 GEMM. combineDigits adds Σ d_i d_j to gram (bands x bands) from the six
-// int32 products AA, AB, AC, BB, BC, CC (paddedBands x paddedBands each, XY = X^T Y).
+// (band b, pixel p at b * ld + p), the layout of a "TN" int8 GEMM: `depth` digits per band (pixels
+// <= depth <= ld, the GEMMs' inner length) and paddedBands >= bands rows, the padding zero.
+// combineDigits adds Σ d_i d_j to gram (bands x bands) from the six int32 products AA, AB, AC, BB,
+// BC, CC (paddedBands x paddedBands each, XY = X^T Y).
 template <class T>
 void splitDigits(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
-                 const double* shift, int64_t ld, int paddedBands, int8_t* planes,
+                 const double* shift, int64_t ld, int64_t depth, int paddedBands, int8_t* planes,
                  cudaStream_t stream);
 void combineDigits(const int32_t* products, int bands, int paddedBands, double* gram,
                    cudaStream_t stream);
