@@ -75,7 +75,7 @@ void PcaAlgorithm::initAlgorithm(const QVariantMap&) {
                   "OpenBLAS on all cores. GPU fails when no GPU can be used; a GPU error during "
                   "an Auto run makes it start again on the CPU. All GPUs gives each GPU of the "
                   "machine a band of rows (kept in its memory when it fits) and writes one "
-                  "output."),
+                  "output. A session's first GPU run also starts CUDA (about 0.3 s)."),
       true));
   addParameter(withHelp(
       new QgsProcessingParameterNumber(QStringLiteral("RAM_MB"), QObject::tr("RAM budget (MiB)"),

@@ -60,7 +60,9 @@ void SppAlgorithm::initAlgorithm(const QVariantMap&) {
                                      false, 0),
       QObject::tr("Auto uses the first GPU when one can be used (CUDA backend) and the CPU's "
                   "cores otherwise; GPU fails when no GPU can be used. A GPU error during an "
-                  "Auto run makes it start again on the CPU."),
+                  "Auto run makes it start again on the CPU. A session's first GPU run also "
+                  "starts CUDA (about 0.3 s), which on small images can take longer than the "
+                  "CPU's whole run."),
       true));
   addParameter(withHelp(
       new QgsProcessingParameterNumber(QStringLiteral("RAM_MB"), QObject::tr("RAM budget (MiB)"),
