@@ -1,6 +1,8 @@
 // Integration tests: bad input gives a clear error naming the parameter, and leaves no file.
 
+#include "ComputeBackend.h"
 #include "Error.h"
+#include "GpuRuntime.h"
 #include "PcaJob.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
@@ -188,6 +190,45 @@ class ErrorTests : public QObject {
     QCOMPARE(file.readAll(), before);
     QCOMPARE(QFileInfo(input).lastModified(), modified);
     QVERIFY(!QFile::exists(input + ".aux.xml"));
+  }
+
+  // The backend starts on a thread of its own while the job opens its input. Without a usable GPU:
+  // auto takes the CPU and says why only when the job takes the backend; gpu fails there; a job
+  // whose input is bad says nothing about devices.
+  void deviceSelectionWithoutAGpu() {
+    if (GpuRuntime* runtime = gpuRuntime(nullptr)) {
+      try {
+        if (runtime->deviceCount() > 0) QSKIP("a GPU is usable here (test_gpu covers it)");
+      } catch (const DeviceError&) {
+      }
+    }
+    TestFeedback feedback;
+    {
+      BackendStart automatic("auto", 0);
+      const std::unique_ptr<ComputeBackend> backend = automatic.get(feedback);
+      QVERIFY2(QString::fromStdString(backend->name()).startsWith("cpu"), backend->name().c_str());
+      QVERIFY2(feedback.infos.join('\n').contains("No usable GPU"),
+               qPrintable(feedback.infos.join('\n')));
+    }
+    try {
+      BackendStart gpu("gpu", 0);
+      gpu.get(feedback);
+      QFAIL("a GPU was requested without one");
+    } catch (const Error& error) {
+      QCOMPARE(QString::fromStdString(error.parameter()), QString("DEVICE"));
+    }
+    { BackendStart neverTaken("auto", 0); }  // waits for its thread
+    const QString dir = testing::tempDir();
+    TestFeedback quiet;
+    PcaOptions options = optionsFor(dir + "/none.tif", dir + "/out.tif");
+    options.device = "auto";
+    try {
+      runPca(options, quiet);
+      QFAIL("no error");
+    } catch (const Error& error) {
+      QCOMPARE(QString::fromStdString(error.parameter()), QString("INPUT"));
+    }
+    QVERIFY2(quiet.infos.isEmpty(), qPrintable(quiet.infos.join('\n')));
   }
 };
 
