@@ -708,9 +708,7 @@ class CudaRuntime final : public GpuRuntime {
   }
 
   std::vector<GpuDevice> devices() const override {
-    requireDriver();
-    int count = 0;
-    check(cudaGetDeviceCount(&count), "no usable CUDA device");
+    const int count = deviceCount();
     std::vector<GpuDevice> result;
     for (int i = 0; i < count; ++i) {
       cudaDeviceProp properties{};
@@ -731,9 +729,7 @@ class CudaRuntime final : public GpuRuntime {
   }
 
   std::unique_ptr<ComputeBackend> createBackend(const GpuBackendOptions& options) override {
-    requireDriver();
-    int count = 0;
-    check(cudaGetDeviceCount(&count), "no usable CUDA device");
+    const int count = deviceCount();
     if (count == 0) throw DeviceError("no CUDA device");
     if (options.device < 0 || options.device >= count)
       throw DeviceError("there is no GPU " + std::to_string(options.device) + " (" +
