@@ -599,25 +599,23 @@ __global__ void splitDigitsKernel(const T* __restrict__ raw, int64_t pixels, int
   }
 }
 
-// gram[j][i] += Σ d_i d_j from the digit products XY[i][j] = Σ X_i Y_j (X, Y in a, b, c), exact
-// in 64 bits, then rounded once to float64.
+// gram[j][i] += Σ d_i d_j from the digit products of one GEMM of the stacked planes [a; b; c] with
+// themselves (3 paddedBands square, column-major: block (x, y) holds Σ X_i Y_j), exact in 64 bits,
+// then rounded once to float64. d = 2^14 a + 2^7 b + c, so d_i d_j = Σ_xy 2^(7 (4 - x - y)) X_i
+// Y_j.
 __global__ void combineDigitsKernel(const int32_t* __restrict__ products, int bands,
                                     int paddedBands, double* __restrict__ gram) {
   const int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (index >= static_cast<int64_t>(bands) * bands) return;
   const int i = static_cast<int>(index % bands);
   const int j = static_cast<int>(index / bands);
-  const size_t size = static_cast<size_t>(paddedBands) * paddedBands;
-  auto product = [&](int which, int row, int column) {
-    return static_cast<int64_t>(
-        products[which * size + static_cast<size_t>(column) * paddedBands + row]);
-  };
-  enum { kAA, kAB, kAC, kBB, kBC, kCC };
-  const int64_t value =
-      product(kAA, i, j) * (int64_t{1} << 28) +
-      (product(kAB, i, j) + product(kAB, j, i)) * (int64_t{1} << 21) +
-      (product(kAC, i, j) + product(kAC, j, i) + product(kBB, i, j)) * (int64_t{1} << 14) +
-      (product(kBC, i, j) + product(kBC, j, i)) * (int64_t{1} << 7) + product(kCC, i, j);
+  const int64_t rows = 3 * int64_t{paddedBands};
+  int64_t value = 0;
+  for (int x = 0; x < 3; ++x)
+    for (int y = 0; y < 3; ++y)
+      value += static_cast<int64_t>(
+                   products[(y * int64_t{paddedBands} + j) * rows + x * int64_t{paddedBands} + i]) *
+               (int64_t{1} << (7 * (4 - x - y)));
   gram[static_cast<size_t>(j) * bands + i] += static_cast<double>(value);
 }
 

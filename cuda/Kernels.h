@@ -41,8 +41,9 @@ void bandStatistics(const T* raw, int64_t pixels, int bands, const unsigned char
 // d = valid ? raw - shift : 0 as three int8 digit planes (d = 2^14 a + 2^7 b + c), each band-major
 // (band b, pixel p at b * ld + p), the layout of a "TN" int8 GEMM: `depth` digits per band (pixels
 // <= depth <= ld, the GEMMs' inner length) and paddedBands >= bands rows, the padding zero.
-// combineDigits adds Σ d_i d_j to gram (bands x bands) from the six int32 products AA, AB, AC, BB,
-// BC, CC (paddedBands x paddedBands each, XY = X^T Y).
+// The planes follow each other, so they form one (3 paddedBands) x depth int8 matrix S;
+// combineDigits adds Σ d_i d_j to gram (bands x bands) from the int32 product S S^T (3 paddedBands
+// square, column-major).
 template <class T>
 void splitDigits(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
                  const double* shift, int64_t ld, int64_t depth, int paddedBands, int8_t* planes,
