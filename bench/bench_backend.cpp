@@ -1,10 +1,11 @@
 // The GPU backend's compute stages on a cube already in memory, as PcaJob drives them (strips of
 // 64 MiB, the cube resident on the device), with the device's own clock:
-//   bench_backend [ROWS] [COLS] [BANDS] [COMPONENTS] [ROUNDS] [GPUS]
+//   bench_backend [ROWS] [COLS] [BANDS] [COMPONENTS] [ROUNDS] [GPU COUNTS]
 // Round 1 is cold (CUDA loads kernels lazily on their first launch); later rounds are warm. With
-// GPUS > 1, each GPU takes a band of rows in a thread of its own, as `--gpus` does; the moments
-// are merged on the host and each GPU projects its rows; the compute stages then take as long as
-// the slowest GPU.
+// more than one GPU, each GPU takes a band of rows in a thread of its own, as `--gpus` does; the
+// moments are merged on the host and each GPU projects its rows; the compute stages then take as
+// long as the slowest GPU. GPU COUNTS is a list ("1,2"): each round runs every count in turn on
+// the same cube, so that their ratio is measured side by side.
 
 #include "ComputeBackend.h"
 #include "Error.h"
@@ -33,7 +34,10 @@ int main(int argc, char** argv) {
   const int bands = argc > 3 ? std::atoi(argv[3]) : 198;
   const int components = argc > 4 ? std::atoi(argv[4]) : 10;
   const int rounds = argc > 5 ? std::atoi(argv[5]) : 4;
-  const int gpus = argc > 6 ? std::atoi(argv[6]) : 1;
+  std::vector<int> gpuCounts;
+  for (const QString& count : QString(argc > 6 ? argv[6] : "1").split(','))
+    gpuCounts.push_back(std::max(1, count.toInt()));
+  const int mostGpus = *std::max_element(gpuCounts.begin(), gpuCounts.end());
   std::string whyNot;
   GpuRuntime* runtime = gpuRuntime(&whyNot);
   if (!runtime) {
@@ -42,8 +46,8 @@ int main(int argc, char** argv) {
   }
   try {  // before the cube is made
     const int found = runtime->deviceCount();
-    if (found < gpus) {
-      std::fprintf(stderr, "%d GPU(s) asked for, %d found\n", gpus, found);
+    if (found < mostGpus) {
+      std::fprintf(stderr, "%d GPU(s) asked for, %d found\n", mostGpus, found);
       return 1;
     }
   } catch (const DeviceError& e) {
@@ -80,7 +84,7 @@ int main(int argc, char** argv) {
               static_cast<long long>(rows), static_cast<long long>(cols), bands,
               pixels * bands * 2 / 1e9, static_cast<long long>(stripRows), components);
   // Runs work(gpu) for every GPU at once, one thread each.
-  auto onEveryGpu = [&](const std::function<void(int)>& work) {
+  auto onEveryGpu = [&](int gpus, const std::function<void(int)>& work) {
     std::vector<std::unique_ptr<QThread>> threads;
     for (int gpu = 0; gpu < gpus; ++gpu) {
       threads.emplace_back(QThread::create([&work, gpu] { work(gpu); }));
@@ -88,7 +92,8 @@ int main(int argc, char** argv) {
     }
     for (auto& thread : threads) thread->wait();
   };
-  for (int round = 1; round <= rounds; ++round) {
+  // One round on `gpus` GPUs; returns the compute stages' time (the slowest GPU's).
+  auto runRound = [&](int round, int gpus) {
     std::vector<std::unique_ptr<ComputeBackend>> backends(gpus);
     std::vector<bool> resident(gpus);
     std::vector<Moments> parts(gpus);
@@ -105,7 +110,7 @@ int main(int argc, char** argv) {
       v.firstPixel = (row0 - first) * cols;
       return v;
     };
-    onEveryGpu([&](int gpu) {
+    onEveryGpu(gpus, [&](int gpu) {
       GpuBackendOptions options;
       options.device = gpu;
       backends[gpu] = runtime->createBackend(options);
@@ -115,7 +120,7 @@ int main(int argc, char** argv) {
     });
     QElapsedTimer wall;
     wall.start();
-    onEveryGpu([&](int gpu) {
+    onEveryGpu(gpus, [&](int gpu) {
       const auto [first, end] = rowsOf(gpu);
       for (int64_t row = first; row < end; row += stripRows)
         backends[gpu]->accumulateMoments(view(first, row, std::min(stripRows, end - row), true));
@@ -129,7 +134,7 @@ int main(int argc, char** argv) {
     const Projection projection = model.projection(components);
     OutputEncoding encoding;
     wall.start();
-    onEveryGpu([&](int gpu) {
+    onEveryGpu(gpus, [&](int gpu) {
       const auto [first, end] = rowsOf(gpu);
       std::vector<float> out(static_cast<size_t>(stripRows * cols) * components);
       for (int64_t row = first; row < end; row += stripRows)
@@ -152,6 +157,14 @@ int main(int argc, char** argv) {
         "round %d: %d GPU(s), compute stages %.1f ms (slowest GPU); host pass 1 %.1f ms, "
         "pass 2 %.1f ms\n",
         round, gpus, slowest * 1e3, pass1 * 1e3, pass2 * 1e3);
+    return slowest;
+  };
+  for (int round = 1; round <= rounds; ++round) {
+    std::vector<double> seconds;
+    for (int gpus : gpuCounts) seconds.push_back(runRound(round, gpus));
+    for (size_t k = 1; k < seconds.size(); ++k)
+      std::printf("round %d: %d GPU(s) %.2fx faster than %d\n", round, gpuCounts[k],
+                  seconds[0] / seconds[k], gpuCounts[0]);
   }
   return 0;
 }

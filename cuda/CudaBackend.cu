@@ -168,6 +168,7 @@ class CudaBackend final : public ComputeBackend {
 
   Moments takeMoments(int bands) override {
     select();
+    withSampleType(layout_.type, [&](auto sample) { addPendingMoments<decltype(sample)>(); });
     synchronize();
     Moments result;
     result.bands = bands;
@@ -378,6 +379,7 @@ class CudaBackend final : public ComputeBackend {
     resetRanges(bands);
     hostCounted_ = 0;
     shiftHost_.clear();
+    pendingPixels_ = 0;
     synchronize();
   }
 
@@ -396,6 +398,7 @@ class CudaBackend final : public ComputeBackend {
   void accumulate(const StripView& strip) {
     const int bands = strip.bands;
     const T* raw = stripOnDevice<T>(strip);
+    learnNodata<T>(strip);
     if (shiftHost_.empty()) {
       // The first valid pixel of the image: close to the mean, so little cancels when the
       // shift is taken out at the end, and integer samples stay exact in float64.
@@ -411,10 +414,54 @@ class CudaBackend final : public ComputeBackend {
               "upload");
       }
     }
-    // Strip by strip, also into a resident cube: the GPU keeps up with the reader, so only the
-    // last strip's moments remain when pass 1 has read the file.
-    if (!shiftHost_.empty()) addMoments(raw, strip.pixels, strip);
-    releaseSlot();
+    if (shiftHost_.empty()) {  // no valid pixel yet: nothing to add
+      releaseSlot();
+      return;
+    }
+    if (!resident_) {
+      addMoments(raw, strip.pixels, strip);
+      releaseSlot();
+      return;
+    }
+    // Resident strips lie one after another in device memory, so their moments run on whole
+    // chunks as soon as the reader has delivered one (at most a chunk remains when pass 1 has read
+    // the file). The chunks then do not shrink with the host's strips, which are low when several
+    // GPUs share the host's memory budget, and per-chunk launches stay few.
+    if (pendingPixels_ > 0 && pendingFirst_ + pendingPixels_ != strip.firstPixel)
+      addPendingMoments<T>();
+    if (pendingPixels_ == 0) pendingFirst_ = strip.firstPixel;
+    pendingPixels_ += strip.pixels;
+    pendingStrip_ = strip;
+    pendingStrip_.data = nullptr;
+    pendingStrip_.nodata = nullptr;  // known already (learnNodata)
+    const int64_t chunk = momentChunkPixels<T>();
+    const int64_t whole = pendingPixels_ / chunk * chunk;
+    if (whole > 0) {
+      addMoments(residentPixels<T>(pendingFirst_), whole, pendingStrip_);
+      pendingFirst_ += whole;
+      pendingPixels_ -= whole;
+    }
+  }
+
+  // The moments of the resident pixels not yet added.
+  template <class T>
+  void addPendingMoments() {
+    if (pendingPixels_ == 0) return;
+    addMoments(residentPixels<T>(pendingFirst_), pendingPixels_, pendingStrip_);
+    pendingPixels_ = 0;
+  }
+
+  template <class T>
+  const T* residentPixels(int64_t firstPixel) const {
+    return reinterpret_cast<const T*>(cube_.get()) + firstPixel * layout_.bands;
+  }
+
+  // The pixels per moments chunk: the digit path's or the float64 path's.
+  template <class T>
+  int64_t momentChunkPixels() const {
+    if constexpr (std::is_integral_v<T> && sizeof(T) <= 2)
+      if (digitPixels_ > 0) return digitPixels_;
+    return chunkPixels_;
   }
 
   // Adds `pixels` pixels at device pointer `raw` to the running moments, chunk by chunk.
@@ -512,16 +559,7 @@ class CudaBackend final : public ComputeBackend {
   template <class T>
   void markValidPixels(const StripView& strip, const T* chunk, int64_t pixels, bool counting) {
     const int bands = strip.bands;
-    if (!nodataKnown_) {
-      const ValidPixel<T> isValid(strip.nodata, bands);  // the CPU's rule, uploaded
-      alwaysValid_ = isValid.alwaysValid();
-      check(cudaMemcpy(nodataValue_.get(), isValid.nodataValues().data(), bands * sizeof(T),
-                       cudaMemcpyHostToDevice),
-            "upload");
-      check(cudaMemcpy(hasNodata_.get(), isValid.hasNodata().data(), bands, cudaMemcpyHostToDevice),
-            "upload");
-      nodataKnown_ = true;
-    }
+    learnNodata<T>(strip);
     if (alwaysValid_) {
       check(cudaMemsetAsync(valid_.get(), 1, pixels, *compute_), "memset");
       if (counting) hostCounted_ += pixels;
@@ -530,6 +568,21 @@ class CudaBackend final : public ComputeBackend {
     markValid(chunk, pixels, bands, reinterpret_cast<const T*>(nodataValue_.get()),
               hasNodata_.get(), valid_.get(), counting ? count_.get() : scratchCount_.get(),
               *compute_);
+  }
+
+  // Uploads the nodata rule of the job's strips (the CPU's rule) on the first strip.
+  template <class T>
+  void learnNodata(const StripView& strip) {
+    if (nodataKnown_) return;
+    const int bands = strip.bands;
+    const ValidPixel<T> isValid(strip.nodata, bands);
+    alwaysValid_ = isValid.alwaysValid();
+    check(cudaMemcpy(nodataValue_.get(), isValid.nodataValues().data(), bands * sizeof(T),
+                     cudaMemcpyHostToDevice),
+          "upload");
+    check(cudaMemcpy(hasNodata_.get(), isValid.hasNodata().data(), bands, cudaMemcpyHostToDevice),
+          "upload");
+    nodataKnown_ = true;
   }
 
   // The strip's samples in device memory: in the resident cube, or uploaded into the next slot.
@@ -669,6 +722,9 @@ class CudaBackend final : public ComputeBackend {
   bool nodataKnown_ = false, alwaysValid_ = false;
   int64_t hostCounted_ = 0;
   std::vector<double> shiftHost_;
+  // Resident pixels whose moments wait for a whole chunk (accumulate).
+  int64_t pendingFirst_ = 0, pendingPixels_ = 0;
+  StripView pendingStrip_;
   std::vector<Span> spans_;
   DeviceTimes times_;
 };

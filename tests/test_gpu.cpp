@@ -210,6 +210,58 @@ class GpuTests : public QObject {
     });
   }
 
+  // A resident cube fed in low strips: the moments run on whole chunks of strips as they arrive
+  // (the chunks' ends fall inside strips, the last chunk is short), the first strips hold no
+  // valid pixel. Against a long double reference.
+  void momentsOfLowStripsOverSeveralChunks_data() {
+    QTest::addColumn<int>("type");
+    QTest::newRow("UInt16 (int8 digits)") << int(GDT_UInt16);
+    QTest::newRow("Float32 (float64 GEMM)") << int(GDT_Float32);
+  }
+  void momentsOfLowStripsOverSeveralChunks() {
+    QFETCH(int, type);
+    const auto sampleType = static_cast<GDALDataType>(type);
+    const int bands = 64;  // float64 chunks of 2^19 pixels, digit chunks of 2^18
+    const int64_t cols = 601, rows = 1000, stripRows = 7, pixels = rows * cols;
+    const std::vector<double> nodata(bands, 0.0);
+    withSampleType(sampleType, [&](auto sample) {
+      using T = decltype(sample);
+      std::mt19937_64 random(5);
+      std::normal_distribution<double> normal;
+      std::vector<T> samples(static_cast<size_t>(pixels) * bands);
+      std::vector<double> values(samples.size());
+      std::vector<unsigned char> valid(pixels);
+      for (int64_t p = 0; p < pixels; ++p) {
+        valid[p] = p >= 3 * stripRows * cols && random() % 50 != 0;
+        const double a = normal(random);
+        for (int b = 0; b < bands; ++b) {
+          const double v = std::clamp(
+              std::round(20000 + 3000 * a * (1 + b % 5) + 40 * normal(random)), 1.0, 65535.0);
+          values[p * bands + b] = valid[p] ? v : 0.0;
+          samples[p * bands + b] = static_cast<T>(values[p * bands + b]);
+        }
+      }
+      std::string whyNot;
+      std::unique_ptr<ComputeBackend> gpu = gpuRuntime(&whyNot)->createBackend(GpuBackendOptions{});
+      QVERIFY(gpu->prepare(CubeLayout{pixels, bands, sampleType, stripRows * cols, 1}));
+      for (int64_t row = 0; row < rows; row += stripRows) {
+        const int64_t n = std::min(stripRows, rows - row) * cols;
+        gpu->accumulateMoments(StripView{samples.data() + row * cols * bands, sampleType, n, bands,
+                                         nodata.data(), cols, row * cols});
+      }
+      const Moments m = gpu->takeMoments(bands);
+      const Moments ref = testing::referenceMoments(values, valid, bands);
+      QCOMPARE(m.count, ref.count);
+      QCOMPARE(m.minimum, ref.minimum);
+      QCOMPARE(m.maximum, ref.maximum);
+      QVERIFY(testing::maxRelativeDifference(m.mean, ref.mean) < 1e-14);
+      const double error = testing::comomentError(m, ref);
+      QVERIFY2(error < 1e-12, qPrintable(QString("co-moments %1 relative").arg(error)));
+      qInfo("GPU moments of 7-row strips vs long double reference: co-moments %.2e relative",
+            error);
+    });
+  }
+
   void everyInputType_data() {
     QTest::addColumn<int>("type");
     QTest::addColumn<double>("mean");
