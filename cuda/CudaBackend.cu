@@ -130,6 +130,10 @@ class CudaBackend final : public ComputeBackend {
     count_ = DeviceArray<unsigned long long>(1);
     scratchCount_ = DeviceArray<unsigned long long>(1);
     nodataKnown_ = false;
+    uploadedWeights_.clear();
+    uploadedCenter_.clear();
+    uploadedScale_.clear();
+    uploadedWeightSize_ = 0;
     resetMoments();
     times_ = DeviceTimes{};
     return resident_;
@@ -232,9 +236,12 @@ class CudaBackend final : public ComputeBackend {
     if (encoding.type == GDT_Byte) {
       std::vector<double> scale(encoding.byteMinimum);
       scale.insert(scale.end(), encoding.byteScale.begin(), encoding.byteScale.end());
-      check(cudaMemcpyAsync(scale_.get(), scale.data(), scale.size() * sizeof(double),
-                            cudaMemcpyHostToDevice, *compute_),
-            "upload");
+      if (scale != uploadedScale_) {
+        check(cudaMemcpyAsync(scale_.get(), scale.data(), scale.size() * sizeof(double),
+                              cudaMemcpyHostToDevice, *compute_),
+              "upload");
+        uploadedScale_ = std::move(scale);
+      }
     }
     auto* out = static_cast<unsigned char*>(output);
     withSampleType(strip.type, [&](auto sample) {
@@ -624,13 +631,21 @@ class CudaBackend final : public ComputeBackend {
     const int bands = strip.bands;
     const int components = projection.components;
     C* weights = reinterpret_cast<C*>(weights_.get());  // row-major bands x components
-    const std::vector<C> hostWeights(projection.weights.begin(), projection.weights.end());
-    check(cudaMemcpyAsync(weights, hostWeights.data(), hostWeights.size() * sizeof(C),
-                          cudaMemcpyHostToDevice, *compute_),
-          "upload");
-    check(cudaMemcpyAsync(center_.get(), projection.center.data(), bands * sizeof(double),
-                          cudaMemcpyHostToDevice, *compute_),
-          "upload");
+    // Uploaded once per projection, not per strip: an upload from pageable memory first waits
+    // for the stream to drain.
+    if (projection.weights != uploadedWeights_ || projection.center != uploadedCenter_ ||
+        uploadedWeightSize_ != sizeof(C)) {
+      const std::vector<C> hostWeights(projection.weights.begin(), projection.weights.end());
+      check(cudaMemcpyAsync(weights, hostWeights.data(), hostWeights.size() * sizeof(C),
+                            cudaMemcpyHostToDevice, *compute_),
+            "upload");
+      check(cudaMemcpyAsync(center_.get(), projection.center.data(), bands * sizeof(double),
+                            cudaMemcpyHostToDevice, *compute_),
+            "upload");
+      uploadedWeights_ = projection.weights;
+      uploadedCenter_ = projection.center;
+      uploadedWeightSize_ = sizeof(C);
+    }
     C* values = reinterpret_cast<C*>(result_.get());
     for (int64_t first = 0; first < strip.pixels; first += chunkPixels_) {
       const int64_t pixels = std::min(chunkPixels_, strip.pixels - first);
@@ -722,6 +737,9 @@ class CudaBackend final : public ComputeBackend {
   bool nodataKnown_ = false, alwaysValid_ = false;
   int64_t hostCounted_ = 0;
   std::vector<double> shiftHost_;
+  // What weights_, center_ and scale_ hold (host copies).
+  std::vector<double> uploadedWeights_, uploadedCenter_, uploadedScale_;
+  size_t uploadedWeightSize_ = 0;
   // Resident pixels whose moments wait for a whole chunk (accumulate).
   int64_t pendingFirst_ = 0, pendingPixels_ = 0;
   StripView pendingStrip_;
