@@ -128,7 +128,6 @@ class CudaBackend final : public ComputeBackend {
     nodataValue_ = DeviceArray<double>(bands);
     hasNodata_ = DeviceArray<unsigned char>(bands);
     count_ = DeviceArray<unsigned long long>(1);
-    scratchCount_ = DeviceArray<unsigned long long>(1);
     nodataKnown_ = false;
     uploadedWeights_.clear();
     uploadedCenter_.clear();
@@ -211,7 +210,8 @@ class CudaBackend final : public ComputeBackend {
       using T = decltype(sample);
       const T* raw = stripOnDevice<T>(strip);
       forEachProjectedChunk<T, float>(
-          strip, raw, projection, times_.range, [&](int64_t, int64_t pixels, const float* values) {
+          strip, raw, projection, 0.0, times_.range,
+          [&](int64_t, int64_t pixels, const float* values) {
             timed(times_.range, *compute_, [&] {
               rangePartials(values, pixels, components, valid_.get(), partials_.get(), *compute_);
               mergePartials(partials_.get(), reductionBlocks(pixels), components, nullptr,
@@ -256,16 +256,11 @@ class CudaBackend final : public ComputeBackend {
         });
         times_.downloadBytes += static_cast<int64_t>(bytes);
       };
-      // Float outputs are the GEMM's result itself, nodata filled in.
+      // Float outputs are the projection itself, nodata in place.
       auto projectFloat = [&](auto precision) {
         using C = decltype(precision);
-        forEachProjectedChunk<T, C>(strip, raw, projection, times_.projection,
+        forEachProjectedChunk<T, C>(strip, raw, projection, encoding.nodata, times_.projection,
                                     [&](int64_t first, int64_t pixels, C* values) {
-                                      timed(times_.projection, *compute_, [&] {
-                                        if (!alwaysValid_)
-                                          fillNodata(values, pixels, components, valid_.get(),
-                                                     encoding.nodata, *compute_);
-                                      });
                                       emit(values, first, pixels, sizeof(C));
                                     });
       };
@@ -275,7 +270,7 @@ class CudaBackend final : public ComputeBackend {
         projectFloat(float{});
       } else if (encoding.type == GDT_Byte) {
         forEachProjectedChunk<T, float>(
-            strip, raw, projection, times_.projection,
+            strip, raw, projection, 0.0, times_.projection,
             [&](int64_t first, int64_t pixels, float* values) {
               timed(times_.projection, *compute_, [&] {
                 encodeByte(values, pixels, components, valid_.get(), scale_.get(),
@@ -485,7 +480,7 @@ class CudaBackend final : public ComputeBackend {
       for (int64_t first = 0; first < pixelCount; first += chunkPixels_) {
         const int64_t pixels = std::min(chunkPixels_, pixelCount - first);
         const T* chunk = raw + first * bands;
-        markValidPixels(strip, chunk, pixels, true);
+        markValidPixels(strip, chunk, pixels);
         double* x = work_.get();
         centre(chunk, pixels, bands, valid_.get(), shift_.get(), x, partials_.get(), *compute_);
         mergePartials(partials_.get(), reductionBlocks(pixels), bands, sum_.get(), low_.get(),
@@ -516,7 +511,7 @@ class CudaBackend final : public ComputeBackend {
       for (int64_t first = 0; first < pixelCount; first += digitPixels_) {
         const int64_t pixels = std::min(digitPixels_, pixelCount - first);
         const T* chunk = raw + first * bands;
-        markValidPixels(strip, chunk, pixels, true);
+        markValidPixels(strip, chunk, pixels);
         bandStatistics(chunk, pixels, bands, valid_.get(), shift_.get(), partials_.get(),
                        *compute_);
         mergePartials(partials_.get(), reductionBlocks(pixels), bands, sum_.get(), low_.get(),
@@ -561,20 +556,18 @@ class CudaBackend final : public ComputeBackend {
     if (status == CUBLAS_STATUS_SUCCESS) digitPixels_ = pixels;
   }
 
-  // valid_ for `pixels` pixels of the strip starting at device pointer `chunk`; with `counting`,
-  // the valid ones are added to the moments' count.
+  // valid_ for `pixels` pixels of the strip starting at device pointer `chunk`, the valid ones
+  // added to the moments' count.
   template <class T>
-  void markValidPixels(const StripView& strip, const T* chunk, int64_t pixels, bool counting) {
-    const int bands = strip.bands;
+  void markValidPixels(const StripView& strip, const T* chunk, int64_t pixels) {
     learnNodata<T>(strip);
     if (alwaysValid_) {
       check(cudaMemsetAsync(valid_.get(), 1, pixels, *compute_), "memset");
-      if (counting) hostCounted_ += pixels;
+      hostCounted_ += pixels;
       return;
     }
-    markValid(chunk, pixels, bands, reinterpret_cast<const T*>(nodataValue_.get()),
-              hasNodata_.get(), valid_.get(), counting ? count_.get() : scratchCount_.get(),
-              *compute_);
+    markValid(chunk, pixels, strip.bands, reinterpret_cast<const T*>(nodataValue_.get()),
+              hasNodata_.get(), valid_.get(), count_.get(), *compute_);
   }
 
   // Uploads the nodata rule of the job's strips (the CPU's rule) on the first strip.
@@ -623,11 +616,11 @@ class CudaBackend final : public ComputeBackend {
     if (!resident_) check(cudaEventRecord(*slotFree_[slot_], *compute_), "cudaEventRecord");
   }
 
-  // Projects chunk by chunk in precision C and calls consume(firstPixel, pixels, deviceValues)
-  // with components x pixels values per chunk.
+  // Projects chunk by chunk in precision C, invalid pixels set to `invalid` and marked in valid_,
+  // and calls consume(firstPixel, pixels, deviceValues) with components x pixels values per chunk.
   template <class T, class C, class Consume>
   void forEachProjectedChunk(const StripView& strip, const T* raw, const Projection& projection,
-                             double& seconds, Consume&& consume) {
+                             double invalid, double& seconds, Consume&& consume) {
     const int bands = strip.bands;
     const int components = projection.components;
     C* weights = reinterpret_cast<C*>(weights_.get());  // row-major bands x components
@@ -646,14 +639,15 @@ class CudaBackend final : public ComputeBackend {
       uploadedCenter_ = projection.center;
       uploadedWeightSize_ = sizeof(C);
     }
+    learnNodata<T>(strip);
+    const T* nodata = alwaysValid_ ? nullptr : reinterpret_cast<const T*>(nodataValue_.get());
     C* values = reinterpret_cast<C*>(result_.get());
     for (int64_t first = 0; first < strip.pixels; first += chunkPixels_) {
       const int64_t pixels = std::min(chunkPixels_, strip.pixels - first);
       const T* chunk = raw + first * bands;
       timed(seconds, *compute_, [&] {
-        markValidPixels(strip, chunk, pixels, false);
-        cuda::project(chunk, pixels, bands, valid_.get(), center_.get(), weights, components,
-                      values, *compute_);
+        cuda::project(chunk, pixels, bands, nodata, hasNodata_.get(), valid_.get(), center_.get(),
+                      weights, components, invalid, values, *compute_);
       });
       consume(first, pixels, values);
     }
@@ -729,7 +723,7 @@ class CudaBackend final : public ComputeBackend {
   DeviceArray<double> work_, result_, partials_, gram_, sum_, low_, high_, shift_, center_,
       weights_, scale_, nodataValue_;
   DeviceArray<unsigned char> bytes_, valid_, hasNodata_;
-  DeviceArray<unsigned long long> count_, scratchCount_;
+  DeviceArray<unsigned long long> count_;
   // Spatial preprocessing, grown to the largest strip.
   DeviceArray<unsigned char> sppRaw_, sppNodata_, sppHasNodata_, sppValid_, sppCube_;
   DeviceArray<float> sppUnit_, sppAlpha_;

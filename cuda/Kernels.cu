@@ -116,34 +116,51 @@ __global__ void sweepKernel(const T* __restrict__ in, int64_t pixels, int rows,
 // chunk of bands at a time (each warp reads whole runs of a pixel's bands), centred in C; each
 // thread keeps kProjectComponents sums in registers, summing the bands in order, and more
 // components take further rounds over the bands. Memory-bound: the strip is read once per round.
+// The first round also finds the invalid pixels (a warp stages one pixel's chunk of bands, so a
+// warp vote flags it): no separate pass over the strip marks them.
 constexpr int kProjectPixels = 128;
 constexpr int kProjectBands = 32;
 constexpr int kProjectComponents = 16;
+static_assert(kProjectBands == 32 && kProjectPixels % 32 == 0, "a warp stages one pixel's bands");
 
 template <class T, class C>
 __global__ void __launch_bounds__(kProjectPixels)
     projectKernel(const T* __restrict__ raw, int64_t pixels, int bands,
-                  const unsigned char* __restrict__ valid, const double* __restrict__ center,
-                  const C* __restrict__ weights, int components, C* __restrict__ out) {
+                  const T* __restrict__ nodataValue, const unsigned char* __restrict__ hasNodata,
+                  unsigned char* __restrict__ valid, const double* __restrict__ center,
+                  const C* __restrict__ weights, int components, C invalid, C* __restrict__ out) {
   __shared__ C samples[kProjectPixels][kProjectBands + 1];  // +1: no bank conflicts
   __shared__ C chunkWeights[kProjectBands][kProjectComponents];
+  __shared__ bool invalidPixel[kProjectPixels];
   const int t = threadIdx.x;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kProjectPixels;
   const int64_t p = first + t;
   const int blockPixels = static_cast<int>(min(int64_t{kProjectPixels}, pixels - first));
+  const int lane = t % kProjectBands;
+  const bool checking = nodataValue != nullptr;
+  invalidPixel[t] = false;
   for (int k0 = 0; k0 < components; k0 += kProjectComponents) {
     const int count = min(kProjectComponents, components - k0);
     C sum[kProjectComponents] = {};
     for (int b0 = 0; b0 < bands; b0 += kProjectBands) {
       const int chunk = min(kProjectBands, bands - b0);
+      // Each thread stages one band (its lane) of every fourth pixel, so a warp takes a pixel's
+      // whole chunk of bands at once.
+      const bool bandInside = lane < chunk;
+      const double bandCenter = bandInside ? center[b0 + lane] : 0.0;
+      const bool checkBand = checking && k0 == 0;
+      const bool bandHasNodata = checkBand && bandInside && hasNodata[b0 + lane];
+      const T bandNodata = bandHasNodata ? nodataValue[b0 + lane] : T{};
       __syncthreads();  // every thread is done with the previous chunk
-      for (int e = t; e < kProjectPixels * kProjectBands; e += kProjectPixels) {
-        const int q = e / kProjectBands, b = e % kProjectBands;
-        samples[q][b] =
-            q < blockPixels && b < chunk
-                ? static_cast<C>(static_cast<double>(raw[(first + q) * bands + b0 + b]) -
-                                 center[b0 + b])
-                : C(0);
+      for (int q = t / kProjectBands; q < kProjectPixels; q += kProjectPixels / kProjectBands) {
+        const bool inside = bandInside && q < blockPixels;
+        const T v = inside ? raw[(first + q) * bands + b0 + lane] : T{};
+        samples[q][lane] = inside ? static_cast<C>(static_cast<double>(v) - bandCenter) : C(0);
+        if (checkBand) {
+          bool wrong = inside && bandHasNodata && v == bandNodata;
+          if constexpr (std::is_floating_point_v<T>) wrong |= inside && !isfinite(v);
+          if (__any_sync(0xffffffffu, wrong) && lane == 0) invalidPixel[q] = true;
+        }
       }
       for (int e = t; e < kProjectBands * kProjectComponents; e += kProjectPixels) {
         const int b = e / kProjectComponents, k = e % kProjectComponents;
@@ -158,8 +175,11 @@ __global__ void __launch_bounds__(kProjectPixels)
       }
     }
     if (t < blockPixels) {
-      const bool keep = valid[p] != 0;
-      for (int k = 0; k < count; ++k) out[p * components + k0 + k] = keep ? sum[k] : C(0);
+      const bool keep = !invalidPixel[t];
+      if (k0 == 0) valid[p] = keep;
+#pragma unroll
+      for (int k = 0; k < kProjectComponents; ++k)
+        if (k < count) out[p * components + k0 + k] = keep ? sum[k] : invalid;
     }
   }
 }
@@ -193,15 +213,6 @@ __global__ void mergeKernel(const double* __restrict__ partials, int blocks, int
     minimum[r] = fmin(minimum[r], shared[1][0]);
     maximum[r] = fmax(maximum[r], shared[2][0]);
   }
-}
-
-template <class C>
-__global__ void fillNodataKernel(C* values, int64_t pixels, int components,
-                                 const unsigned char* __restrict__ valid, C nodata) {
-  const int64_t count = pixels * components;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    if (!valid[i / components]) values[i] = nodata;
 }
 
 __global__ void encodeByteKernel(const float* __restrict__ values, int64_t pixels, int components,
@@ -450,12 +461,14 @@ void centre(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
 }
 
 template <class T, class C>
-void project(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
-             const double* center, const C* weights, int components, C* out, cudaStream_t stream) {
+void project(const T* raw, int64_t pixels, int bands, const T* nodataValue,
+             const unsigned char* hasNodata, unsigned char* valid, const double* center,
+             const C* weights, int components, double invalid, C* out, cudaStream_t stream) {
   if (pixels <= 0 || components <= 0) return;
-  projectKernel<T, C>
-      <<<static_cast<unsigned>((pixels + kProjectPixels - 1) / kProjectPixels), kProjectPixels, 0,
-         stream>>>(raw, pixels, bands, valid, center, weights, components, out);
+  projectKernel<T, C><<<static_cast<unsigned>((pixels + kProjectPixels - 1) / kProjectPixels),
+                        kProjectPixels, 0, stream>>>(raw, pixels, bands, nodataValue, hasNodata,
+                                                     valid, center, weights, components,
+                                                     static_cast<C>(invalid), out);
   checkLaunch("projection kernel");
 }
 
@@ -473,15 +486,6 @@ void mergePartials(const double* partials, int blocks, int rows, double* sum, do
   if (blocks <= 0) return;
   mergeKernel<<<rows, kThreads, 0, stream>>>(partials, blocks, rows, sum, minimum, maximum);
   checkLaunch("merge kernel");
-}
-
-template <class C>
-void fillNodata(C* values, int64_t pixels, int components, const unsigned char* valid,
-                double nodata, cudaStream_t stream) {
-  if (pixels <= 0) return;
-  fillNodataKernel<C><<<gridFor(pixels * components, kThreads * 8), kThreads, 0, stream>>>(
-      values, pixels, components, valid, static_cast<C>(nodata));
-  checkLaunch("nodata kernel");
 }
 
 void encodeByte(const float* values, int64_t pixels, int components, const unsigned char* valid,
@@ -652,10 +656,12 @@ void combineDigits(const int32_t* products, int bands, int paddedBands, double* 
                              unsigned char*, unsigned long long*, cudaStream_t);                   \
   template void centre<T>(const T*, int64_t, int, const unsigned char*, const double*, double*,    \
                           double*, cudaStream_t);                                                  \
-  template void project<T, float>(const T*, int64_t, int, const unsigned char*, const double*,     \
-                                  const float*, int, float*, cudaStream_t);                        \
-  template void project<T, double>(const T*, int64_t, int, const unsigned char*, const double*,    \
-                                   const double*, int, double*, cudaStream_t);                     \
+  template void project<T, float>(const T*, int64_t, int, const T*, const unsigned char*,          \
+                                  unsigned char*, const double*, const float*, int, double,        \
+                                  float*, cudaStream_t);                                           \
+  template void project<T, double>(const T*, int64_t, int, const T*, const unsigned char*,         \
+                                   unsigned char*, const double*, const double*, int, double,      \
+                                   double*, cudaStream_t);                                         \
   template void sppUnitSpectra<T>(const T*, int64_t, int, const T*, const unsigned char*, float*,  \
                                   unsigned char*, cudaStream_t);                                   \
   template void sppDisplace<T, float>(const T*, const unsigned char*, const float*, int64_t, int,  \
@@ -674,7 +680,6 @@ template void rangePartials<float>(const float*, int64_t, int, const unsigned ch
                                    cudaStream_t);
 template void rangePartials<double>(const double*, int64_t, int, const unsigned char*, double*,
                                     cudaStream_t);
-template void fillNodata<float>(float*, int64_t, int, const unsigned char*, double, cudaStream_t);
 #define HYPERSTREAM_DIGIT_TYPE(T)                                                              \
   template void bandStatistics<T>(const T*, int64_t, int, const unsigned char*, const double*, \
                                   double*, cudaStream_t);                                      \
@@ -684,6 +689,5 @@ HYPERSTREAM_DIGIT_TYPE(uint8_t)
 HYPERSTREAM_DIGIT_TYPE(uint16_t)
 HYPERSTREAM_DIGIT_TYPE(int16_t)
 #undef HYPERSTREAM_DIGIT_TYPE
-template void fillNodata<double>(double*, int64_t, int, const unsigned char*, double, cudaStream_t);
 
 }  // namespace hyperstream::cuda

@@ -26,11 +26,13 @@ template <class T>
 void centre(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
             const double* center, double* out, double* partials, cudaStream_t stream);
 
-// The projection: out[p,k] = valid[p] ? Σ_b C(double(raw[p,b]) - center[b]) · weights[b,k] : 0,
-// weights row-major bands x components, the bands summed in order.
+// The projection: out[p,k] = Σ_b C(double(raw[p,b]) - center[b]) · weights[b,k] for valid
+// pixels, `invalid` for the others, weights row-major bands x components, the bands summed in
+// order. It also writes valid[p], by markValid's rule; a null nodataValue: every pixel is valid.
 template <class T, class C>
-void project(const T* raw, int64_t pixels, int bands, const unsigned char* valid,
-             const double* center, const C* weights, int components, C* out, cudaStream_t stream);
+void project(const T* raw, int64_t pixels, int bands, const T* nodataValue,
+             const unsigned char* hasNodata, unsigned char* valid, const double* center,
+             const C* weights, int components, double invalid, C* out, cudaStream_t stream);
 
 // As centre() with partials, writing no centred values: the band statistics alone.
 template <class T>
@@ -59,11 +61,6 @@ void rangePartials(const C* m, int64_t pixels, int rows, const unsigned char* va
 // Merges the partials of `blocks` blocks into running sum/min/max per row (sum may be null).
 void mergePartials(const double* partials, int blocks, int rows, double* sum, double* minimum,
                    double* maximum, cudaStream_t stream);
-
-// Invalid pixels of a float result become `nodata` (in place).
-template <class C>
-void fillNodata(C* values, int64_t pixels, int components, const unsigned char* valid,
-                double nodata, cudaStream_t stream);
 
 // Byte output: round(low + (v - minimum[k]) * scale[k]) clamped to 0..255, half away from zero;
 // invalid pixels get `nodata`.
