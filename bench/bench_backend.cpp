@@ -165,8 +165,8 @@ int main(int argc, char** argv) {
     return slowest;
   };
   for (int round = 1; round <= rounds; ++round) {
-    std::vector<double> seconds;
-    for (int gpus : gpuCounts) seconds.push_back(runRound(round, gpus));
+    std::vector<double> seconds(gpuCounts.size());
+    for (size_t k = 0; k < gpuCounts.size(); ++k) seconds[k] = runRound(round, gpuCounts[k]);
     for (size_t k = 1; k < seconds.size(); ++k)
       std::printf("round %d: %d GPU(s) %.2fx faster than %d\n", round, gpuCounts[k],
                   seconds[0] / seconds[k], gpuCounts[0]);
