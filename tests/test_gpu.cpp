@@ -139,6 +139,21 @@ QString deviceError(const PcaOptions& options) {
   return {};
 }
 
+// The backend's moments against the long double reference: counts and ranges exact, means to
+// 1e-14 and co-moments to 1e-12 relative.
+void compareMomentsWithReference(const Moments& m, const std::vector<double>& values,
+                                 const std::vector<unsigned char>& valid, int bands,
+                                 const char* what) {
+  const Moments ref = testing::referenceMoments(values, valid, bands);
+  QCOMPARE(m.count, ref.count);
+  QCOMPARE(m.minimum, ref.minimum);
+  QCOMPARE(m.maximum, ref.maximum);
+  QVERIFY(testing::maxRelativeDifference(m.mean, ref.mean) < 1e-14);
+  const double error = testing::comomentError(m, ref);
+  QVERIFY2(error < 1e-12, qPrintable(QString("co-moments %1 relative").arg(error)));
+  qInfo("GPU %s vs long double reference: co-moments %.2e relative", what, error);
+}
+
 }  // namespace
 
 class GpuTests : public QObject {
@@ -198,15 +213,7 @@ class GpuTests : public QObject {
       std::unique_ptr<ComputeBackend> gpu = gpuRuntime(&whyNot)->createBackend(GpuBackendOptions{});
       gpu->prepare(CubeLayout{pixels, bands, sampleType, pixels, 1});
       gpu->accumulateMoments(StripView{samples.data(), sampleType, pixels, bands, nodata.data()});
-      const Moments m = gpu->takeMoments(bands);
-      const Moments ref = testing::referenceMoments(values, valid, bands);
-      QCOMPARE(m.count, ref.count);
-      QCOMPARE(m.minimum, ref.minimum);
-      QCOMPARE(m.maximum, ref.maximum);
-      QVERIFY(testing::maxRelativeDifference(m.mean, ref.mean) < 1e-14);
-      const double error = testing::comomentError(m, ref);
-      QVERIFY2(error < 1e-12, qPrintable(QString("co-moments %1 relative").arg(error)));
-      qInfo("GPU integer moments vs long double reference: co-moments %.2e relative", error);
+      compareMomentsWithReference(gpu->takeMoments(bands), values, valid, bands, "integer moments");
     });
   }
 
@@ -249,16 +256,8 @@ class GpuTests : public QObject {
         gpu->accumulateMoments(StripView{samples.data() + row * cols * bands, sampleType, n, bands,
                                          nodata.data(), cols, row * cols});
       }
-      const Moments m = gpu->takeMoments(bands);
-      const Moments ref = testing::referenceMoments(values, valid, bands);
-      QCOMPARE(m.count, ref.count);
-      QCOMPARE(m.minimum, ref.minimum);
-      QCOMPARE(m.maximum, ref.maximum);
-      QVERIFY(testing::maxRelativeDifference(m.mean, ref.mean) < 1e-14);
-      const double error = testing::comomentError(m, ref);
-      QVERIFY2(error < 1e-12, qPrintable(QString("co-moments %1 relative").arg(error)));
-      qInfo("GPU moments of 7-row strips vs long double reference: co-moments %.2e relative",
-            error);
+      compareMomentsWithReference(gpu->takeMoments(bands), values, valid, bands,
+                                  "moments of 7-row strips");
     });
   }
 
