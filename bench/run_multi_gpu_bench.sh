@@ -22,9 +22,8 @@ hs=$bundle/bin/hyperstream
   free -g | head -2
 } > "$out/machine.txt" 2>&1
 "$run" "$hs" devices >> "$out/machine.txt"
-for gpus in 1 2; do  # side by side; each run generates its cube on one core first (~40 s)
-  "$run" "$bundle/bin/bench_backend" 2300 2300 198 10 3 "$gpus" | tee -a "$out/bench_backend.txt"
-done
+# 1 and 2 GPUs in turn each round, on one cube (filled on every core, page-locked).
+"$run" "$bundle/bin/bench_backend" 2300 2300 198 10 5 1,2 | tee -a "$out/bench_backend.txt"
 
 # Every run writes a new file: replacing a finished one would add freeing its pages to the run.
 timed() {  # name kind round command...: appends "name kind round seconds"
