@@ -60,8 +60,7 @@ int main(int argc, char** argv) {
   const int64_t pixels = rows * cols;
   // Page-locked, as a job's strip buffers are (copies from pageable memory ran at 5-8 GB/s, staged
   // by the calling thread).
-  GpuBackendOptions first;
-  const std::unique_ptr<ComputeBackend> allocator = runtime->createBackend(first);
+  const std::unique_ptr<ComputeBackend> allocator = runtime->createBackend(GpuBackendOptions{});
   const HostMemory memory = allocator->allocateHost(static_cast<size_t>(pixels) * bands * 2);
   auto* cube = reinterpret_cast<uint16_t*>(memory.get());
   constexpr int64_t kBlockRows = 16;

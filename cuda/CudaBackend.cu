@@ -129,10 +129,6 @@ class CudaBackend final : public ComputeBackend {
     hasNodata_ = DeviceArray<unsigned char>(bands);
     count_ = DeviceArray<unsigned long long>(1);
     nodataKnown_ = false;
-    uploadedWeights_.clear();
-    uploadedCenter_.clear();
-    uploadedScale_.clear();
-    uploadedWeightSize_ = 0;
     resetMoments();
     times_ = DeviceTimes{};
     return resident_;
@@ -236,12 +232,9 @@ class CudaBackend final : public ComputeBackend {
     if (encoding.type == GDT_Byte) {
       std::vector<double> scale(encoding.byteMinimum);
       scale.insert(scale.end(), encoding.byteScale.begin(), encoding.byteScale.end());
-      if (scale != uploadedScale_) {
-        check(cudaMemcpyAsync(scale_.get(), scale.data(), scale.size() * sizeof(double),
-                              cudaMemcpyHostToDevice, *compute_),
-              "upload");
-        uploadedScale_ = std::move(scale);
-      }
+      check(cudaMemcpyAsync(scale_.get(), scale.data(), scale.size() * sizeof(double),
+                            cudaMemcpyHostToDevice, *compute_),
+            "upload");
     }
     auto* out = static_cast<unsigned char*>(output);
     withSampleType(strip.type, [&](auto sample) {
@@ -624,21 +617,13 @@ class CudaBackend final : public ComputeBackend {
     const int bands = strip.bands;
     const int components = projection.components;
     C* weights = reinterpret_cast<C*>(weights_.get());  // row-major bands x components
-    // Uploaded once per projection, not per strip: an upload from pageable memory first waits
-    // for the stream to drain.
-    if (projection.weights != uploadedWeights_ || projection.center != uploadedCenter_ ||
-        uploadedWeightSize_ != sizeof(C)) {
-      const std::vector<C> hostWeights(projection.weights.begin(), projection.weights.end());
-      check(cudaMemcpyAsync(weights, hostWeights.data(), hostWeights.size() * sizeof(C),
-                            cudaMemcpyHostToDevice, *compute_),
-            "upload");
-      check(cudaMemcpyAsync(center_.get(), projection.center.data(), bands * sizeof(double),
-                            cudaMemcpyHostToDevice, *compute_),
-            "upload");
-      uploadedWeights_ = projection.weights;
-      uploadedCenter_ = projection.center;
-      uploadedWeightSize_ = sizeof(C);
-    }
+    const std::vector<C> hostWeights(projection.weights.begin(), projection.weights.end());
+    check(cudaMemcpyAsync(weights, hostWeights.data(), hostWeights.size() * sizeof(C),
+                          cudaMemcpyHostToDevice, *compute_),
+          "upload");
+    check(cudaMemcpyAsync(center_.get(), projection.center.data(), bands * sizeof(double),
+                          cudaMemcpyHostToDevice, *compute_),
+          "upload");
     learnNodata<T>(strip);
     const T* nodata = alwaysValid_ ? nullptr : reinterpret_cast<const T*>(nodataValue_.get());
     C* values = reinterpret_cast<C*>(result_.get());
@@ -731,9 +716,6 @@ class CudaBackend final : public ComputeBackend {
   bool nodataKnown_ = false, alwaysValid_ = false;
   int64_t hostCounted_ = 0;
   std::vector<double> shiftHost_;
-  // What weights_, center_ and scale_ hold (host copies).
-  std::vector<double> uploadedWeights_, uploadedCenter_, uploadedScale_;
-  size_t uploadedWeightSize_ = 0;
   // Resident pixels whose moments wait for a whole chunk (accumulate).
   int64_t pendingFirst_ = 0, pendingPixels_ = 0;
   StripView pendingStrip_;
