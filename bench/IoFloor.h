@@ -50,14 +50,15 @@ inline IoFloorTimes ioFloor(const std::string& input, const std::string& output,
       reader.read(strip.row0, strip.rows, in.data());
       times.read += timer.nsecsElapsed() * 1e-9;
     }
-  PendingRaster raster(output, outputDriver(output, ""), info.width, info.height, components,
-                       GDT_Float32, {});
+  PendingRaster raster(output, RasterFormat{outputDriver(output, ""), {}}, info.width, info.height,
+                       components, GDT_Float32);
+  const SilentFeedback quiet;
   for (const StripRange& strip : strips) {
     timer.start();
     reader.read(strip.row0, strip.rows, in.data());
     times.read += timer.nsecsElapsed() * 1e-9;
     timer.start();
-    writeStrip(raster.dataset(), GDT_Float32, strip.row0, strip.rows, out.data());
+    writeStrip(raster.dataset(), GDT_Float32, strip.row0, strip.rows, out.data(), quiet);
     times.write += timer.nsecsElapsed() * 1e-9;
   }
   timer.start();

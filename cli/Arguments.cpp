@@ -21,9 +21,35 @@ int64_t positiveInteger(const QString& text, const QString& option) {
   return value;
 }
 
-std::vector<int> bandList(const QString& text) {
-  // "1,2,5-9": 1-based band numbers and ranges.
-  std::vector<int> bands;
+int positiveInt(const QString& text, const QString& option, int largest) {
+  const int64_t value = positiveInteger(text, option);
+  if (value > largest)
+    usage(QString("--%1 is at most %2, not %3").arg(option).arg(largest).arg(text));
+  return static_cast<int>(value);
+}
+
+int nonNegativeInt(const QString& text, const QString& option) {
+  bool ok = false;
+  const int value = text.toInt(&ok);
+  if (!ok || value < 0)
+    usage(QString("--%1 takes a whole number, 0 or more, not '%2'").arg(option, text));
+  return value;
+}
+
+int64_t mebibytes(const QString& text, const QString& option) {
+  const int64_t value = positiveInteger(text, option);
+  // Bytes must fit 64 bits (an exbibyte is far beyond any machine anyway).
+  constexpr int64_t largest = std::numeric_limits<int64_t>::max() >> 20;
+  if (value > largest)
+    usage(
+        QString("--%1 is a number of MiB, at most %2, not %3").arg(option).arg(largest).arg(text));
+  return value << 20;
+}
+
+BandList bandList(const QString& text) {
+  // "1,2,5-9": 1-based band numbers and ranges, kept as ranges (the input's band count is not
+  // known here: the job checks them before expanding anything).
+  BandList bands;
   for (const QString& part : text.split(',', Qt::SkipEmptyParts)) {
     const QStringList range = part.trimmed().split('-');
     bool okFirst = false, okLast = false;
@@ -31,7 +57,8 @@ std::vector<int> bandList(const QString& text) {
     const int last = range.size() == 2 ? range[1].toInt(&okLast) : first;
     if (!okFirst || (range.size() == 2 && !okLast) || range.size() > 2 || last < first)
       usage(QString("--bands: '%1' is not a band number or a range like 5-9").arg(part));
-    for (int b = first; b <= last; ++b) bands.push_back(b);
+    if (first < 1) usage(QString("--bands: band numbers start at 1, not %1").arg(first));
+    bands.emplace_back(first, last);
   }
   if (bands.empty()) usage("--bands: no band given");
   return bands;
@@ -110,7 +137,7 @@ PcaCommand parsePcaArguments(const QStringList& arguments, const char* program,
   if (parser.isSet("components")) {
     const QString value = parser.value("components");
     options.components =
-        value == "all" ? kAllComponents : static_cast<int>(positiveInteger(value, "components"));
+        value == "all" ? kAllComponents : positiveInt(value, "components", kMaxBandCount);
   }
   if (parser.isSet("variance")) {
     bool ok = false;
@@ -136,14 +163,14 @@ PcaCommand parsePcaArguments(const QStringList& arguments, const char* program,
   options.format = parser.value("format").toStdString();
   for (const QString& option : parser.values("co"))
     options.creationOptions.push_back(option.toStdString());
-  if (parser.isSet("ram")) options.ramBytes = positiveInteger(parser.value("ram"), "ram") << 20;
+  if (parser.isSet("ram")) options.ramBytes = mebibytes(parser.value("ram"), "ram");
   if (parser.isSet("device")) options.device = parser.value("device").toStdString();
   if (parser.isSet("gpus")) {
     if (parser.isSet("device")) usage("give --device or --gpus, not both");
     options.device = "gpu:" + parser.value("gpus").toStdString();
   }
   if (parser.isSet("gpu-memory"))
-    options.gpuMemoryBytes = positiveInteger(parser.value("gpu-memory"), "gpu-memory") << 20;
+    options.gpuMemoryBytes = mebibytes(parser.value("gpu-memory"), "gpu-memory");
   if (parser.isSet("strip-rows"))
     options.stripRows = positiveInteger(parser.value("strip-rows"), "strip-rows");
 
@@ -182,6 +209,10 @@ int reportingErrors(const char* program, const std::function<int()>& command) {
   } catch (const Error& error) {
     const std::string parameter = error.parameter().empty() ? "" : " [" + error.parameter() + "]";
     std::fprintf(stderr, "%s: error%s: %s\n", program, parameter.c_str(), error.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: error [RAM_MB]: out of memory; lower the RAM budget (--ram)\n",
+                 program);
     return 1;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "%s: error: %s\n", program, error.what());

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 class QCommandLineParser;
@@ -21,9 +22,16 @@ struct UsageError {
 };
 [[noreturn]] void usage(const QString& message);
 
+// Option values; a value that is not one is a usage error naming the option.
 int64_t positiveInteger(const QString& text, const QString& option);
+int positiveInt(const QString& text, const QString& option,
+                int largest = std::numeric_limits<int>::max());
+int nonNegativeInt(const QString& text, const QString& option);
+int64_t mebibytes(const QString& text, const QString& option);  // in bytes
 // "1,2,5-9": 1-based band numbers and ranges.
-std::vector<int> bandList(const QString& text);
+BandList bandList(const QString& text);
+// More than any raster GDAL opens has (GDAL_MAX_BAND_COUNT is 65536 by default).
+constexpr int kMaxBandCount = 1 << 20;
 // Parses, prints the help and exits on --help, checks the number of file arguments.
 void parseOrExit(QCommandLineParser& parser, const QStringList& arguments, int positionals,
                  const char* help);

@@ -1,5 +1,7 @@
 #include "ConsoleFeedback.h"
 
+#include "PendingFiles.h"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -10,14 +12,27 @@ namespace hyperstream {
 
 namespace {
 std::atomic<bool> interrupted{false};
+std::atomic<bool> quietInterrupt{false};
 
-void onInterrupt(int) {
-  interrupted = true;
-  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program at once
+// First Ctrl-C (or SIGTERM): cancel, which removes the outputs in progress and ends the run. A
+// second one ends the program at once, removing those outputs first.
+extern "C" void onInterrupt(int signal) {
+  if (interrupted.exchange(true)) {
+    removePendingFilesNow();
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+    return;
+  }
+  if (!quietInterrupt) {
+    static const char message[] = "\ncanceling... (press Ctrl-C again to stop at once)\n";
+    const ssize_t written = write(STDERR_FILENO, message, sizeof message - 1);
+    static_cast<void>(written);  // nothing to do in a signal handler if stderr is gone
+  }
 }
 }  // namespace
 
 ConsoleFeedback::ConsoleFeedback(bool quiet) : quiet_(quiet), terminal_(isatty(STDERR_FILENO)) {
+  quietInterrupt = quiet;
   std::signal(SIGINT, onInterrupt);
   std::signal(SIGTERM, onInterrupt);
 }

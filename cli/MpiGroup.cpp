@@ -1,25 +1,18 @@
 #include "MpiGroup.h"
 
+#include "PendingFiles.h"
+
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <csignal>
-#include <cstring>
 
 namespace hyperstream {
 
 namespace {
 
-// The pending output files, for the signal handler: fixed storage, published by the count.
-constexpr int kMaxPendingFiles = 4;
-constexpr size_t kMaxPathBytes = 4096;
-char pendingPaths[kMaxPendingFiles][kMaxPathBytes];
-std::atomic<int> pendingCount{0};
-
 extern "C" void removePendingAndExit(int signal) {
-  const int count = pendingCount.load();
-  for (int i = 0; i < count; ++i) unlink(pendingPaths[i]);  // async-signal-safe
+  removePendingFilesNow();
   _exit(128 + signal);
 }
 
@@ -124,17 +117,6 @@ std::vector<std::vector<double>> MpiGroup::gatherNumbers(const std::vector<doubl
 
 void MpiGroup::synchronize() {
   agree(true, {});
-}
-
-void MpiGroup::setPendingFiles(const std::vector<std::string>& files) {
-  pendingCount.store(0);
-  int count = 0;
-  for (const std::string& file : files) {
-    if (count == kMaxPendingFiles || file.size() >= kMaxPathBytes) break;
-    std::memcpy(pendingPaths[count], file.c_str(), file.size() + 1);
-    ++count;
-  }
-  pendingCount.store(count);
 }
 
 void removePendingFilesOnTermination() {

@@ -30,9 +30,6 @@ class MpiGroup : public JobGroup {
   std::vector<std::string> gatherText(const std::string& mine) override;
   std::vector<std::vector<double>> gatherNumbers(const std::vector<double>& mine) override;
   void synchronize() override;
-  // Kept where a SIGTERM handler finds them: when a rank dies, mpirun terminates the others, and
-  // rank 0 then removes the output it had started.
-  void setPendingFiles(const std::vector<std::string>& files) override;
 
   // Instead of the next merging call, on a rank whose job failed: always throws GroupFailure.
   [[noreturn]] void fail(const std::string& message);
@@ -44,7 +41,8 @@ class MpiGroup : public JobGroup {
   int rank_ = 0, size_ = 1, localRank_ = 0;
 };
 
-// Removes the pending output files and exits on SIGTERM (what mpirun sends when it aborts a job).
+// Removes the pending output files and exits on SIGTERM: when a rank dies, mpirun terminates the
+// others, and rank 0 then removes the output it had started.
 void removePendingFilesOnTermination();
 
 }  // namespace hyperstream

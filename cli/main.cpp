@@ -67,8 +67,7 @@ int runSppCommand(const QStringList& arguments) {
   SppOptions options;
   options.input = parser.positionalArguments()[0].toStdString();
   options.output = parser.positionalArguments()[1].toStdString();
-  if (parser.isSet("window"))
-    options.window = static_cast<int>(positiveInteger(parser.value("window"), "window"));
+  if (parser.isSet("window")) options.window = positiveInt(parser.value("window"), "window");
   const QString border = parser.value("border");
   if (border == "mirror")
     options.border = SppBorder::Mirror;
@@ -85,7 +84,7 @@ int runSppCommand(const QStringList& arguments) {
   options.format = parser.value("format").toStdString();
   for (const QString& option : parser.values("co"))
     options.creationOptions.push_back(option.toStdString());
-  if (parser.isSet("ram")) options.ramBytes = positiveInteger(parser.value("ram"), "ram") << 20;
+  if (parser.isSet("ram")) options.ramBytes = mebibytes(parser.value("ram"), "ram");
   if (parser.isSet("device")) options.device = parser.value("device").toStdString();
   if (parser.isSet("strip-rows"))
     options.stripRows = positiveInteger(parser.value("strip-rows"), "strip-rows");
@@ -159,8 +158,7 @@ int runSynthCommand(const QStringList& arguments) {
   options.output = parser.positionalArguments()[0].toStdString();
   if (parser.isSet("rows")) options.rows = positiveInteger(parser.value("rows"), "rows");
   if (parser.isSet("cols")) options.cols = positiveInteger(parser.value("cols"), "cols");
-  if (parser.isSet("bands"))
-    options.bands = static_cast<int>(positiveInteger(parser.value("bands"), "bands"));
+  if (parser.isSet("bands")) options.bands = positiveInt(parser.value("bands"), "bands");
   const QString type = parser.value("type").toLower();
   if (type == "uint16")
     options.type = GDT_UInt16;
@@ -170,10 +168,10 @@ int runSynthCommand(const QStringList& arguments) {
     usage("--type is int16, uint16 or float32, not '" + type + "'");
   if (parser.isSet("seed")) options.seed = positiveInteger(parser.value("seed"), "seed");
   if (parser.isSet("endmembers"))
-    options.endmembers =
-        static_cast<int>(positiveInteger(parser.value("endmembers"), "endmembers"));
-  if (parser.isSet("dead-bands")) options.deadBands = parser.value("dead-bands").toInt();
-  if (parser.isSet("border")) options.border = parser.value("border").toInt();
+    options.endmembers = positiveInt(parser.value("endmembers"), "endmembers");
+  if (parser.isSet("dead-bands"))
+    options.deadBands = nonNegativeInt(parser.value("dead-bands"), "dead-bands");
+  if (parser.isSet("border")) options.border = nonNegativeInt(parser.value("border"), "border");
   options.writeTruth = parser.isSet("truth");
   options.format = parser.value("format").toStdString();
   ConsoleFeedback feedback(parser.isSet("quiet"));

@@ -6,6 +6,7 @@
 // in their next call instead of waiting for it.
 
 #include "ComputeBackend.h"
+#include "Error.h"
 #include "Moments.h"
 
 #include <QMutex>
@@ -53,21 +54,10 @@ class JobGroup {
   // every worker is done with it; writes to it take outputLock().
   virtual PendingRaster& shareOutput(std::unique_ptr<PendingRaster> rankZeros);
   virtual QMutex& outputLock() { return outputLock_; }
-  // MPI: rank 0's files of an output that is not committed yet (none once it is), to remove if
-  // the job is killed.
-  virtual void setPendingFiles(const std::vector<std::string>& files) { static_cast<void>(files); }
 
  private:
   std::unique_ptr<PendingRaster> output_;
   QMutex outputLock_;
-};
-
-// A failure of the job on one or more workers, the same on every worker.
-struct GroupFailure : std::runtime_error {
-  GroupFailure(int failedRank, int failedRanks, const std::string& message)
-      : std::runtime_error(message), rank(failedRank), ranks(failedRanks) {}
-  int rank;   // the lowest worker that failed; `what()` is its message
-  int ranks;  // how many failed (when known)
 };
 
 // The rows [first, first + count) that worker `rank` of `size` handles: rank r gets

@@ -5,6 +5,7 @@
 #include "GpuRuntime.h"
 #include "HtmlReport.h"
 #include "JobGroup.h"
+#include "OutputCheck.h"
 #include "PendingRaster.h"
 #include "Pipeline.h"
 #include "Report.h"
@@ -159,19 +160,24 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   const std::vector<int>& bands = result.bands;
   const int bandCount = static_cast<int>(bands.size());
   const std::vector<double>& nodata = input.nodata;
-  // Reports must not overwrite the input, the raster or each other.
-  checkOutputPaths(info.files, {{"OUTPUT", options.output},
-                                {"OUTPUT_STATS", options.statsJson},
-                                {"OUTPUT_TABLE", options.tableCsv},
-                                {"OUTPUT_HTML_FILE", options.htmlReport}});
-  GDALDriver* driver = outputDriver(options.output, options.format);
-  result.totalPixels = info.width * info.height;
   // This process's rows (all of them unless it is one of several MPI ranks).
   const RowShare share = rowShare(group.rank(), group.size(), info.height);
   if (share.count < 1)
     throw Error("MPI", std::to_string(group.size()) + " processes for an image of " +
                            std::to_string(info.height) + " rows: use at most one per row");
   const bool rankZero = group.rank() == 0, shared = group.size() > 1;
+  // Processes that write their rows into one file need a layout that allows it.
+  RasterFormat format{outputDriver(options.output, options.format), options.creationOptions};
+  if (shared && !group.inOneProcess())
+    format.creationOptions = sharedWritingOptions(format.driver, options.creationOptions);
+  {
+    OutputCheck outputs(info.files, feedback);
+    outputs.raster("OUTPUT", options.output, format, bandCount, gdalType(options.outputType));
+    if (!options.statsJson.empty()) outputs.file("OUTPUT_STATS", options.statsJson);
+    if (!options.tableCsv.empty()) outputs.file("OUTPUT_TABLE", options.tableCsv);
+    if (!options.htmlReport.empty()) outputs.file("OUTPUT_HTML_FILE", options.htmlReport);
+  }
+  result.totalPixels = info.width * info.height;
   QElapsedTimer setup;
   setup.start();
   const std::unique_ptr<ComputeBackend> backendOwner = starting.get(feedback);
@@ -355,6 +361,15 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
                     .arg(result.totalPixels)
                     .arg(components)
                     .arg(model.cumulativePercent(components - 1), 0, 'f', 2));
+  if (options.outputType == OutputType::Float32)
+    for (int k = 0; k < components; ++k)
+      if (model.componentBound(k) > std::numeric_limits<float>::max())
+        throw Error("OUTPUT_TYPE",
+                    QString("PC%1 can reach %2, beyond what Float32 holds (3.4e38): choose "
+                            "Float64")
+                        .arg(k + 1)
+                        .arg(model.componentBound(k), 0, 'g', 3)
+                        .toStdString());
   const Projection projection = model.projection(components);
   const bool someInvalid = model.validPixels < result.totalPixels;
   const auto sourcePass = [&](const StripRange& range, unsigned char* buffer) -> const void* {
@@ -414,11 +429,9 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
 
   // Pass 2: project and write. Rank 0 creates the output. Threads on several GPUs share it
   // (writes one at a time); MPI ranks each open the file and write their own rows into it.
-  auto createOutput = [&](const std::vector<std::string>& creationOptions,
-                          const std::string& temporary) {
-    auto created =
-        std::make_unique<PendingRaster>(options.output, driver, info.width, info.height, components,
-                                        encoding.type, creationOptions, temporary);
+  auto createOutput = [&] {
+    auto created = std::make_unique<PendingRaster>(options.output, format, info.width, info.height,
+                                                   components, encoding.type);
     GDALDataset& dataset = created->dataset();
     if (info.hasGeoTransform)
       dataset.SetGeoTransform(const_cast<double*>(info.geoTransform.data()));
@@ -441,19 +454,16 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   GDALDataset* dataset = nullptr;
   QMutex* outputLock = nullptr;
   if (!shared) {
-    ownOutput = createOutput(options.creationOptions, {});
+    ownOutput = createOutput();
     output = ownOutput.get();
   } else if (group.inOneProcess()) {
-    output = &group.shareOutput(rankZero ? createOutput(options.creationOptions, {}) : nullptr);
+    output = &group.shareOutput(rankZero ? createOutput() : nullptr);
     outputLock = &group.outputLock();
   } else {
     if (rankZero) {
-      const std::string temporary = PendingRaster::temporaryPathFor(options.output);
-      group.setPendingFiles({temporary});
-      ownOutput = createOutput(sharedWritingOptions(driver, options.creationOptions), temporary);
+      ownOutput = createOutput();
       output = ownOutput.get();
       output->reopen();
-      group.setPendingFiles(output->files());
     }
     const std::string path = group.shareText(rankZero ? output->temporaryPath() : std::string());
     if (!rankZero) rankOutput = openForUpdate(path, "OUTPUT");
@@ -474,7 +484,7 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
     stages.write = [&](const StripRange& strip, const unsigned char* out) {
       std::unique_ptr<QMutexLocker> lock;
       if (outputLock) lock = std::make_unique<QMutexLocker>(outputLock);
-      writeStrip(*dataset, encoding.type, strip.row0, strip.rows, out);
+      writeStrip(*dataset, encoding.type, strip.row0, strip.rows, out, feedback);
     };
     pipeline.run(strips, stages, feedback, byteOutput ? 60.0 : pass1End, 100.0);
     result.seconds.read += pipeline.readSeconds();
@@ -502,7 +512,6 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
   if (!options.tableCsv.empty()) writeTableCsv(result, options.tableCsv);
   if (!options.htmlReport.empty()) writeHtmlReport(result, options, options.htmlReport);
   output->commit();
-  group.setPendingFiles({});
   group.synchronize();
   result.seconds.total = total.nsecsElapsed() * 1e-9;
   return result;
@@ -541,7 +550,7 @@ static PcaResult runPcaOnGpus(const PcaOptions& options, const std::vector<int>&
   return result;
 }
 
-PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
+static PcaResult runPcaOnDevices(const PcaOptions& options, Feedback& feedback) {
   const std::vector<int> gpus = gpuList(options.device);
   if (gpus.size() > 1) {
     checkOptions(options);  // once, before any GPU's thread starts
@@ -556,7 +565,7 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   return runPca(options, feedback, alone);
 }
 
-PcaResult runPca(const PcaOptions& options, Feedback& feedback, JobGroup& group) {
+static PcaResult runPcaInGroup(const PcaOptions& options, Feedback& feedback, JobGroup& group) {
   checkOptions(options);
   if (group.size() > 1) {
     // No rerun on the CPU: every rank would have to start again.
@@ -576,6 +585,22 @@ PcaResult runPca(const PcaOptions& options, Feedback& feedback, JobGroup& group)
     feedback.warning(QString("The GPU failed (%1); running again on the CPU").arg(e.what()));
   }
   return runPcaOn(options, true, feedback, group);
+}
+
+PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
+  try {
+    return runPcaOnDevices(options, feedback);
+  } catch (...) {
+    rethrowAsJobError(options.ramBytes);
+  }
+}
+
+PcaResult runPca(const PcaOptions& options, Feedback& feedback, JobGroup& group) {
+  try {
+    return runPcaInGroup(options, feedback, group);
+  } catch (...) {
+    rethrowAsJobError(options.ramBytes);
+  }
 }
 
 }  // namespace hyperstream

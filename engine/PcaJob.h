@@ -24,8 +24,8 @@ constexpr int64_t kDefaultRamBytes = int64_t{1} << 30;
 struct PcaOptions {
   std::string input;
   std::string output;
-  std::vector<int> bands;  // 1-based; empty: every band
-  int components = 0;      // > 0: that many; 0: by variancePercent; kAllComponents: all
+  BandList bands;      // 1-based bands and ranges; empty: every band
+  int components = 0;  // > 0: that many; 0: by variancePercent; kAllComponents: all
   double variancePercent = 99.0;
   MatrixType matrix = MatrixType::Covariance;
   OutputType outputType = OutputType::Float32;

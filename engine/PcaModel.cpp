@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 namespace hyperstream {
@@ -53,6 +54,42 @@ Projection PcaModel::projection(int components) const {
   return result;
 }
 
+namespace {
+
+// Values near float64's limit (1e300) square to infinity: the statistics then hold inf or NaN,
+// which LAPACK refuses with a bare "info -6" and which would project to infinities.
+void checkFinite(const Moments& moments, const std::vector<double>& covariance,
+                 const std::vector<int>& used) {
+  const int bands = moments.bands;
+  for (int b : used) {
+    bool finite = std::isfinite(moments.mean[b]);
+    for (int c : used)
+      finite = finite && std::isfinite(covariance[static_cast<size_t>(b) * bands + c]);
+    if (finite) continue;
+    const double largest = std::max(std::abs(moments.minimum[b]), std::abs(moments.maximum[b]));
+    char value[32];
+    std::snprintf(value, sizeof value, "%.3g", largest);
+    throw Error("INPUT", "selected band number " + std::to_string(b + 1) + " has values up to " +
+                             value +
+                             ", too large for its variance in float64: mark them as nodata or "
+                             "rescale the band");
+  }
+}
+
+}  // namespace
+
+double PcaModel::componentBound(int component) const {
+  const Projection transform = projection(component + 1);
+  double bound = 0;
+  for (int b = 0; b < bands; ++b) {
+    const double spread = std::max(maximum[b] - mean[b], mean[b] - minimum[b]);
+    bound +=
+        std::abs(transform.weights[static_cast<size_t>(b) * transform.components + component]) *
+        spread;
+  }
+  return bound;
+}
+
 PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::string>& warnings) {
   if (moments.count == 0)
     throw Error("INPUT",
@@ -85,6 +122,7 @@ PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::stri
   }
   const int m = static_cast<int>(used.size());
   if (m == 0) throw Error("INPUT", "every selected band is constant over the valid pixels");
+  checkFinite(moments, covariance, used);
 
   // The matrix of the non-constant bands.
   std::vector<double> a(static_cast<size_t>(m) * m);

@@ -33,6 +33,9 @@ struct PcaModel {
   // The transform to the first `components` components: centre, divide by the standard deviation
   // for a correlation fit, multiply by the loadings.
   Projection projection(int components) const;
+  // The largest |value| component `component` can take over the valid pixels (the sum of its
+  // weights' magnitudes times each band's largest distance from its mean): at least the true one.
+  double componentBound(int component) const;
 };
 
 // Fits the model; throws Error when there is nothing to fit (no valid pixel, every band

@@ -13,7 +13,6 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
-#include <set>
 
 namespace hyperstream {
 
@@ -59,6 +58,16 @@ int typeSize(GDALDataType type) {
   return GDALGetDataTypeSizeBytes(type);
 }
 
+namespace {
+
+GDALDataType commonType(const std::vector<GDALDataType>& types) {
+  GDALDataType common = types.empty() ? GDT_Unknown : types[0];
+  for (GDALDataType type : types) common = GDALDataTypeUnion(common, type);
+  return common;
+}
+
+}  // namespace
+
 DatasetPtr openRaster(const std::string& path, const std::string& parameter) {
   ensureGdalDrivers();
   const QFileInfo file(QString::fromStdString(path));
@@ -82,7 +91,9 @@ RasterInfo describeRaster(GDALDataset& dataset, const std::string& path) {
   info.height = dataset.GetRasterYSize();
   info.bandCount = dataset.GetRasterCount();
   GDALRasterBand* first = dataset.GetRasterBand(1);
-  info.type = first->GetRasterDataType();
+  for (int b = 1; b <= info.bandCount; ++b)
+    info.bandTypes.push_back(dataset.GetRasterBand(b)->GetRasterDataType());
+  info.type = commonType(info.bandTypes);
   int blockWidth = 0;
   first->GetBlockSize(&blockWidth, &info.blockHeight);
   const char* interleave = dataset.GetMetadataItem("INTERLEAVE", "IMAGE_STRUCTURE");
@@ -148,10 +159,11 @@ void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType
   // Drop the blocks GDAL cached for this strip: we never read them again, and the block cache
   // would otherwise grow to GDAL's global limit, far past the user's RAM budget.
   dataset.FlushCache(false);
-  if (status != CE_None)
-    throw Error("INPUT", "cannot read rows " + std::to_string(row0 + 1) + "-" +
-                             std::to_string(row0 + rows) + " of '" + dataset.GetDescription() +
-                             "' (file damaged or truncated?)" + lastGdalError());
+  if (status == CE_None) return;
+  const std::string what = "rows " + std::to_string(row0 + 1) + "-" + std::to_string(row0 + rows) +
+                           " of '" + dataset.GetDescription() + "'";
+  if (quiet.outOfMemory()) throw outOfMemory("while reading " + what);
+  throw Error("INPUT", "cannot read " + what + " (file damaged or truncated?)" + lastGdalError());
 }
 
 namespace {
@@ -265,8 +277,14 @@ void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
     if (error) std::rethrow_exception(error);
 }
 
-void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t rows,
-                const void* buffer) {
+namespace {
+
+// Rows written (and flushed) at a time: whole blocks of the output, about this many bytes, so
+// that a cancel is not kept waiting for a strip of hundreds of megabytes to reach the disk.
+constexpr int64_t kWritePartBytes = 8ll << 20;
+
+void writeRows(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t rows,
+               const unsigned char* buffer) {
   const int bandCount = dataset.GetRasterCount();
   const GSpacing pixelSpace = static_cast<GSpacing>(bandCount) * typeSize(type);
   const GSpacing lineSpace = pixelSpace * dataset.GetRasterXSize();
@@ -274,16 +292,38 @@ void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t r
   CPLErrorReset();
   CPLErr status = dataset.RasterIO(
       GF_Write, 0, static_cast<int>(row0), dataset.GetRasterXSize(), static_cast<int>(rows),
-      const_cast<void*>(buffer), dataset.GetRasterXSize(), static_cast<int>(rows), type, bandCount,
-      nullptr, pixelSpace, lineSpace, typeSize(type), nullptr);
+      const_cast<unsigned char*>(buffer), dataset.GetRasterXSize(), static_cast<int>(rows), type,
+      bandCount, nullptr, pixelSpace, lineSpace, typeSize(type), nullptr);
   if (status == CE_None) {
     dataset.FlushCache(false);  // keep the block cache small
     if (CPLGetLastErrorType() >= CE_Failure) status = CE_Failure;
   }
-  if (status != CE_None)
-    throw Error("OUTPUT", "cannot write rows " + std::to_string(row0 + 1) + "-" +
-                              std::to_string(row0 + rows) + " of '" + dataset.GetDescription() +
-                              "' (disk full?)" + lastGdalError());
+  if (status == CE_None) return;
+  const std::string what = "rows " + std::to_string(row0 + 1) + "-" + std::to_string(row0 + rows) +
+                           " of '" + dataset.GetDescription() + "'";
+  if (quiet.outOfMemory()) throw outOfMemory("while writing " + what);
+  throw Error("OUTPUT", "cannot write " + what + " (disk full?)" + lastGdalError());
+}
+
+}  // namespace
+
+void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t rows,
+                const void* buffer, const Feedback& feedback) {
+  const int64_t lineBytes =
+      static_cast<int64_t>(dataset.GetRasterCount()) * typeSize(type) * dataset.GetRasterXSize();
+  int blockWidth = 0, blockHeight = 1;
+  dataset.GetRasterBand(1)->GetBlockSize(&blockWidth, &blockHeight);
+  blockHeight = std::max(1, blockHeight);
+  const int64_t blocks = std::max<int64_t>(1, kWritePartBytes / (lineBytes * blockHeight));
+  const int64_t partRows = blocks * blockHeight;
+  const auto* bytes = static_cast<const unsigned char*>(buffer);
+  for (int64_t row = row0; row < row0 + rows;) {
+    if (feedback.isCanceled()) throw Canceled();
+    // Parts end on block boundaries of the file, so that no block is written twice.
+    const int64_t end = std::min(row0 + rows, (row / partRows + 1) * partRows);
+    writeRows(dataset, type, row, end - row, bytes + (row - row0) * lineBytes);
+    row = end;
+  }
 }
 
 GDALDriver* outputDriver(const std::string& path, const std::string& format) {
@@ -317,19 +357,28 @@ GDALDriver* outputDriver(const std::string& path, const std::string& format) {
                             "' files: use .tif, or name a format such as ENVI");
 }
 
-std::vector<int> selectBands(const std::vector<int>& requested, int bandCount,
-                             const std::string& job) {
-  std::vector<int> bands = requested;
-  if (bands.empty())
-    for (int b = 1; b <= bandCount; ++b) bands.push_back(b);
-  std::set<int> seen;
-  for (int b : bands) {
-    if (b < 1 || b > bandCount)
-      throw Error("BANDS", "band " + std::to_string(b) + " does not exist: the input has " +
-                               std::to_string(bandCount) + " band(s)");
-    if (!seen.insert(b).second)
-      throw Error("BANDS", "band " + std::to_string(b) + " is selected twice");
+std::vector<int> selectBands(const BandList& requested, int bandCount, const std::string& job) {
+  BandList ranges = requested;
+  if (ranges.empty()) ranges.emplace_back(1, bandCount);
+  auto missing = [&](int band) {
+    return Error("BANDS", "band " + std::to_string(band) + " does not exist: the input has " +
+                              std::to_string(bandCount) + " band(s)");
+  };
+  for (const BandRange& range : ranges) {
+    if (range.first > range.last)
+      throw Error("BANDS", "the range " + std::to_string(range.first) + "-" +
+                               std::to_string(range.last) + " runs backwards");
+    if (range.first < 1) throw missing(range.first);
+    if (range.last > bandCount) throw missing(range.last);
   }
+  std::vector<int> bands;
+  std::vector<char> seen(static_cast<size_t>(bandCount) + 1, 0);
+  for (const BandRange& range : ranges)
+    for (int b = range.first; b <= range.last; ++b) {
+      if (seen[b]) throw Error("BANDS", "band " + std::to_string(b) + " is selected twice");
+      seen[b] = 1;
+      bands.push_back(b);
+    }
   if (bands.size() < 2)
     throw Error(requested.empty() ? "INPUT" : "BANDS",
                 job + " needs at least two bands; " +
@@ -338,7 +387,7 @@ std::vector<int> selectBands(const std::vector<int>& requested, int bandCount,
   return bands;
 }
 
-JobInput openJobInput(const std::string& path, const std::vector<int>& requestedBands,
+JobInput openJobInput(const std::string& path, const BandList& requestedBands,
                       const std::string& job) {
   JobInput input;
   input.dataset = openRaster(path, "INPUT");
@@ -362,11 +411,18 @@ JobInput openJobInput(const std::string& path, const std::vector<int>& requested
                                std::to_string(stat.st_size) + " (damaged or not fully copied?)");
   }
   input.info = describeRaster(dataset, path);
-  if (GDALDataTypeIsComplex(input.info.type))
-    throw Error("INPUT", std::string("complex data (") + GDALGetDataTypeName(input.info.type) +
-                             ") is not supported");
   input.bands = selectBands(requestedBands, input.info.bandCount, job);
-  for (int b : input.bands) input.nodata.push_back(input.info.nodata[b - 1]);
+  std::vector<GDALDataType> types;
+  for (int b : input.bands) {
+    const GDALDataType type = input.info.bandTypes[b - 1];
+    if (GDALDataTypeIsComplex(type))
+      throw Error(requestedBands.empty() ? "INPUT" : "BANDS",
+                  "band " + std::to_string(b) + " holds complex data (" +
+                      GDALGetDataTypeName(type) + "), which is not supported");
+    types.push_back(type);
+    input.nodata.push_back(input.info.nodata[b - 1]);
+  }
+  input.info.type = commonType(types);
   return input;
 }
 

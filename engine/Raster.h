@@ -1,6 +1,8 @@
 #pragma once
 // GDAL raster access: RAII datasets, raster descriptions and pixel-interleaved strip I/O.
 
+#include "Feedback.h"
+
 #include <gdal_priv.h>
 
 #include <QThreadPool>
@@ -21,13 +23,22 @@ using DatasetPtr = std::unique_ptr<GDALDataset, DatasetCloser>;
 
 // Silences GDAL's default error printing on this thread while alive; the engine reports
 // failures itself, with CPLGetLastErrorMsg() in its own messages. Thread-local, so it never
-// changes what QGIS or other threads see.
+// changes what QGIS or other threads see. It also notes whether GDAL ran out of memory: GDAL's
+// last message then often blames something else ("GetBlockRef failed").
 class QuietGdalErrors {
  public:
-  QuietGdalErrors() { CPLPushErrorHandler(CPLQuietErrorHandler); }
+  QuietGdalErrors() { CPLPushErrorHandlerEx(note, this); }
   ~QuietGdalErrors() { CPLPopErrorHandler(); }
   QuietGdalErrors(const QuietGdalErrors&) = delete;
   QuietGdalErrors& operator=(const QuietGdalErrors&) = delete;
+  bool outOfMemory() const { return outOfMemory_; }
+
+ private:
+  static void CPL_STDCALL note(CPLErr, CPLErrorNum number, const char*) {
+    if (number == CPLE_OutOfMemory)
+      static_cast<QuietGdalErrors*>(CPLGetErrorHandlerUserData())->outOfMemory_ = true;
+  }
+  bool outOfMemory_ = false;
 };
 
 // What the engine needs to know about an input raster.
@@ -36,7 +47,11 @@ struct RasterInfo {
   int64_t width = 0;
   int64_t height = 0;
   int bandCount = 0;
+  // The type the bands are read in: the narrowest that holds every band's values exactly
+  // (GDALDataTypeUnion; openJobInput narrows it to the selected bands). Bands may differ (a VRT
+  // stacking UInt16 and Float32 files), and reading them all as band 1's type misreads them.
   GDALDataType type = GDT_Unknown;
+  std::vector<GDALDataType> bandTypes;  // per band
   int blockHeight = 1;
   bool bandInterleaved = false;  // INTERLEAVE=BAND: each band's rows lie together in the file
   bool mappable = false;         // an uncompressed GeoTIFF, which StripReader may read as a map
@@ -112,31 +127,41 @@ class StripReader {
   std::unique_ptr<QThreadPool> pool_;
 };
 
-// Writes a pixel-interleaved strip into every band of `dataset`.
+// Writes a pixel-interleaved strip into every band of `dataset`, a few megabytes of whole blocks
+// at a time; throws Canceled between them when `feedback` is canceled.
 void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t rows,
-                const void* buffer);
+                const void* buffer, const Feedback& feedback);
 
 // The GDAL driver for an output: `format` (a short name such as GTiff or ENVI) when given,
 // otherwise chosen from the file extension (GeoTIFF when none matches). Throws when the driver
 // does not exist or cannot create rasters.
 GDALDriver* outputDriver(const std::string& path, const std::string& format);
 
+// Bands asked for, 1-based: single bands and ranges. They stay ranges until the raster's band
+// count is known, so that "1-2000000000" is refused before anything is expanded.
+struct BandRange {
+  BandRange(int band) : first(band), last(band) {}  // NOLINT: lets {2, 5, 8} list single bands
+  BandRange(int firstBand, int lastBand) : first(firstBand), last(lastBand) {}
+  int first, last;
+};
+using BandList = std::vector<BandRange>;
+
 // The 1-based bands a job uses: `requested`, or every band when empty. Throws Error("BANDS") for
 // a band that does not exist or is given twice, and when fewer than two are left (`job` names
 // the job in the message).
-std::vector<int> selectBands(const std::vector<int>& requested, int bandCount,
-                             const std::string& job);
+std::vector<int> selectBands(const BandList& requested, int bandCount, const std::string& job);
 
 // A job's input, opened and checked (Error("INPUT") or Error("BANDS")): readable, not complex,
 // no shorter than its header says (GDAL reads the missing end of a raw file as zeros), with the
-// selected bands (`requestedBands`, or all) and their nodata values.
+// selected bands (`requestedBands`, or all), their nodata values, and info.type the type that
+// holds every selected band.
 struct JobInput {
   DatasetPtr dataset;
   RasterInfo info;
   std::vector<int> bands;      // 1-based
   std::vector<double> nodata;  // per selected band, NaN for none
 };
-JobInput openJobInput(const std::string& path, const std::vector<int>& requestedBands,
+JobInput openJobInput(const std::string& path, const BandList& requestedBands,
                       const std::string& job);
 
 }  // namespace hyperstream

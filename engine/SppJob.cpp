@@ -3,6 +3,7 @@
 #include "CpuSpp.h"
 #include "Error.h"
 #include "GpuRuntime.h"
+#include "OutputCheck.h"
 #include "PendingRaster.h"
 #include "Pipeline.h"
 #include "Samples.h"
@@ -49,17 +50,22 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   const RasterInfo& info = result.input;
   const int bands = static_cast<int>(result.bands.size());
   const std::vector<double>& nodata = input.nodata;
-  checkOutputPaths(info.files, {{"OUTPUT", options.output},
-                                {"OUTPUT_ALPHA", options.alphaOutput},
-                                {"OUTPUT_RHO", options.rhoOutput}});
-  GDALDriver* driver = outputDriver(options.output, options.format);
+  const GDALDataType outputType =
+      options.outputType == OutputType::Float64 ? GDT_Float64 : GDT_Float32;
+  const RasterFormat format{outputDriver(options.output, options.format), options.creationOptions};
+  {
+    OutputCheck outputs(info.files, feedback);
+    outputs.raster("OUTPUT", options.output, format, bands, outputType);
+    if (!options.alphaOutput.empty())
+      outputs.raster("OUTPUT_ALPHA", options.alphaOutput, format, 1, GDT_Float32);
+    if (!options.rhoOutput.empty())
+      outputs.raster("OUTPUT_RHO", options.rhoOutput, format, 1, GDT_Float32);
+  }
 
   // Memory plan: per strip row the input in its type (a pool of buffers), the CPU's working memory
   // (unit vectors and angles), and the outputs; the window's halo rows come on top of each strip.
   const int halo = options.window / 2;
   const int sampleSize = typeSize(info.type);
-  const GDALDataType outputType =
-      options.outputType == OutputType::Float64 ? GDT_Float64 : GDT_Float32;
   const int outputSize = typeSize(outputType);
   const int64_t inputRowBytes = info.width * bands * sampleSize;
   const int64_t outputRowBytes = info.width * (bands * int64_t{outputSize} + int64_t{8});
@@ -67,20 +73,24 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
                          CpuSpp::bytesPerRow(info.width, bands, options.window) +
                          kOutputBuffers * outputRowBytes;
   const int64_t budget = options.ramBytes - std::min<int64_t>(64ll << 20, options.ramBytes / 4);
-  int64_t stripRows = budget / perRow - int64_t{2} * halo;
+  // A strip comes with the halo rows the image has around it: a whole image of few rows has none.
+  const int64_t haloRows = std::min<int64_t>(int64_t{2} * halo, info.height - 1);
+  int64_t stripRows = budget / perRow >= info.height ? info.height : budget / perRow - haloRows;
   stripRows = std::min({stripRows, kMaxStripBytes / std::max<int64_t>(1, inputRowBytes),
                         // at least four strips, so that computing one overlaps writing another
                         std::max<int64_t>(1, (info.height + 3) / 4)});
   if (options.stripRows > 0) stripRows = std::min(options.stripRows, info.height);
   if (stripRows < 1)
     throw Error("RAM_MB", "the RAM budget is too small for one strip of image rows and its " +
-                              std::to_string(2 * halo) + " halo rows");
+                              std::to_string(haloRows) + " halo rows (" +
+                              std::to_string((perRow * (1 + haloRows) >> 20) + 1) +
+                              " MiB for the image data alone)");
   result.stripRows = stripRows;
+  // Rows in memory for one strip: the strip and its halo.
+  const int64_t blockRows = std::min(stripRows + int64_t{2} * halo, info.height);
   // The cube stays in memory between the passes when it fits beside pass 2's other buffers.
   const int64_t cubeBytes = info.height * inputRowBytes;
-  result.resident =
-      cubeBytes + (stripRows + int64_t{2} * halo) * (perRow - kInputBuffers * inputRowBytes) <=
-      budget;
+  result.resident = cubeBytes + blockRows * (perRow - kInputBuffers * inputRowBytes) <= budget;
   const std::vector<StripRange> strips = planStrips(info.height, stripRows);
   const std::unique_ptr<ComputeBackend> backendOwner = starting.get(feedback);
   ComputeBackend& backend = *backendOwner;
@@ -98,8 +108,7 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
                     .arg(result.resident ? " (the cube stays in memory between the passes)" : "")
                     .arg(QString::fromStdString(result.backend)));
   // The reader may map as much of the file as the buffers leave of the budget.
-  const int64_t bufferBytes =
-      (result.resident ? cubeBytes : 0) + (stripRows + int64_t{2} * halo) * perRow;
+  const int64_t bufferBytes = (result.resident ? cubeBytes : 0) + blockRows * perRow;
   StripReader reader(info, result.bands, std::max(1, QThread::idealThreadCount()),
                      std::max<int64_t>(0, budget - bufferBytes));
 
@@ -109,6 +118,7 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   // Pass 1: the centroid c of the valid pixels, summed in pixel order (the same for any strips).
   std::vector<double> sum(bands, 0.0);
   int64_t count = 0;
+  double largest = 0;  // |value| over the valid pixels
   {
     StripPipeline pipeline(result.resident ? 0 : kInputBuffers,
                            static_cast<size_t>(stripRows * inputRowBytes), 0, 0, false);
@@ -126,7 +136,11 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
         for (int64_t p = 0; p < range.rows * info.width; ++p, pixel += bands) {
           if (!validSpectrum(pixel, bands, isValid)) continue;
           ++count;
-          for (int b = 0; b < bands; ++b) sum[b] += static_cast<double>(pixel[b]);
+          for (int b = 0; b < bands; ++b) {
+            const auto value = static_cast<double>(pixel[b]);
+            sum[b] += value;
+            largest = std::max(largest, std::abs(value));
+          }
         }
       });
     };
@@ -137,6 +151,18 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   result.validPixels = count;
   result.centroid.resize(bands);
   for (int b = 0; b < bands; ++b) result.centroid[b] = sum[b] / static_cast<double>(count);
+  // Values near float64's limit overflow the sums; beyond Float32's, they become infinities in
+  // a Float32 output (y' lies within |y| + 2|c| <= 3 x the largest value).
+  const std::string largestText = QString::number(largest, 'g', 3).toStdString();
+  if (!std::all_of(result.centroid.begin(), result.centroid.end(),
+                   [](double v) { return std::isfinite(v); }) ||
+      largest > std::numeric_limits<double>::max() / 3)
+    throw Error("INPUT", "values up to " + largestText +
+                             " are too large for float64 sums: mark them as nodata or rescale "
+                             "the input");
+  if (outputType == GDT_Float32 && 3 * largest > std::numeric_limits<float>::max())
+    throw Error("OUTPUT_TYPE", "values up to " + largestText +
+                                   " may move beyond what Float32 holds (3.4e38): choose Float64");
   const std::vector<double>& c = result.centroid;
 
   // Invalid pixels: the input's nodata where it declares one, NaN otherwise.
@@ -148,8 +174,8 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
 
   // Pass 2: strips with their halo rows in, displaced spectra, alpha and rho out.
   auto create = [&](const std::string& path, int count, GDALDataType type, double noValue) {
-    auto raster = std::make_unique<PendingRaster>(path, driver, info.width, info.height, count,
-                                                  type, options.creationOptions);
+    auto raster =
+        std::make_unique<PendingRaster>(path, format, info.width, info.height, count, type);
     GDALDataset& dataset = raster->dataset();
     if (info.hasGeoTransform)
       dataset.SetGeoTransform(const_cast<double*>(info.geoTransform.data()));
@@ -171,9 +197,8 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   double alphaSum = 0;
   {
     StripPipeline pipeline(result.resident ? 0 : kInputBuffers,
-                           static_cast<size_t>((stripRows + int64_t{2} * halo) * inputRowBytes),
-                           kOutputBuffers, static_cast<size_t>(stripRows * outputRowBytes),
-                           backend.usesEveryCore(),
+                           static_cast<size_t>(blockRows * inputRowBytes), kOutputBuffers,
+                           static_cast<size_t>(stripRows * outputRowBytes), backend.usesEveryCore(),
                            [&](size_t bytes) { return backend.allocateHost(bytes); });
     StripPipeline::Stages stages;
     auto haloRange = [&](const StripRange& range) {
@@ -208,13 +233,13 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
       alphaSum += backend.spatialPreprocess(strip, {out, alpha, alpha + range.rows * info.width});
     };
     stages.write = [&](const StripRange& range, const unsigned char* out) {
-      writeStrip(output->dataset(), outputType, range.row0, range.rows, out);
+      writeStrip(output->dataset(), outputType, range.row0, range.rows, out, feedback);
       const auto* alphaOut = out + outputCubeBytes;
       if (alphaRaster)
-        writeStrip(alphaRaster->dataset(), GDT_Float32, range.row0, range.rows, alphaOut);
+        writeStrip(alphaRaster->dataset(), GDT_Float32, range.row0, range.rows, alphaOut, feedback);
       if (rhoRaster)
         writeStrip(rhoRaster->dataset(), GDT_Float32, range.row0, range.rows,
-                   alphaOut + range.rows * info.width * 4);
+                   alphaOut + range.rows * info.width * 4, feedback);
     };
     pipeline.run(strips, stages, feedback, 20.0, 100.0);
   }
@@ -229,7 +254,7 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   return result;
 }
 
-SppResult runSpp(const SppOptions& options, Feedback& feedback) {
+static SppResult runSppOnDevice(const SppOptions& options, Feedback& feedback) {
   parseDevice(options.device);
   if (options.device == "gpu:all" || options.device.find(',') != std::string::npos)
     throw Error("DEVICE", "SPP runs on one device: auto, cpu, gpu or gpu:N (several GPUs, '" +
@@ -242,6 +267,14 @@ SppResult runSpp(const SppOptions& options, Feedback& feedback) {
     feedback.warning(QString("The GPU failed (%1); running again on the CPU").arg(e.what()));
   }
   return runSppOn(options, true, feedback);
+}
+
+SppResult runSpp(const SppOptions& options, Feedback& feedback) {
+  try {
+    return runSppOnDevice(options, feedback);
+  } catch (...) {
+    rethrowAsJobError(options.ramBytes);
+  }
 }
 
 }  // namespace hyperstream

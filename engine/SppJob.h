@@ -28,8 +28,8 @@ enum class SppBorder {
 struct SppOptions {
   std::string input;
   std::string output;
-  std::vector<int> bands;  // 1-based; empty: every band
-  int window = 5;          // odd, 3 ... 15
+  BandList bands;  // 1-based bands and ranges; empty: every band
+  int window = 5;  // odd, 3 ... 15
   SppBorder border = SppBorder::Truncate;
   OutputType outputType = OutputType::Float32;  // Float32 or Float64
   std::string alphaOutput;                      // optional single-band rasters

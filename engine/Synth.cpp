@@ -1,6 +1,7 @@
 #include "Synth.h"
 
 #include "Error.h"
+#include "OutputCheck.h"
 #include "PendingRaster.h"
 #include "Raster.h"
 #include "Report.h"
@@ -150,18 +151,36 @@ std::vector<double> endmemberSpectra(int endmembers, const std::vector<double>& 
   return spectra;
 }
 
-SynthResult synthesizeScene(const SynthOptions& options, Feedback& feedback) {
+static SynthResult synthesize(const SynthOptions& options, Feedback& feedback) {
   if (options.rows < 1 || options.cols < 1 || options.rows > INT32_MAX || options.cols > INT32_MAX)
     throw Error("ROWS", "rows and columns must be between 1 and 2^31-1");
-  if (options.bands < 2) throw Error("BANDS", "a scene needs at least two bands");
+  if (options.bands < 2 || options.bands > 65536)
+    throw Error("BANDS", "a scene has 2 to 65536 bands (GDAL's limit)");
   if (options.endmembers < 2 || options.endmembers > 32)
     throw Error("ENDMEMBERS", "between 2 and 32 endmembers");
   if (options.type != GDT_Int16 && options.type != GDT_UInt16 && options.type != GDT_Float32)
     throw Error("TYPE", "the scene type must be int16, uint16 or float32");
-  checkOutputPath(options.output, {}, "OUTPUT");
-  GDALDriver* driver = outputDriver(options.output, options.format);
-
+  if (options.deadBands < -1)
+    throw Error("DEAD_BANDS", "the number of dead bands cannot be negative");
+  if (options.border < -1) throw Error("BORDER", "the border width cannot be negative");
+  const RasterFormat format{outputDriver(options.output, options.format), {}};
+  const RasterFormat truthFormat{GetGDALDriverManager()->GetDriverByName("GTiff"), {}};
   SynthResult result;
+  const QFileInfo outInfo(QString::fromStdString(options.output));
+  const QString stem = outInfo.absoluteDir().filePath(outInfo.completeBaseName());
+  if (options.writeTruth) {
+    result.abundancesPath = (stem + "_abundances.tif").toStdString();
+    result.endmembersPath = (stem + "_endmembers.csv").toStdString();
+  }
+  {
+    OutputCheck outputs({}, feedback);
+    outputs.raster("OUTPUT", options.output, format, options.bands, options.type);
+    if (options.writeTruth) {
+      outputs.raster("OUTPUT", result.abundancesPath, truthFormat, options.endmembers, GDT_Float32);
+      outputs.file("OUTPUT", result.endmembersPath);
+    }
+  }
+
   const int bands = options.bands;
   for (int b = 0; b < bands; ++b)
     result.wavelengthsNm.push_back(400.0 + 2100.0 * b / std::max(1, bands - 1));
@@ -197,17 +216,12 @@ SynthResult synthesizeScene(const SynthOptions& options, Feedback& feedback) {
   for (int e = 0; e < endmembers; ++e) fields.emplace_back(random, scale, 6);
   const SmoothField shading(random, scale * 2, 3);
 
-  PendingRaster raster(options.output, driver, options.cols, options.rows, bands, options.type, {});
+  PendingRaster raster(options.output, format, options.cols, options.rows, bands, options.type);
   PendingRaster* truth = nullptr;
   std::unique_ptr<PendingRaster> abundanceRaster;
-  const QFileInfo outInfo(QString::fromStdString(options.output));
-  const QString stem = outInfo.absoluteDir().filePath(outInfo.completeBaseName());
   if (options.writeTruth) {
-    result.abundancesPath = (stem + "_abundances.tif").toStdString();
-    result.endmembersPath = (stem + "_endmembers.csv").toStdString();
     abundanceRaster = std::make_unique<PendingRaster>(
-        result.abundancesPath, GetGDALDriverManager()->GetDriverByName("GTiff"), options.cols,
-        options.rows, endmembers, GDT_Float32, std::vector<std::string>{});
+        result.abundancesPath, truthFormat, options.cols, options.rows, endmembers, GDT_Float32);
     truth = abundanceRaster.get();
   }
   GDALDataset& dataset = raster.dataset();
@@ -293,8 +307,9 @@ SynthResult synthesizeScene(const SynthOptions& options, Feedback& feedback) {
         }
       });
     pool.waitForDone();
-    writeStrip(dataset, options.type, row0, rows, strip.data());
-    if (truth) writeStrip(truth->dataset(), GDT_Float32, row0, rows, abundanceStrip.data());
+    writeStrip(dataset, options.type, row0, rows, strip.data(), feedback);
+    if (truth)
+      writeStrip(truth->dataset(), GDT_Float32, row0, rows, abundanceStrip.data(), feedback);
     feedback.setProgress(100.0 * static_cast<double>(row0 + rows) / options.rows);
   }
   if (truth) {
@@ -312,6 +327,14 @@ SynthResult synthesizeScene(const SynthOptions& options, Feedback& feedback) {
   }
   raster.commit();
   return result;
+}
+
+SynthResult synthesizeScene(const SynthOptions& options, Feedback& feedback) {
+  try {
+    return synthesize(options, feedback);
+  } catch (...) {
+    rethrowAsJobError(0);
+  }
 }
 
 }  // namespace hyperstream

@@ -141,10 +141,21 @@ bool PcaAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessing
   options_.device = devices[std::clamp(device, 0, 3)];
   options_.ramBytes =
       static_cast<int64_t>(parameterAsInt(parameters, QStringLiteral("RAM_MB"), context)) << 20;
-  const QString creation =
-      parameterAsString(parameters, QStringLiteral("CREATION_OPTIONS"), context);
-  for (const QString& option : creation.split('|', Qt::SkipEmptyParts))
-    options_.creationOptions.push_back(option.trimmed().toStdString());
+  options_.creationOptions = creationOptions(*this, parameters, context);
+  return true;
+}
+
+bool PcaAlgorithm::checkParameterValues(const QVariantMap& parameters,
+                                        QgsProcessingContext& context, QString* message) const {
+  return QgsProcessingAlgorithm::checkParameterValues(parameters, context, message) &&
+         checkCreationOptionsFor(*this, parameters, context, message);
+}
+
+QVariantMap PcaAlgorithm::processAlgorithm(const QVariantMap& parameters,
+                                           QgsProcessingContext& context,
+                                           QgsProcessingFeedback* feedback) {
+  // Outputs are resolved here, on the context of the run: the background task of the dialog
+  // loads the layers registered on it, not those of the context prepareAlgorithm was given.
   options_.output =
       parameterAsOutputLayer(parameters, QStringLiteral("OUTPUT"), context).toStdString();
   options_.statsJson =
@@ -153,11 +164,6 @@ bool PcaAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessing
       parameterAsFileOutput(parameters, QStringLiteral("OUTPUT_TABLE"), context).toStdString();
   options_.htmlReport =
       parameterAsFileOutput(parameters, QStringLiteral("OUTPUT_HTML_FILE"), context).toStdString();
-  return true;
-}
-
-QVariantMap PcaAlgorithm::processAlgorithm(const QVariantMap&, QgsProcessingContext&,
-                                           QgsProcessingFeedback* feedback) {
   ProcessingFeedback engineFeedback(feedback);
   PcaResult result;
   runEngineJob([&] { result = runPca(options_, engineFeedback); });

@@ -23,7 +23,10 @@ class PcaAlgorithm : public QgsProcessingAlgorithm {
   // Main thread: resolve the layer to plain data the worker thread can use.
   bool prepareAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
                         QgsProcessingFeedback* feedback) override;
-  // Worker thread: only the engine and plain data.
+  // Before the run: what the engine would refuse only after reading the input.
+  bool checkParameterValues(const QVariantMap& parameters, QgsProcessingContext& context,
+                            QString* message = nullptr) const override;
+  // Worker thread: resolves the outputs, then only the engine and plain data.
   QVariantMap processAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
                                QgsProcessingFeedback* feedback) override;
 

@@ -1,8 +1,11 @@
 #include "ProcessingSupport.h"
 
 #include "Error.h"
+#include "PendingRaster.h"
 
 #include <qgsexception.h>
+#include <qgsprocessingoutputs.h>
+#include <qgsprocessingparameters.h>
 #include <qgsrasterdataprovider.h>
 #include <qgsrasterlayer.h>
 
@@ -42,6 +45,40 @@ std::string inputRasterPath(const QgsProcessingAlgorithm& algorithm, const QVari
   return layer->dataProvider()->dataSourceUri().toStdString();
 }
 
+std::vector<std::string> creationOptions(const QgsProcessingAlgorithm& algorithm,
+                                         const QVariantMap& parameters,
+                                         QgsProcessingContext& context) {
+  const QgsProcessingParameterDefinition* definition =
+      algorithm.parameterDefinition(QStringLiteral("CREATION_OPTIONS"));
+  std::vector<std::string> options;
+  if (!definition) return options;
+  const QString text = QgsProcessingParameters::parameterAsString(definition, parameters, context);
+  for (const QString& option : text.split('|', Qt::SkipEmptyParts))
+    if (!option.trimmed().isEmpty()) options.push_back(option.trimmed().toStdString());
+  return options;
+}
+
+bool checkCreationOptionsFor(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
+                             QgsProcessingContext& context, QString* message) {
+  const std::vector<std::string> options = creationOptions(algorithm, parameters, context);
+  if (options.empty()) return true;
+  // The destination as typed, without resolving it (which would register a layer to load).
+  QVariant destination = parameters.value(QStringLiteral("OUTPUT"));
+  if (destination.canConvert<QgsProcessingOutputLayerDefinition>())
+    destination = destination.value<QgsProcessingOutputLayerDefinition>().sink.staticValue();
+  QString path = destination.toString();
+  if (path.isEmpty() || path == QgsProcessing::TEMPORARY_OUTPUT) path = QStringLiteral("out.tif");
+  try {
+    checkCreationOptions(RasterFormat{outputDriver(path.toStdString(), ""), options});
+    return true;
+  } catch (const Error& error) {
+    if (message)
+      *message = QStringLiteral("%1: %2").arg(QString::fromStdString(error.parameter()),
+                                              QString::fromUtf8(error.what()));
+    return false;
+  }
+}
+
 void runEngineJob(const std::function<void()>& job) {
   try {
     job();
@@ -52,6 +89,15 @@ void runEngineJob(const std::function<void()>& job) {
                                      : QStringLiteral("%1: %2").arg(parameter, error.what()));
   } catch (const Canceled&) {
     throw QgsProcessingException(QObject::tr("Canceled; no output was written"));
+  } catch (const std::bad_alloc&) {
+    // The engine names RAM_MB itself; this is for what escapes it. Anything thrown out of an
+    // algorithm's run reaches QGIS's event loop, which shows a dialog and never returns in
+    // qgis_process.
+    throw QgsProcessingException(QObject::tr("RAM_MB: out of memory; lower the RAM budget"));
+  } catch (const std::exception& error) {
+    throw QgsProcessingException(QObject::tr("Unexpected failure: %1").arg(error.what()));
+  } catch (...) {
+    throw QgsProcessingException(QObject::tr("Unexpected failure"));
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace hyperstream {
 
@@ -37,6 +38,15 @@ Parameter* withHelp(Parameter* parameter, const QString& help, bool advanced = f
 // QGIS write a .aux.xml beside the input). Main thread only.
 std::string inputRasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
                             QgsProcessingContext& context);
+
+// CREATION_OPTIONS as NAME=VALUE strings ("A=1|B=2" in the parameter).
+std::vector<std::string> creationOptions(const QgsProcessingAlgorithm& algorithm,
+                                         const QVariantMap& parameters,
+                                         QgsProcessingContext& context);
+// checkParameterValues' part for CREATION_OPTIONS: each NAME=VALUE, known to and accepted by the
+// GDAL driver of OUTPUT's extension (the engine would refuse them only after reading the input).
+bool checkCreationOptionsFor(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
+                             QgsProcessingContext& context, QString* message);
 
 // Runs an engine job, turning its errors into QgsProcessingException "PARAMETER: message".
 void runEngineJob(const std::function<void()>& job);

@@ -103,17 +103,31 @@ bool SppAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessing
   options_.device = device == 1 ? "cpu" : (device == 2 ? "gpu" : "auto");
   options_.ramBytes =
       static_cast<int64_t>(parameterAsInt(parameters, QStringLiteral("RAM_MB"), context)) << 20;
+  return true;
+}
+
+bool SppAlgorithm::checkParameterValues(const QVariantMap& parameters,
+                                        QgsProcessingContext& context, QString* message) const {
+  if (!QgsProcessingAlgorithm::checkParameterValues(parameters, context, message)) return false;
+  const int window = parameterAsInt(parameters, QStringLiteral("WINDOW"), context);
+  if (window % 2 == 0) {
+    if (message)
+      *message = QObject::tr("WINDOW: the window must be odd (3, 5, ..., 15), not %1").arg(window);
+    return false;
+  }
+  return true;
+}
+
+QVariantMap SppAlgorithm::processAlgorithm(const QVariantMap& parameters,
+                                           QgsProcessingContext& context,
+                                           QgsProcessingFeedback* feedback) {
+  // Outputs are resolved here, on the context of the run (see PcaAlgorithm::processAlgorithm).
   options_.output =
       parameterAsOutputLayer(parameters, QStringLiteral("OUTPUT"), context).toStdString();
   options_.alphaOutput =
       parameterAsOutputLayer(parameters, QStringLiteral("OUTPUT_ALPHA"), context).toStdString();
   options_.rhoOutput =
       parameterAsOutputLayer(parameters, QStringLiteral("OUTPUT_RHO"), context).toStdString();
-  return true;
-}
-
-QVariantMap SppAlgorithm::processAlgorithm(const QVariantMap&, QgsProcessingContext&,
-                                           QgsProcessingFeedback* feedback) {
   ProcessingFeedback engineFeedback(feedback);
   SppResult result;
   runEngineJob([&] { result = runSpp(options_, engineFeedback); });

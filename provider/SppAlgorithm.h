@@ -22,6 +22,8 @@ class SppAlgorithm : public QgsProcessingAlgorithm {
  protected:
   bool prepareAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
                         QgsProcessingFeedback* feedback) override;
+  bool checkParameterValues(const QVariantMap& parameters, QgsProcessingContext& context,
+                            QString* message = nullptr) const override;
   QVariantMap processAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
                                QgsProcessingFeedback* feedback) override;
 

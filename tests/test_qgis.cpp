@@ -9,10 +9,15 @@
 #include "TestSupport.h"
 
 #include <qgsapplication.h>
+#include <qgsmaplayerstore.h>
 #include <qgsprocessingalgorithm.h>
+#include <qgsprocessingalgrunnertask.h>
 #include <qgsprocessingcontext.h>
 #include <qgsprocessingfeedback.h>
 #include <qgsprocessingregistry.h>
+#include <qgsprocessingutils.h>
+#include <qgsproject.h>
+#include <qgstaskmanager.h>
 
 #include <QtTest>
 
@@ -38,6 +43,47 @@ QVariantMap runAlgorithm(const QVariantMap& parameters, RecordingFeedback& feedb
   if (!algorithm) return {};
   QgsProcessingContext context;
   return algorithm->run(parameters, context, &feedback, &ok);
+}
+
+// Runs an algorithm as the Processing dialog does: a QgsProcessingAlgRunnerTask on the task
+// manager, the outputs as layer definitions to load into `project`, then what the dialog does
+// with context.layersToLoadOnCompletion() (processing/gui/Postprocessing.py). Returns the
+// sources of the layers that were added to the project.
+QStringList runAsTheDialogDoes(const QString& id, QVariantMap parameters,
+                               const QStringList& layerOutputs, QgsProject& project, bool& ok) {
+  QgsProcessingContext context;
+  context.setProject(&project);
+  for (const QString& output : layerOutputs)
+    parameters[output] = QVariant::fromValue(
+        QgsProcessingOutputLayerDefinition(parameters.value(output).toString(), &project));
+  std::unique_ptr<QgsProcessingAlgorithm> algorithm(
+      QgsApplication::processingRegistry()->createAlgorithmById(id));
+  QgsProcessingFeedback feedback;
+  bool done = false;
+  ok = false;
+  auto* task = new QgsProcessingAlgRunnerTask(algorithm.get(), parameters, context, &feedback);
+  QObject::connect(task, &QgsProcessingAlgRunnerTask::executed,
+                   [&](bool successful, const QVariantMap&) {
+                     done = true;
+                     ok = successful;
+                   });
+  QgsApplication::taskManager()->addTask(task);
+  QElapsedTimer timer;
+  timer.start();
+  while (!done && timer.elapsed() < 120000)
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+  const QMap<QString, QgsProcessingContext::LayerDetails> toLoad =
+      context.layersToLoadOnCompletion();
+  for (auto it = toLoad.begin(); it != toLoad.end(); ++it) {
+    QgsMapLayer* layer =
+        QgsProcessingUtils::mapLayerFromString(it.key(), context, true, it.value().layerTypeHint);
+    if (!layer) continue;
+    it.value().setOutputLayerName(layer);
+    it.value().project->addMapLayer(context.temporaryLayerStore()->takeMapLayer(layer));
+  }
+  QStringList sources;
+  for (QgsMapLayer* layer : project.mapLayers()) sources << layer->source();
+  return sources;
 }
 
 }  // namespace
@@ -152,6 +198,32 @@ class QgisTests : public QObject {
     hyperstream::runPca(options, engineFeedback);
     QCOMPARE(testing::readCube(results.value("OUTPUT").toString().toStdString()).values,
              testing::readCube(options.output).values);
+  }
+
+  // The dialog runs algorithms as a background task and loads the layers the run registered on
+  // the worker's context: outputs resolved before (in prepareAlgorithm) were never loaded.
+  void dialogRunsLoadTheirOutputs() {
+    testing::Cube cube = testing::correlatedCube(30, 40, 6, 5);
+    testing::roundValues(cube);
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Int16);
+    QgsProject project;
+    bool ok = false;
+    QStringList loaded = runAsTheDialogDoes(
+        "hyperstream:pca",
+        {{"INPUT", dir + "/in.tif"}, {"COMPONENTS", 2}, {"OUTPUT", dir + "/pcs.tif"}}, {"OUTPUT"},
+        project, ok);
+    QVERIFY(ok);
+    QCOMPARE(loaded, QStringList{dir + "/pcs.tif"});
+    loaded = runAsTheDialogDoes("hyperstream:spp",
+                                {{"INPUT", dir + "/in.tif"},
+                                 {"OUTPUT", dir + "/spp.tif"},
+                                 {"OUTPUT_ALPHA", dir + "/alpha.tif"}},
+                                {"OUTPUT", "OUTPUT_ALPHA"}, project, ok);
+    QVERIFY(ok);
+    loaded.sort();
+    QCOMPARE(loaded, QStringList({dir + "/alpha.tif", dir + "/pcs.tif", dir + "/spp.tif"}));
+    for (QgsMapLayer* layer : project.mapLayers()) QVERIFY(layer->isValid());
   }
 
   void badParametersNameTheParameter() {
