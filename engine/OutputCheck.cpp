@@ -35,6 +35,11 @@ void checkFolder(const std::string& parameter, const std::string& path) {
   if (path.empty()) throw Error(parameter, "no output file given");
   const QFileInfo info(QString::fromStdString(path));
   if (info.isDir()) throw Error(parameter, "the output '" + path + "' is a folder");
+  // Before anything opens it: opening a FIFO blocks until somebody writes to it.
+  if ((info.exists() || info.isSymLink()) && !info.isFile())
+    throw Error(parameter, "'" + path +
+                               "' exists and is not a regular file (a device, pipe or socket): "
+                               "choose another output name");
   const QFileInfo folder(info.absolutePath());
   if (!folder.isDir())
     throw Error(parameter,

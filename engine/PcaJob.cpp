@@ -1,5 +1,6 @@
 #include "PcaJob.h"
 
+#include "AddressSpace.h"
 #include "ComputeBackend.h"
 #include "Error.h"
 #include "GpuRuntime.h"
@@ -155,6 +156,7 @@ static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& fee
 
   JobInput input = openJobInput(options.input, options.bands, "PCA");
   result.input = input.info;
+  if (checkAddressSpace(options.ramBytes)) result.input.mappable = false;
   result.bands = input.bands;
   const RasterInfo& info = result.input;
   const std::vector<int>& bands = result.bands;

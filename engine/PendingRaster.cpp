@@ -137,6 +137,7 @@ DatasetPtr openForUpdate(const std::string& path, const std::string& parameter) 
 std::vector<std::string> existingDatasetFiles(const std::string& path) {
   const QFileInfo info(QString::fromStdString(path));
   if (!info.exists() && !info.isSymLink()) return {};
+  if (!info.isFile()) return {path};  // never opened: a FIFO would block
   ensureGdalDrivers();
   QuietGdalErrors quiet;
   DatasetPtr dataset(GDALDataset::FromHandle(
@@ -189,7 +190,8 @@ std::vector<std::string> PendingRaster::closeAndListFiles() {
 
 void PendingRaster::commit() {
   close();
-  const std::vector<std::string> replaced = existingDatasetFiles(destination_);
+  std::vector<std::string> replaced = existingDatasetFiles(destination_);
+  replaced.push_back(destination_ + ".aux.xml");  // GDAL's sidecar, even of what it cannot open
   const QDir target = QFileInfo(QString::fromStdString(destination_)).absoluteDir();
   std::vector<std::string> written;
   auto move = [&](const std::string& from, const std::string& to) {

@@ -65,7 +65,7 @@ class PendingRaster {
 DatasetPtr openForUpdate(const std::string& path, const std::string& parameter);
 
 // The files of an existing raster dataset at `path` (its sidecars included), or {path} when GDAL
-// cannot open it, or nothing when there is no such file.
+// cannot open it or it is not a regular file, or nothing when there is no such file.
 std::vector<std::string> existingDatasetFiles(const std::string& path);
 
 }  // namespace hyperstream

@@ -1,5 +1,6 @@
 #include "SppJob.h"
 
+#include "AddressSpace.h"
 #include "CpuSpp.h"
 #include "Error.h"
 #include "GpuRuntime.h"
@@ -46,6 +47,7 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   BackendStart starting(cpuOnly ? "cpu" : options.device, 0);
   JobInput input = openJobInput(options.input, options.bands, "SPP");
   result.input = input.info;
+  if (checkAddressSpace(options.ramBytes)) result.input.mappable = false;
   result.bands = input.bands;
   const RasterInfo& info = result.input;
   const int bands = static_cast<int>(result.bands.size());

@@ -350,7 +350,7 @@ int64_t peakGrowth(const std::function<void()>& work) {
 }
 
 QStringList filesIn(const QString& folder) {
-  return QDir(folder).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot);
+  return QDir(folder).entryList(QDir::Files | QDir::Dirs | QDir::Hidden | QDir::NoDotAndDotDot);
 }
 
 hyperstream::Moments referenceMoments(const std::vector<double>& values,

@@ -77,7 +77,7 @@ int64_t peakGrowth(const std::function<void()>& work);
 // What a job may add to the peak beyond its RAM budget (GDAL's and BLAS's own bookkeeping).
 constexpr int64_t kPeakSlackBytes = 16ll << 20;
 
-// Files in a folder (to check that nothing was left behind).
+// Files and folders in a folder, hidden ones too (to check that nothing was left behind).
 QStringList filesIn(const QString& folder);
 
 // Moments of the pixels with valid[p] != 0 of pixel-interleaved `values`, two-pass in long double.

@@ -2,6 +2,7 @@
 
 #include "TestSupport.h"
 
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QProcess>
 #include <QtTest>
@@ -142,6 +143,114 @@ class CliTests : public QObject {
     QCOMPARE(run({"pca", "a.tif", "b.tif", "--components", "3", "--variance", "90"}).exitCode, 2);
     QCOMPARE(run({"frobnicate"}).exitCode, 2);
     QCOMPARE(run({}).exitCode, 2);
+  }
+
+  // Option values are checked before any work and never overflow: "--bands 1-2000000000" was
+  // expanded into 15.8 GB before an error, "--ram 8796093022208" overflowed into "at least 16".
+  void hugeOptionValues() {
+    const QString dir = testing::tempDir();
+    QCOMPARE(run({"synth", dir + "/s.tif", "--rows", "20", "--cols", "20", "--bands", "8", "-q"})
+                 .exitCode,
+             0);
+    QElapsedTimer timer;
+    timer.start();
+    for (const char* range : {"1-2000000000", "1-2147483647"}) {
+      const Run bands = run({"pca", dir + "/s.tif", dir + "/o.tif", "--bands", range}, 20000);
+      QCOMPARE(bands.exitCode, 1);
+      QVERIFY2(bands.err.contains("[BANDS]") && bands.err.contains("does not exist"),
+               qPrintable(bands.err));
+    }
+    QVERIFY(timer.elapsed() < 10000);
+    const QList<QStringList> usageErrors = {
+        {"pca", "a.tif", "b.tif", "--ram", "8796093022208"},
+        {"pca", "a.tif", "b.tif", "--gpu-memory", "8796093022208"},
+        {"pca", "a.tif", "b.tif", "--components", "4294967299"},
+        {"pca", "a.tif", "b.tif", "--bands", "0-3"},
+        {"spp", "a.tif", "b.tif", "--window", "4294967299"},
+        {"synth", "s.tif", "--border", "-5"},
+        {"synth", "s.tif", "--dead-bands", "-3"},
+        {"synth", "s.tif", "--dead-bands", "three"},
+    };
+    for (const QStringList& arguments : usageErrors) {
+      const Run usage = run(arguments);
+      QVERIFY2(usage.exitCode == 2, qPrintable(arguments.join(' ') + ": " + usage.err));
+      QVERIFY2(usage.err.contains("--"), qPrintable(usage.err));
+    }
+    QCOMPARE(testing::filesIn(dir), QStringList{"s.tif"});
+  }
+
+  // Running out of memory is an error naming the RAM budget (it was "error: std::bad_alloc",
+  // and a hang in QGIS); under an address-space limit that leaves OpenBLAS no room (it then
+  // retries forever), the job is refused before it starts.
+  void outOfMemoryNamesTheRamBudget() {
+#if defined(__SANITIZE_ADDRESS__)
+    QSKIP("AddressSanitizer reserves terabytes of address space: no address-space limit fits");
+#endif
+    const QString dir = testing::tempDir();
+    QCOMPARE(
+        run({"synth", dir + "/s.tif", "--rows", "600", "--cols", "500", "--bands", "100", "-q"})
+            .exitCode,
+        0);
+    QProcess probe;
+    probe.start("prlimit", {"--version"});
+    if (!probe.waitForFinished() || probe.exitCode() != 0) QSKIP("no prlimit here");
+    for (const char* limit : {"900000000", "3000000000"}) {
+      QProcess process;
+      process.start("prlimit", {QString("--as=") + limit, "--", QStringLiteral(HYPERSTREAM_CLI),
+                                "pca", dir + "/s.tif", dir + "/o.tif", "--ram", "100000"});
+      QVERIFY(process.waitForFinished(60000));
+      const QString err = process.readAllStandardError();
+      QCOMPARE(process.exitCode(), 1);
+      QVERIFY2(err.contains("error [RAM_MB]"), qPrintable(err));
+    }
+    QCOMPARE(testing::filesIn(dir), QStringList{"s.tif"});
+  }
+
+  // A disk that fills up while an ENVI output is written (here a file-size limit, with SIGXFSZ
+  // ignored as a full disk would be) leaves nothing: its .hdr and .aux.xml were left behind.
+  void diskFullLeavesNothing() {
+    const QString dir = testing::tempDir();
+    QCOMPARE(run({"synth", dir + "/s.tif", "--rows", "200", "--cols", "100", "--bands", "30", "-q"})
+                 .exitCode,
+             0);
+    QProcess process;
+    process.start("sh", {"-c", "trap '' XFSZ; ulimit -f 1000; exec \"$0\" \"$@\"",
+                         QStringLiteral(HYPERSTREAM_CLI), "pca", dir + "/s.tif", dir + "/o.bin",
+                         "--format", "ENVI", "--components", "all", "-q"});
+    QVERIFY(process.waitForFinished(60000));
+    const QString err = process.readAllStandardError();
+    QCOMPARE(process.exitCode(), 1);
+    QVERIFY2(err.contains("error [OUTPUT]"), qPrintable(err));
+    QCOMPARE(testing::filesIn(dir), QStringList{"s.tif"});
+  }
+
+  // A second Ctrl-C (or SIGTERM) ends the program at once, and still removes the output in
+  // progress: it once left a 2 GB .part file.
+  void secondInterruptStillRemovesTheOutput() {
+    const QString dir = testing::tempDir();
+    QCOMPARE(run({"synth", dir + "/big.tif", "--rows", "600", "--cols", "400", "--quiet"}).exitCode,
+             0);
+    QProcess process;
+    process.start(QStringLiteral(HYPERSTREAM_CLI), {"pca", dir + "/big.tif", dir + "/out.tif",
+                                                    "--components", "all", "--strip-rows", "4"});
+    QVERIFY(process.waitForStarted());
+    process.setReadChannel(QProcess::StandardError);
+    QString messages;
+    while (!messages.contains("valid of") && process.waitForReadyRead(20000))
+      messages += process.readAllStandardError();  // in pass 2: the output exists
+    if (process.state() != QProcess::Running) QSKIP("the run ended before the interrupts");
+    // Stopped, the process gets both signals (of two kinds, so not merged into one) at once when
+    // it continues: the second always arrives while the first cancel is under way.
+    const auto pid = static_cast<pid_t>(process.processId());
+    ::kill(pid, SIGSTOP);
+    ::kill(pid, SIGINT);
+    ::kill(pid, SIGTERM);
+    ::kill(pid, SIGCONT);
+    QVERIFY(process.waitForFinished(20000));
+    messages += process.readAllStandardError();
+    QVERIFY2(messages.contains("canceling"), qPrintable(messages));
+    QCOMPARE(process.exitStatus(), QProcess::CrashExit);  // ended by the second signal
+    QCOMPARE(testing::filesIn(dir), QStringList{"big.tif"});
   }
 
   void interruptCancelsCleanly() {

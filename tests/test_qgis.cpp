@@ -3,12 +3,14 @@
 
 #include "HyperstreamProvider.h"
 #include "PcaJob.h"
+#include "ProcessingSupport.h"
 #include "SppJob.h"
 #include "Synth.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
 
 #include <qgsapplication.h>
+#include <qgsexception.h>
 #include <qgsmaplayerstore.h>
 #include <qgsprocessingalgorithm.h>
 #include <qgsprocessingalgrunnertask.h>
@@ -224,6 +226,61 @@ class QgisTests : public QObject {
     loaded.sort();
     QCOMPARE(loaded, QStringList({dir + "/alpha.tif", dir + "/pcs.tif", dir + "/spp.tif"}));
     for (QgsMapLayer* layer : project.mapLayers()) QVERIFY(layer->isValid());
+  }
+
+  // What the engine would refuse only after reading the input is refused by the dialog's check:
+  // an even SPP window ran, failed, and was followed by "layers were not correctly generated".
+  void parameterChecksBeforeTheRun() {
+    const QString dir = testing::tempDir();
+    testing::writeCube(testing::correlatedCube(10, 10, 4, 3), (dir + "/in.tif").toStdString(),
+                       GDT_Float32);
+    QgsProcessingContext context;
+    const QgsProcessingAlgorithm* spp =
+        QgsApplication::processingRegistry()->algorithmById("hyperstream:spp");
+    QString message;
+    QVERIFY(!spp->checkParameterValues(
+        {{"INPUT", dir + "/in.tif"}, {"WINDOW", 4}, {"OUTPUT", dir + "/o.tif"}}, context,
+        &message));
+    QVERIFY2(message.startsWith("WINDOW"), qPrintable(message));
+    QVERIFY(spp->checkParameterValues(
+        {{"INPUT", dir + "/in.tif"}, {"WINDOW", 5}, {"OUTPUT", dir + "/o.tif"}}, context,
+        &message));
+    const QgsProcessingAlgorithm* pca =
+        QgsApplication::processingRegistry()->algorithmById("hyperstream:pca");
+    for (const char* options : {"COMPRESS=BOGUS", "NOTANOPTION", "FOO=BAR"}) {
+      QVERIFY(!pca->checkParameterValues(
+          {{"INPUT", dir + "/in.tif"}, {"CREATION_OPTIONS", options}, {"OUTPUT", dir + "/o.tif"}},
+          context, &message));
+      QVERIFY2(message.startsWith("CREATION_OPTIONS"), qPrintable(message));
+    }
+    QVERIFY(pca->checkParameterValues({{"INPUT", dir + "/in.tif"},
+                                       {"CREATION_OPTIONS", "COMPRESS=DEFLATE|PREDICTOR=3"},
+                                       {"OUTPUT", QgsProcessing::TEMPORARY_OUTPUT}},
+                                      context, &message));
+    QVERIFY(context.layersToLoadOnCompletion().isEmpty());  // checking resolves no output
+  }
+
+  // Anything that escapes the engine becomes a QgsProcessingException: an exception that reaches
+  // QGIS's event loop shows a dialog, and qgis_process then never returns.
+  void everyFailureIsAProcessingException() {
+    const QList<std::function<void()>> failures = {
+        [] { throw std::bad_alloc(); },
+        [] { throw std::out_of_range("vector::at"); },
+        [] { throw 42; },
+    };
+    for (const std::function<void()>& failure : failures) {
+      try {
+        hyperstream::runEngineJob(failure);
+        QFAIL("nothing thrown");
+      } catch (const QgsProcessingException& e) {
+        QVERIFY(!e.what().isEmpty());
+      }
+    }
+    try {
+      hyperstream::runEngineJob([] { throw std::bad_alloc(); });
+    } catch (const QgsProcessingException& e) {
+      QVERIFY2(e.what().startsWith("RAM_MB"), qPrintable(e.what()));
+    }
   }
 
   void badParametersNameTheParameter() {

@@ -201,6 +201,30 @@ class SppTests : public QObject {
           worstAlpha, meanAlpha, worstOut, static_cast<long long>(valid));
   }
 
+  // An image of fewer rows than the window has no halo rows to hold: a 1-row image at window 15
+  // and a 64 MiB budget was refused ("budget too small ... 14 halo rows").
+  void fewRowsUnderATightBudget() {
+    for (int rows : {1, 3}) {
+      const QString dir = testing::tempDir();
+      testing::writeCube(nastyCube(rows, 3000, 120, 5, 50.0), (dir + "/in.tif").toStdString(),
+                         GDT_Int16);
+      const testing::Cube cube = testing::readCube((dir + "/in.tif").toStdString());
+      SppOptions options = optionsFor(dir + "/in.tif", dir + "/out.tif");
+      options.window = 15;
+      options.ramBytes = 64ll << 20;
+      options.alphaOutput = (dir + "/alpha.tif").toStdString();
+      TestFeedback feedback;
+      runSpp(options, feedback);
+      const SppReference ref = referenceSpp(cube, 15, false);
+      const testing::Cube alpha = testing::readCube(options.alphaOutput);
+      double worst = 0;
+      for (int64_t p = 0; p < cube.pixels(); ++p)
+        if (!std::isnan(ref.alpha[p]))
+          worst = std::max(worst, std::abs(alpha.values[p] - ref.alpha[p]));
+      QVERIFY2(worst <= 1e-6, qPrintable(QString("alpha off by %1").arg(worst)));
+    }
+  }
+
   // Halos: any strip height and RAM budget gives the same bytes.
   void stripHeightsGiveTheSameResult() {
     const QString dir = testing::tempDir();
