@@ -2,23 +2,105 @@
 
 qgis_process only loads Python plugins, so this small loader opens libhyperstream_qgis.so with
 ctypes and calls its extern "C" entry points, which add the provider to QGIS's registry.
+
+The library is loaded from a private copy of the plugin's libraries: QGIS's "Install from ZIP"
+rewrites the plugin's files in place, and rewriting a library that is mapped crashes QGIS.
 """
 import ctypes
 import os
+import re
+import shutil
+import tempfile
+
+_PROVIDER = "libhyperstream_qgis.so"
+_LIBRARIES = (_PROVIDER, "libhyperstream_cuda.so")  # the engine finds the CUDA one beside itself
+# Where the libraries this build links come from on Debian bookworm, for the error message.
+_PACKAGES = {
+    "libqgis_core": "libqgis-core3.22.16",
+    "libgdal": "libgdal32",
+    "liblapacke": "liblapacke",
+    "libopenblas": "libopenblas0",
+    "libQt5Core": "libqt5core5a",
+    "libQt5Gui": "libqt5gui5",
+    "libQt5Widgets": "libqt5widgets5",
+    "libQt5Xml": "libqt5xml5",
+}
 
 _library = None
+
+
+def _cache_folder():
+    try:
+        from qgis.core import QgsApplication
+        base = QgsApplication.qgisSettingsDirPath()
+    except ImportError:
+        base = ""
+    if not base:
+        base = os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache"))
+    return os.path.join(base, "cache", "hyperstream")
+
+
+def _private_copy():
+    """The provider library's path in a folder of copies named after the plugin's build, made
+    once per build; copies of other builds are removed (a process that still maps one keeps it)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    stat = os.stat(os.path.join(here, _PROVIDER))
+    cache = _cache_folder()
+    folder = os.path.join(cache, "%d-%d" % (stat.st_size, stat.st_mtime_ns))
+    if not os.path.isfile(os.path.join(folder, _PROVIDER)):
+        os.makedirs(cache, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=".copy-", dir=cache)
+        for name in _LIBRARIES:
+            if os.path.isfile(os.path.join(here, name)):
+                shutil.copy2(os.path.join(here, name), staging)
+        try:
+            os.rename(staging, folder)  # complete or not there: another QGIS may do the same
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+    for name in os.listdir(cache):
+        if os.path.join(cache, name) != folder and not name.startswith(".copy-"):
+            shutil.rmtree(os.path.join(cache, name), ignore_errors=True)
+    return os.path.join(folder, _PROVIDER)
+
+
+def _why(error):
+    """What the system said, and what to install when a library is missing."""
+    reason = str(error)
+    missing = re.search(r"(lib[\w+.-]+?\.so[\w.]*): cannot open shared object file", reason)
+    if not missing:
+        return "Hyperstream's provider library cannot be loaded: %s" % reason
+    name = missing.group(1)
+    package = next((p for prefix, p in _PACKAGES.items() if name.startswith(prefix + ".")), None)
+    hint = ("install it with: sudo apt install %s" % package if package else
+            "install the package that provides it")
+    return ("Hyperstream's provider library cannot be loaded: %s is missing (%s). The plugin "
+            "is built for Debian bookworm's QGIS 3.22." % (name, hint))
+
+
+def _report(message):
+    try:
+        from qgis.core import Qgis, QgsMessageLog
+        QgsMessageLog.logMessage(message, "Hyperstream", Qgis.Critical)
+    except ImportError:
+        pass
 
 
 def _load():
     global _library
     if _library is None:
-        # RTLD_DEEPBIND: the library's own dependencies (OpenBLAS) come before what the host
-        # already loaded. Without it, inside QGIS its BLAS calls bind to the first CBLAS loaded
-        # (seen: GSL's reference libgslcblas, single-threaded and many times slower).
-        mode = ctypes.RTLD_LOCAL | getattr(os, "RTLD_DEEPBIND", 0)
-        path = os.path.join(os.path.dirname(__file__), "libhyperstream_qgis.so")
-        _library = ctypes.CDLL(path, mode=mode)
-        _library.hyperstream_register.restype = ctypes.c_int
+        try:
+            path = _private_copy()
+            # RTLD_DEEPBIND: the library's own dependencies (OpenBLAS) come before what the host
+            # already loaded. Without it, inside QGIS its BLAS calls bind to the first CBLAS
+            # loaded (seen: GSL's reference libgslcblas, single-threaded and many times slower).
+            mode = ctypes.RTLD_LOCAL | getattr(os, "RTLD_DEEPBIND", 0)
+            library = ctypes.CDLL(path, mode=mode)
+        except OSError as error:
+            message = _why(error)
+            _report(message)
+            raise RuntimeError(message) from None
+        library.hyperstream_register.restype = ctypes.c_int
+        _library = library
     return _library
 
 
@@ -33,7 +115,12 @@ class HyperstreamPlugin:
 
     def initGui(self):
         # The desktop never calls initProcessing() by itself.
-        self.initProcessing()
+        try:
+            self.initProcessing()
+        except RuntimeError as error:
+            if self.iface is not None:
+                self.iface.messageBar().pushCritical("Hyperstream", str(error))
+            raise
 
     def unload(self):
         if self.registered:

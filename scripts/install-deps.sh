@@ -5,7 +5,8 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config qtbase5-dev libgdal-dev gdal-bin
           libopenblas-dev liblapacke-dev
           libopenmpi-dev openmpi-bin  # hyperstream-mpi and its tests
-          libqgis-dev qgis python3-qgis)  # the QGIS provider, qgis_process and PyQGIS
+          libqgis-dev qgis python3-qgis  # the QGIS provider, qgis_process and PyQGIS
+          xvfb)  # the QGIS desktop test (tests/test_qgis_desktop.sh)
 if [ "${1:-}" = "--bench" ]; then
   packages+=(otb-bin grass-core python3-gdal python3-numpy time)
 fi

@@ -64,6 +64,32 @@ assert result["N_COMPONENTS"] == 4, result
 plugin.unload()
 PY
 
+# Out of memory ends the run with an error naming RAM_MB (it once hung in a dialog): here an
+# address-space limit that leaves no room for the budget.
+if command -v prlimit >/dev/null; then
+  status=0
+  timeout -s KILL 120 prlimit --as=2200000000 $qp run hyperstream:pca -- INPUT="$work/scene.tif" \
+    OUTPUT="$work/oom.tif" RAM_MB=100000 >"$work/oom.log" 2>&1 || status=$?
+  [ $status -ne 0 ] && [ $status -ne 137 ] || { cat "$work/oom.log"; fail "RAM_MB=100000 under ulimit -v: status $status"; }
+  grep -q "RAM_MB" "$work/oom.log" || { cat "$work/oom.log"; fail "out of memory does not name RAM_MB"; }
+fi
+
+# A provider library that cannot be loaded says why (it said only "error starting plugin").
+broken=$work/broken/profiles/default/python/plugins
+mkdir -p "$broken" && cp -r "$plugin" "$broken/"
+echo "not a library" >"$broken/hyperstream/libhyperstream_qgis.so"
+QGIS_CUSTOM_CONFIG_PATH=$work/broken $qp plugins enable hyperstream >/dev/null 2>&1 || true
+QGIS_CUSTOM_CONFIG_PATH=$work/broken $qp list >"$work/broken.log" 2>&1 || true
+grep -q "provider library cannot be loaded: .*too short" "$work/broken.log" ||
+  { cat "$work/broken.log"; fail "a broken library's load failure does not say why"; }
+/usr/bin/python3 - "$plugins" <<'PY' || fail "the load failure's advice"
+import sys
+sys.path.insert(0, sys.argv[1])
+from hyperstream import _why
+message = _why(OSError("libgdal.so.32: cannot open shared object file: No such file or directory"))
+assert "libgdal.so.32 is missing" in message and "sudo apt install libgdal32" in message, message
+PY
+
 # A graphical model chaining hyperstream:pca with native:rasterlayerstatistics.
 $qp --json run "$model" -- scene="$work/scene.tif" components=4 pca:components_raster="$work/model.tif" \
   stats:pc1_statistics="$work/model.html" 2>/dev/null >"$work/model.json" || fail "model run"

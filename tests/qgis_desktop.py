@@ -1,0 +1,97 @@
+"""Runs inside the QGIS desktop (qgis --code), driven by tests/test_qgis_desktop.sh: what a user
+does with the mouse, through the same code. Runs hyperstream:pca and hyperstream:spp from their
+Processing dialogs (a background task each, results loaded by the dialog), then reinstalls the
+plugin from a ZIP while it is loaded (Plugin Manager, "Install from ZIP") and runs PCA again.
+Writes one line per step to $HYPERSTREAM_DESKTOP_RESULTS and quits; a crash writes nothing more."""
+import os
+import traceback
+
+from qgis.PyQt.QtCore import QTimer
+from qgis.PyQt.QtWidgets import QApplication
+from qgis.core import QgsApplication, QgsProject
+from qgis.utils import iface
+
+work = os.environ["HYPERSTREAM_DESKTOP_WORK"]
+results = open(os.environ["HYPERSTREAM_DESKTOP_RESULTS"], "w", buffering=1)
+scene = os.path.join(work, "scene.tif")
+
+
+def say(line):
+    results.write(line + "\n")
+
+
+def loaded_sources():
+    return sorted(layer.source() for layer in QgsProject.instance().mapLayers().values())
+
+
+def when(condition, then, seconds=120):
+    """Calls then() once condition() holds, polling the event loop; fails after `seconds`."""
+    waited = [0]
+
+    def poll():
+        if condition():
+            then()
+        elif waited[0] > seconds * 10:
+            say("FAIL timed out waiting: loaded %s" % loaded_sources())
+            QApplication.exit(1)
+        else:
+            waited[0] += 1
+            QTimer.singleShot(100, poll)
+    poll()
+
+
+def run_dialog(algorithm, parameters, outputs, then):
+    import processing
+    dialog = processing.createAlgorithmDialog(algorithm, parameters)
+    dialog.show()
+    dialog.runAlgorithm()  # the Run button: a QgsProcessingAlgRunnerTask on the task manager
+
+    def done():
+        say("ok %s dialog loaded %s" % (algorithm, ", ".join(os.path.basename(o) for o in outputs)))
+        dialog.close()
+        then()
+    when(lambda: all(o in loaded_sources() for o in outputs), done)
+
+
+def pca_dialog():
+    if not QgsApplication.processingRegistry().providerById("hyperstream"):
+        say("FAIL the provider is not registered")
+        QApplication.exit(1)
+        return
+    out = os.path.join(work, "pcs.tif")
+    run_dialog("hyperstream:pca", {"INPUT": scene, "COMPONENTS": 3, "OUTPUT": out}, [out],
+               spp_dialog)
+
+
+def spp_dialog():
+    outputs = [os.path.join(work, "spp.tif"), os.path.join(work, "alpha.tif")]
+    run_dialog("hyperstream:spp", {"INPUT": scene, "WINDOW": 3, "OUTPUT": outputs[0],
+                                   "OUTPUT_ALPHA": outputs[1]}, outputs, reinstall)
+
+
+def reinstall():
+    iface.mainWindow().grab().save(os.path.join(work, "desktop.png"))
+    import pyplugin_installer
+    pyplugin_installer.instance().installFromZipFile(os.path.join(work, "hyperstream.zip"))
+    say("ok reinstalled from a ZIP while loaded")
+    QTimer.singleShot(500, run_after_reinstall)
+
+
+def run_after_reinstall():
+    import processing
+    out = os.path.join(work, "after.tif")
+    result = processing.run("hyperstream:pca", {"INPUT": scene, "COMPONENTS": 2, "OUTPUT": out})
+    say("ok pca after the reinstall: %d components" % result["N_COMPONENTS"])
+    say("done")
+    QApplication.exit(0)
+
+
+def start():
+    try:
+        pca_dialog()
+    except Exception:
+        say("FAIL " + traceback.format_exc().replace("\n", " | "))
+        QApplication.exit(1)
+
+
+QTimer.singleShot(3000, start)
