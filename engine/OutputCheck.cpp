@@ -103,43 +103,52 @@ void OutputCheck::file(const std::string& parameter, const std::string& path) {
 void OutputCheck::claim(const std::string& parameter, const std::string& destination,
                         const std::vector<std::string>& files,
                         const std::vector<std::string>& replaceable) {
-  const std::string target = canonical(destination);
   std::vector<std::string> mayReplace;
+  mayReplace.reserve(replaceable.size());
   for (const std::string& file : replaceable) mayReplace.push_back(canonical(file));
-  std::vector<Claim> mine;
   for (const std::string& file : files) {
     const std::string path = canonical(file);
-    if (std::any_of(mine.begin(), mine.end(), [&](const Claim& c) { return c.file == path; }))
-      continue;
-    const bool isDestination = path == target;
-    const auto other = std::find_if(claimed_.begin(), claimed_.end(), [&](const Claim& c) {
-      return c.file == path && c.parameter != parameter;
-    });
-    if (isDestination && (contains(inputs_, path) || other != claimed_.end()))
-      throw Error(parameter, "'" + destination +
-                                 "' is the input or another output of this run: choose another "
-                                 "file name");
-    const std::string writes = "writing '" + destination + "' also writes '" + file + "', ";
-    if (contains(inputs_, path))
-      throw Error(parameter, writes + "one of the input's files: choose another output name");
-    if (other != claimed_.end())
-      throw Error(parameter, writes + "which another output of this run (" + other->parameter +
-                                 ") writes too: choose another output name");
-    const QFileInfo info(QString::fromStdString(file));
-    if ((info.exists() || info.isSymLink()) && !info.isFile())
-      throw Error(parameter, "'" + file +
-                                 "' exists and is not a regular file (a folder, device, pipe or "
-                                 "socket): choose another output name");
-    if (info.exists() && !contains(mayReplace, path))
-      throw Error(parameter, writes + "which exists and is not part of '" + destination +
-                                 "': choose another output name, or move '" + file + "' away");
-    mine.push_back({path, parameter});
-  }
-  // A raster claims its destination twice (before and after the probe): one entry is enough.
-  for (const Claim& c : mine)
+    const std::string problem = whyNotWritable(parameter, destination, file, path, mayReplace);
+    if (!problem.empty()) throw Error(parameter, problem);
+    // A raster claims its destination twice (before and after the probe): one entry is enough.
     if (std::none_of(claimed_.begin(), claimed_.end(),
-                     [&](const Claim& d) { return d.file == c.file; }))
-      claimed_.push_back(c);
+                     [&](const Claim& c) { return c.file == path; }))
+      claimed_.push_back({path, parameter});
+  }
+}
+
+std::string OutputCheck::whyNotWritable(const std::string& parameter,
+                                        const std::string& destination, const std::string& file,
+                                        const std::string& path,
+                                        const std::vector<std::string>& mayReplace) const {
+  const auto other = std::find_if(claimed_.begin(), claimed_.end(), [&](const Claim& c) {
+    return c.file == path && c.parameter != parameter;
+  });
+  if (path == canonical(destination)) {
+    if (contains(inputs_, path) || other != claimed_.end())
+      return "'" + destination +
+             "' is the input or another output of this run: choose another "
+             "file name";
+  }
+  std::string writes = "writing '";
+  writes += destination;
+  writes += "' also writes '";
+  writes += file;
+  writes += "', ";
+  if (contains(inputs_, path))
+    return writes + "one of the input's files: choose another output name";
+  if (other != claimed_.end())
+    return writes + "which another output of this run (" + other->parameter +
+           ") writes too: choose another output name";
+  const QFileInfo info(QString::fromStdString(file));
+  if ((info.exists() || info.isSymLink()) && !info.isFile())
+    return "'" + file +
+           "' exists and is not a regular file (a folder, device, pipe or socket): choose another "
+           "output name";
+  if (info.exists() && !contains(mayReplace, path))
+    return writes + "which exists and is not part of '" + destination +
+           "': choose another output name, or move it away";
+  return {};
 }
 
 void OutputCheck::removeStalePendingFolders(const std::string& folder) {

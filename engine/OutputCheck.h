@@ -31,8 +31,14 @@ class OutputCheck {
     std::string file;  // canonical
     std::string parameter;
   };
+  // Claims `files` for the output `parameter` writes at `destination`, of which it may replace
+  // `replaceable`; throws Error(parameter) for the first it must not write.
   void claim(const std::string& parameter, const std::string& destination,
              const std::vector<std::string>& files, const std::vector<std::string>& replaceable);
+  // Empty, or why the output may not write `file` (canonically `path`).
+  std::string whyNotWritable(const std::string& parameter, const std::string& destination,
+                             const std::string& file, const std::string& path,
+                             const std::vector<std::string>& mayReplace) const;
   void removeStalePendingFolders(const std::string& folder);
 
   std::vector<std::string> inputs_;  // canonical

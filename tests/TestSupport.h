@@ -74,6 +74,13 @@ QString sharedDataDir();
 // before. -1, and nothing run, where the peak cannot be reset. Heap that earlier work freed but the
 // allocator kept can hide part of the growth.
 int64_t peakGrowth(const std::function<void()>& work);
+// Under AddressSanitizer, whose shadow memory and quarantine add to the resident size far
+// beyond what a job allocates: memory budgets cannot be checked there.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool underAddressSanitizer = true;
+#else
+constexpr bool underAddressSanitizer = false;
+#endif
 // What a job may add to the peak beyond its RAM budget (GDAL's and BLAS's own bookkeeping).
 constexpr int64_t kPeakSlackBytes = 16ll << 20;
 

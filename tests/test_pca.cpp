@@ -196,6 +196,8 @@ class PcaTests : public QObject {
     options.components = components;
     options.ramBytes = int64_t{ramMiB} << 20;
     bool resident = true;
+    if (testing::underAddressSanitizer)
+      QSKIP("AddressSanitizer's shadow memory and quarantine add to the resident size");
     const int64_t grown = testing::peakGrowth([&] {
       TestFeedback feedback;
       resident = runPca(options, feedback).resident;

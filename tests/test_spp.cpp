@@ -275,6 +275,8 @@ class SppTests : public QObject {
     SppOptions options = optionsFor(dir + "/in.tif", dir + "/out.tif");
     options.ramBytes = 16ll << 20;
     bool resident = true;
+    if (testing::underAddressSanitizer)
+      QSKIP("AddressSanitizer's shadow memory and quarantine add to the resident size");
     const int64_t grown = testing::peakGrowth([&] {
       TestFeedback feedback;
       resident = runSpp(options, feedback).resident;
