@@ -18,20 +18,20 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <functional>
 
 using namespace hyperstream;
 
 namespace {
 
-// Runs the job, expecting an Error about `parameter` whose message contains `words`; checks
-// that the folder holds exactly the files it held before.
-void expectError(const PcaOptions& options, const QString& parameter, const QString& words,
-                 const QString& folder) {
+// Runs `job`, expecting an Error about `parameter` whose message contains `words`; checks that
+// the folder holds exactly the files it held before.
+void expectJobError(const std::function<void()>& job, const QString& parameter,
+                    const QString& words, const QString& folder) {
   QStringList before = testing::filesIn(folder);
   before.sort();
-  TestFeedback feedback;
   try {
-    runPca(options, feedback);
+    job();
     QFAIL("no error");
   } catch (const Error& error) {
     QCOMPARE(QString::fromStdString(error.parameter()), parameter);
@@ -40,6 +40,13 @@ void expectError(const PcaOptions& options, const QString& parameter, const QStr
   QStringList after = testing::filesIn(folder);
   after.sort();
   QCOMPARE(after, before);
+}
+
+// expectJobError for a PCA.
+void expectError(const PcaOptions& options, const QString& parameter, const QString& words,
+                 const QString& folder) {
+  TestFeedback feedback;
+  expectJobError([&] { runPca(options, feedback); }, parameter, words, folder);
 }
 
 PcaOptions optionsFor(const QString& input, const QString& output) {
@@ -431,12 +438,7 @@ class ErrorTests : public QObject {
     SppOptions spp;
     spp.input = (dir + "/spike.tif").toStdString();
     spp.output = (dir + "/spp.tif").toStdString();
-    try {
-      runSpp(spp, feedback);
-      QFAIL("no error");
-    } catch (const Error& error) {
-      QCOMPARE(QString::fromStdString(error.parameter()), QString("OUTPUT_TYPE"));
-    }
+    expectJobError([&] { runSpp(spp, feedback); }, "OUTPUT_TYPE", "Float64", dir);
     spp.outputType = OutputType::Float64;
     runSpp(spp, feedback);
     for (double v : testing::readCube(spp.output).values) QVERIFY(std::isfinite(v));
@@ -446,14 +448,7 @@ class ErrorTests : public QObject {
     testing::writeCube(overflow, (dir + "/overflow.tif").toStdString(), GDT_Float64);
     spp.input = (dir + "/overflow.tif").toStdString();
     spp.output = (dir + "/spp2.tif").toStdString();
-    try {
-      runSpp(spp, feedback);
-      QFAIL("no error");
-    } catch (const Error& error) {
-      QCOMPARE(QString::fromStdString(error.parameter()), QString("INPUT"));
-      QVERIFY2(QString(error.what()).contains("too large"), error.what());
-    }
-    QVERIFY(!QFile::exists(dir + "/spp2.tif"));
+    expectJobError([&] { runSpp(spp, feedback); }, "INPUT", "too large", dir);
   }
 
   // A canceled or failed output is deleted without being filled first: closing a GeoTIFF with
