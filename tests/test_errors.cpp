@@ -335,7 +335,11 @@ class ErrorTests : public QObject {
     expectError(options, "OUTPUT_STATS", "not a regular file", dir);
     options.statsJson.clear();
     options.tableCsv = (dir + "/null").toStdString();
-    expectError(options, "OUTPUT_TABLE", "not a regular file", dir);
+    struct stat device {};
+    if (stat("/dev/null", &device) == 0 && S_ISCHR(device.st_mode))  // not so in some chroots
+      expectError(options, "OUTPUT_TABLE", "not a regular file", dir);
+    else
+      qInfo("/dev/null is not a device here: the link to it is not checked");
     expectError(optionsFor(input, dir + "/fifo"), "OUTPUT", "not a regular file", dir);
     QVERIFY(QFileInfo(dir + "/null").isSymLink());
     struct stat status {};
