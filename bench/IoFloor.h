@@ -5,9 +5,9 @@
 // path, doing no arithmetic. passes = 2 reads the input twice, as a streamed PCA whose cube does
 // not fit its RAM budget does.
 
-#include "PendingRaster.h"
-#include "Pipeline.h"
-#include "Raster.h"
+#include "io/PendingRaster.h"
+#include "io/Raster.h"
+#include "run/Pipeline.h"
 
 #include <QElapsedTimer>
 #include <QThread>

@@ -7,10 +7,10 @@
 // long as the slowest GPU. GPU COUNTS is a list ("1,2"): each round runs every count in turn on
 // the same cube, so that their ratio is measured side by side.
 
-#include "ComputeBackend.h"
-#include "Error.h"
-#include "GpuRuntime.h"
-#include "PcaModel.h"
+#include "core/Error.h"
+#include "pca/PcaModel.h"
+#include "run/ComputeBackend.h"
+#include "run/GpuRuntime.h"
 
 #include <QElapsedTimer>
 #include <QThread>

@@ -8,9 +8,9 @@
 // page-locks the buffers from a thread each; `quick-exit` ends with std::_Exit, skipping the
 // static destructors (CUDA's runtime tears its context down in one).
 
-#include "ComputeBackend.h"
-#include "Error.h"
-#include "GpuRuntime.h"
+#include "core/Error.h"
+#include "run/ComputeBackend.h"
+#include "run/GpuRuntime.h"
 
 #include <QElapsedTimer>
 

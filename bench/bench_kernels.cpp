@@ -3,8 +3,8 @@
 // times DSYRK alone (the compute floor of the covariance), the backend's moments (validity,
 // conversion, DSYRK) and its projection to 10 components, on random uint16 pixels.
 
-#include "ComputeBackend.h"
-#include "PcaModel.h"
+#include "pca/PcaModel.h"
+#include "run/ComputeBackend.h"
 
 #include <cblas.h>
 

@@ -10,10 +10,10 @@
 // has planned the job, the PCA's second once pass 1 and the fit are done). STRIP_ROWS > 0 sets
 // the PCA's strip height (0: the engine's choice).
 
-#include "Feedback.h"
 #include "IoFloor.h"
-#include "PcaJob.h"
-#include "SppJob.h"
+#include "core/Feedback.h"
+#include "pca/PcaJob.h"
+#include "spp/SppJob.h"
 
 #include <QElapsedTimer>
 

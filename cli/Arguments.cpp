@@ -1,6 +1,6 @@
 #include "Arguments.h"
 
-#include "Error.h"
+#include "core/Error.h"
 
 #include <QCommandLineParser>
 

@@ -2,7 +2,7 @@
 // What the command-line programs (hyperstream, hyperstream-mpi) share: option parsing helpers,
 // the pca command's options and summary, and one-line error reports.
 
-#include "PcaJob.h"
+#include "pca/PcaJob.h"
 
 #include <QString>
 #include <QStringList>

@@ -2,7 +2,7 @@
 // Engine feedback on a terminal: a progress bar on stderr when it is a terminal, log lines,
 // and Ctrl-C as cancel.
 
-#include "Feedback.h"
+#include "core/Feedback.h"
 
 #include <QMutex>
 

@@ -1,6 +1,6 @@
 #include "MpiGroup.h"
 
-#include "PendingFiles.h"
+#include "io/PendingFiles.h"
 
 #include <unistd.h>
 

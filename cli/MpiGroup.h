@@ -4,7 +4,7 @@
 // rank then learns the failure (which rank, what) in that same exchange and stops with a
 // GroupFailure, so that nobody waits forever for a rank that will not come.
 
-#include "JobGroup.h"
+#include "run/JobGroup.h"
 
 #include <mpi.h>
 

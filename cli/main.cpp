@@ -3,11 +3,11 @@
 #include "Arguments.h"
 #include "ConsoleFeedback.h"
 #include "CudaSettings.h"
-#include "Error.h"
-#include "GpuRuntime.h"
-#include "PcaJob.h"
-#include "SppJob.h"
-#include "Synth.h"
+#include "core/Error.h"
+#include "pca/PcaJob.h"
+#include "run/GpuRuntime.h"
+#include "spp/SppJob.h"
+#include "synth/Synth.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

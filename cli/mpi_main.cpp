@@ -6,10 +6,10 @@
 #include "Arguments.h"
 #include "ConsoleFeedback.h"
 #include "CudaSettings.h"
-#include "Error.h"
-#include "GpuRuntime.h"
 #include "MpiGroup.h"
-#include "PcaJob.h"
+#include "core/Error.h"
+#include "pca/PcaJob.h"
+#include "run/GpuRuntime.h"
 
 #include <QCoreApplication>
 

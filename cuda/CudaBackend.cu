@@ -5,11 +5,11 @@
 // float32 or float64). Uploads run on their own stream, so copying strip
 // i+1 overlaps computing strip i while the engine's reader thread reads strip i+2.
 
-#include "ComputeBackend.h"
 #include "CudaResources.h"
-#include "GpuRuntime.h"
 #include "Kernels.h"
-#include "Samples.h"
+#include "core/Samples.h"
+#include "run/ComputeBackend.h"
+#include "run/GpuRuntime.h"
 
 #include <sys/mman.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 // RAII owners for CUDA and cuBLAS resources, and status checks that throw DeviceError.
 
-#include "Error.h"
+#include "core/Error.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

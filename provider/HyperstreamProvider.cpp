@@ -1,7 +1,7 @@
 #include "HyperstreamProvider.h"
 
-#include "Error.h"
-#include "GpuRuntime.h"
+#include "core/Error.h"
+#include "run/GpuRuntime.h"
 
 #include "PcaAlgorithm.h"
 #include "SppAlgorithm.h"

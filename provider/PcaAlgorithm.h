@@ -1,7 +1,7 @@
 #pragma once
 // hyperstream:pca, the Processing algorithm around the engine's PCA job.
 
-#include "PcaJob.h"
+#include "pca/PcaJob.h"
 
 #include <qgsprocessingalgorithm.h>
 

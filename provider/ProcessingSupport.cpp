@@ -1,7 +1,7 @@
 #include "ProcessingSupport.h"
 
-#include "Error.h"
-#include "PendingRaster.h"
+#include "core/Error.h"
+#include "io/PendingRaster.h"
 
 #include <qgsexception.h>
 #include <qgsprocessingoutputs.h>

@@ -2,7 +2,7 @@
 // What every Hyperstream algorithm shares with QGIS: the engine's feedback on QGIS's, help texts
 // and Advanced flags, the input raster resolved to a file path, engine errors as QGIS exceptions.
 
-#include "Feedback.h"
+#include "core/Feedback.h"
 
 #include <qgsprocessingalgorithm.h>
 #include <qgsprocessingfeedback.h>

@@ -1,7 +1,7 @@
 #pragma once
 // hyperstream:spp, the Processing algorithm around the engine's spatial preprocessing job.
 
-#include "SppJob.h"
+#include "spp/SppJob.h"
 
 #include <qgsprocessingalgorithm.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 // Engine feedback for tests: records messages, can cancel once progress passes a mark.
 
-#include "Feedback.h"
+#include "core/Feedback.h"
 
 #include <QMutex>
 #include <QStringList>

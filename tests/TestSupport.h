@@ -2,7 +2,7 @@
 // Test helpers: cubes in memory, written with GDAL, and the independent float64 reference PCA
 // (plain two-pass loops and a Jacobi eigen-solver; none of the engine's code).
 
-#include "Moments.h"
+#include "pca/Moments.h"
 
 #include <gdal.h>
 

@@ -1,13 +1,13 @@
 // Integration tests: bad input gives a clear error naming the parameter, and leaves no file.
 
-#include "ComputeBackend.h"
-#include "Error.h"
-#include "GpuRuntime.h"
-#include "PcaJob.h"
-#include "PendingRaster.h"
-#include "SppJob.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
+#include "core/Error.h"
+#include "io/PendingRaster.h"
+#include "pca/PcaJob.h"
+#include "run/ComputeBackend.h"
+#include "run/GpuRuntime.h"
+#include "spp/SppJob.h"
 
 #include <QCoreApplication>
 #include <QFile>

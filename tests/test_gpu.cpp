@@ -2,14 +2,14 @@
 // relative, components within 1e-4 of their standard deviation. Skipped (QSKIP, with the reason)
 // where no CUDA device is usable; run on the GPU machine.
 
-#include "ComputeBackend.h"
-#include "Error.h"
-#include "GpuRuntime.h"
-#include "PcaJob.h"
-#include "Samples.h"
-#include "SppJob.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
+#include "core/Error.h"
+#include "core/Samples.h"
+#include "pca/PcaJob.h"
+#include "run/ComputeBackend.h"
+#include "run/GpuRuntime.h"
+#include "spp/SppJob.h"
 
 #include <QFileInfo>
 #include <QtTest>

@@ -3,10 +3,10 @@
 // count, a rank whose rows are all nodata, Byte and ENVI outputs; a rank that fails to read its
 // rows and a rank that is killed both end the job with no output left behind.
 
-#include "Error.h"
-#include "PcaJob.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
+#include "core/Error.h"
+#include "pca/PcaJob.h"
 
 #include <QDir>
 #include <QFile>

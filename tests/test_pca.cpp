@@ -1,12 +1,12 @@
 // Integration tests: file-to-file PCA against the float64 reference, on generated cubes and the
 // real scenes in ../shared/data.
 
-#include "Error.h"
-#include "JobGroup.h"
-#include "PcaJob.h"
-#include "Synth.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
+#include "core/Error.h"
+#include "pca/PcaJob.h"
+#include "run/JobGroup.h"
+#include "synth/Synth.h"
 
 #include <QFile>
 #include <QJsonArray>

@@ -2,12 +2,12 @@
 // the Processing framework against the engine's own result, errors and cancel.
 
 #include "HyperstreamProvider.h"
-#include "PcaJob.h"
 #include "ProcessingSupport.h"
-#include "SppJob.h"
-#include "Synth.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
+#include "pca/PcaJob.h"
+#include "spp/SppJob.h"
+#include "synth/Synth.h"
 
 #include <qgsapplication.h>
 #include <qgsexception.h>

@@ -1,10 +1,10 @@
 // Spatial preprocessing against a float64 reference written here (plain loops over pixels and
 // window offsets): alpha within 1e-6 absolute, displaced spectra within 1e-5 relative.
 
-#include "Error.h"
-#include "SppJob.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
+#include "core/Error.h"
+#include "spp/SppJob.h"
 
 #include <QFileInfo>
 #include <QtTest>

@@ -1,13 +1,13 @@
 // Unit tests: the Chan merge, the fit's conventions, component selection, strip planning and the
 // CPU backend's strip kernels against the float64 reference.
 
-#include "ComputeBackend.h"
-#include "CpuSpp.h"
-#include "IntegerMoments.h"
-#include "Moments.h"
-#include "PcaModel.h"
-#include "Pipeline.h"
 #include "TestSupport.h"
+#include "pca/IntegerMoments.h"
+#include "pca/Moments.h"
+#include "pca/PcaModel.h"
+#include "run/ComputeBackend.h"
+#include "run/Pipeline.h"
+#include "spp/CpuSpp.h"
 
 #include <QtTest>
 

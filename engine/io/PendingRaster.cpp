@@ -1,0 +1,214 @@
+#include "io/PendingRaster.h"
+
+#include "core/Error.h"
+
+#include <cpl_string.h>
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QRandomGenerator>
+#include <QRegularExpression>
+#include <QSysInfo>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace hyperstream {
+
+namespace {
+
+std::string absolute(const std::string& path) {
+  return QDir::cleanPath(QFileInfo(QString::fromStdString(path)).absoluteFilePath()).toStdString();
+}
+
+CPLStringList creationOptionList(const RasterFormat& format) {
+  CPLStringList options;
+  for (const std::string& option : format.creationOptions) {
+    const size_t equals = option.find('=');
+    if (equals == std::string::npos || equals == 0)
+      throw Error("CREATION_OPTIONS", "creation option '" + option + "' is not NAME=VALUE");
+    options.SetNameValue(option.substr(0, equals).c_str(), option.substr(equals + 1).c_str());
+  }
+  const std::string driver = format.driver->GetDescription();
+  if (driver == "GTiff" && !options.FetchNameValue("BIGTIFF"))
+    options.SetNameValue("BIGTIFF", "IF_SAFER");
+  QuietGdalErrors quiet;
+  CPLErrorReset();
+  if (!GDALValidateCreationOptions(GDALDriver::ToHandle(format.driver), options.List()))
+    throw Error("CREATION_OPTIONS",
+                std::string(CPLGetLastErrorMsg()) + " (GDAL's " + driver + " driver)");
+  return options;
+}
+
+// A new hidden folder beside `destination`, unique to this object.
+std::string makePendingFolder(const std::string& destination) {
+  const QFileInfo info(QString::fromStdString(destination));
+  const QDir parent = info.absoluteDir();
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const QString name = QString(".%1.part-%2-%3-%4")
+                             .arg(info.fileName(), QString::fromStdString(PendingRaster::hostTag()))
+                             .arg(QCoreApplication::applicationPid())
+                             .arg(QRandomGenerator::global()->generate(), 8, 16, QChar('0'));
+    if (parent.mkdir(name)) return parent.filePath(name).toStdString();
+    if (!parent.exists() || !QFileInfo(parent.path()).isWritable()) break;
+  }
+  throw Error("OUTPUT", "cannot create a temporary folder in '" + parent.path().toStdString() +
+                            "' for '" + destination + "': " + std::strerror(errno));
+}
+
+}  // namespace
+
+void checkCreationOptions(const RasterFormat& format) {
+  creationOptionList(format);
+}
+
+std::string PendingRaster::hostTag() {
+  std::string host = QSysInfo::machineHostName().toStdString();
+  for (char& c : host)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return host.empty() ? "host" : host;
+}
+
+bool PendingRaster::isPendingFolderName(const std::string& name, int64_t* pid, std::string* host) {
+  static const QRegularExpression pattern(
+      QStringLiteral("^\\.(.+)\\.part-([A-Za-z0-9_]+)-(\\d+)-([0-9a-f]{8})$"));
+  const QRegularExpressionMatch match = pattern.match(QString::fromStdString(name));
+  if (!match.hasMatch()) return false;
+  if (pid) *pid = match.captured(3).toLongLong();
+  if (host) *host = match.captured(2).toStdString();
+  return true;
+}
+
+PendingRaster::PendingRaster(const std::string& destination, const RasterFormat& format,
+                             int64_t width, int64_t height, int bands, GDALDataType type)
+    : destination_(destination), driver_(format.driver) {
+  const CPLStringList options = creationOptionList(format);
+  folder_ = makePendingFolder(destination);
+  pending_.add(folder_);
+  temporary_ =
+      folder_ + "/" + QFileInfo(QString::fromStdString(destination)).fileName().toStdString();
+  pending_.add(temporary_);
+  pending_.add(temporary_ + ".aux.xml");
+  QuietGdalErrors quiet;
+  CPLErrorReset();
+  dataset_.reset(driver_->Create(temporary_.c_str(), static_cast<int>(width),
+                                 static_cast<int>(height), bands, type, options.List()));
+  if (!dataset_) {
+    const std::string reason = CPLGetLastErrorMsg();
+    QDir(QString::fromStdString(folder_)).removeRecursively();
+    if (quiet.outOfMemory()) throw outOfMemory("while creating '" + destination + "'");
+    throw Error("OUTPUT", "cannot create '" + destination + "' with GDAL's " +
+                              driver_->GetDescription() + " driver" +
+                              (reason.empty() ? "" : ": " + reason));
+  }
+  char** files = dataset_->GetFileList();
+  for (char** f = files; f && *f; ++f) pending_.add(*f);
+  CSLDestroy(files);
+}
+
+PendingRaster::~PendingRaster() {
+  if (committed_) return;
+  QuietGdalErrors quiet;
+  // Closing fills every block never written, with the nodata value where there is one: for a
+  // canceled GeoTIFF of gigabytes, a second of writing before it is deleted. Without a nodata
+  // value GDAL only extends the file; marked for deletion, it then only removes it.
+  if (dataset_) {
+    for (int b = 1; b <= dataset_->GetRasterCount(); ++b)
+      dataset_->GetRasterBand(b)->DeleteNoDataValue();
+    dataset_->MarkSuppressOnClose();
+  }
+  dataset_.reset();
+  QDir(QString::fromStdString(folder_)).removeRecursively();
+}
+
+DatasetPtr openForUpdate(const std::string& path, const std::string& parameter) {
+  QuietGdalErrors quiet;
+  CPLErrorReset();
+  DatasetPtr dataset(GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_UPDATE));
+  if (!dataset)
+    throw Error(parameter, "cannot open '" + path + "' for writing: " + CPLGetLastErrorMsg());
+  return dataset;
+}
+
+std::vector<std::string> existingDatasetFiles(const std::string& path) {
+  const QFileInfo info(QString::fromStdString(path));
+  if (!info.exists() && !info.isSymLink()) return {};
+  if (!info.isFile()) return {path};  // never opened: a FIFO would block
+  ensureGdalDrivers();
+  QuietGdalErrors quiet;
+  DatasetPtr dataset(GDALDataset::FromHandle(
+      GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, nullptr, nullptr)));
+  std::vector<std::string> files{path};
+  if (!dataset) return files;
+  char** list = dataset->GetFileList();
+  for (char** f = list; f && *f; ++f)
+    if (absolute(*f) != absolute(path)) files.emplace_back(*f);
+  CSLDestroy(list);
+  return files;
+}
+
+void PendingRaster::reopen() {
+  close();
+  dataset_ = openForUpdate(temporary_, "OUTPUT");
+}
+
+void PendingRaster::close() {
+  QuietGdalErrors quiet;
+  CPLErrorReset();
+  // ENVI records the dataset's description in its header, by default the file it was created
+  // as: the hidden temporary name.
+  if (EQUAL(driver_->GetDescription(), "ENVI")) dataset_->SetDescription(destination_.c_str());
+  dataset_->FlushCache(true);
+  dataset_.reset();  // closing writes headers and sidecar files
+  if (CPLGetLastErrorType() >= CE_Failure) {
+    if (quiet.outOfMemory()) throw outOfMemory("while finishing '" + destination_ + "'");
+    throw Error("OUTPUT", "cannot finish writing '" + destination_ + "': " + CPLGetLastErrorMsg());
+  }
+}
+
+std::vector<std::string> PendingRaster::folderFiles() const {
+  std::vector<std::string> files;
+  const QDir folder(QString::fromStdString(folder_));
+  for (const QString& name : folder.entryList(QDir::Files | QDir::Hidden | QDir::System))
+    files.push_back(folder.filePath(name).toStdString());
+  return files;
+}
+
+std::vector<std::string> PendingRaster::closeAndListFiles() {
+  close();
+  const QDir target = QFileInfo(QString::fromStdString(destination_)).absoluteDir();
+  std::vector<std::string> files;
+  for (const std::string& file : folderFiles())
+    files.push_back(
+        target.filePath(QFileInfo(QString::fromStdString(file)).fileName()).toStdString());
+  return files;
+}
+
+void PendingRaster::commit() {
+  close();
+  std::vector<std::string> replaced = existingDatasetFiles(destination_);
+  replaced.push_back(destination_ + ".aux.xml");  // GDAL's sidecar, even of what it cannot open
+  const QDir target = QFileInfo(QString::fromStdString(destination_)).absoluteDir();
+  std::vector<std::string> written;
+  auto move = [&](const std::string& from, const std::string& to) {
+    if (std::rename(from.c_str(), to.c_str()) != 0)
+      throw Error("OUTPUT",
+                  "cannot move the finished raster to '" + to + "': " + std::strerror(errno));
+    written.push_back(absolute(to));
+  };
+  // The main file first: it replaces the destination's atomically.
+  move(temporary_, destination_);
+  for (const std::string& file : folderFiles())
+    move(file, target.filePath(QFileInfo(QString::fromStdString(file)).fileName()).toStdString());
+  for (const std::string& file : replaced)
+    if (std::find(written.begin(), written.end(), absolute(file)) == written.end())
+      std::remove(file.c_str());
+  QDir().rmdir(QString::fromStdString(folder_));
+  committed_ = true;
+}
+
+}  // namespace hyperstream

@@ -1,0 +1,71 @@
+#pragma once
+// An output raster written into a hidden folder beside its destination and moved over the
+// destination only on commit(): a failure or cancel leaves no file and the destination untouched.
+// The folder holds every file the driver writes (ENVI's .hdr, GDAL's .aux.xml) under the
+// destination's own names, so that they all move with it.
+
+#include "io/PendingFiles.h"
+#include "io/Raster.h"
+
+#include <string>
+#include <vector>
+
+namespace hyperstream {
+
+// How an output raster is written: a GDAL driver and the user's creation options (NAME=VALUE).
+struct RasterFormat {
+  GDALDriver* driver = nullptr;
+  std::vector<std::string> creationOptions;
+};
+
+// Throws Error("CREATION_OPTIONS") for an option that is not NAME=VALUE or that the driver does
+// not know or accept (GDAL itself would only warn, and ignore it).
+void checkCreationOptions(const RasterFormat& format);
+
+class PendingRaster {
+ public:
+  PendingRaster(const std::string& destination, const RasterFormat& format, int64_t width,
+                int64_t height, int bands, GDALDataType type);
+  ~PendingRaster();  // discards the raster unless committed, without filling its blocks first
+  PendingRaster(const PendingRaster&) = delete;
+  PendingRaster& operator=(const PendingRaster&) = delete;
+
+  GDALDataset& dataset() { return *dataset_; }
+  // The raster's main file inside the hidden folder.
+  const std::string& temporaryPath() const { return temporary_; }
+  // For writers in other processes (an MPI run): closes the raster, so that GDAL writes its
+  // header and allocates every block of an uncompressed file, and opens it again for update.
+  // Other processes open temporaryPath() with openForUpdate() and write disjoint whole blocks.
+  void reopen();
+  // Closes the raster and lists the files it was written as, under the destination's names:
+  // what commit() would move into place. For probing a driver; the raster is discarded after.
+  std::vector<std::string> closeAndListFiles();
+  // Flushes, closes and moves every file over the destination's; removes the files of the
+  // dataset it replaces that the new one does not have (an old .aux.xml, .ovr, .hdr).
+  void commit();
+
+  // The hidden folder's name pattern, for recognising those of processes that died.
+  static bool isPendingFolderName(const std::string& name, int64_t* pid, std::string* host);
+  static std::string hostTag();  // this machine's name as pending folders carry it
+
+ private:
+  void close();
+  std::vector<std::string> folderFiles() const;
+
+  std::string destination_;
+  std::string folder_;
+  std::string temporary_;
+  GDALDriver* driver_;
+  DatasetPtr dataset_;
+  PendingFiles pending_;
+  bool committed_ = false;
+};
+
+// Opens a raster that another process created for update; throws Error(parameter).
+DatasetPtr openForUpdate(const std::string& path, const std::string& parameter);
+
+// The files of an existing raster dataset at `path` (its sidecars included), or {path} when GDAL
+// cannot open it or it is not a regular file, or nothing when there is no such file.
+std::vector<std::string> existingDatasetFiles(const std::string& path);
+
+}  // namespace hyperstream

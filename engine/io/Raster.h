@@ -1,0 +1,167 @@
+#pragma once
+// GDAL raster access: RAII datasets, raster descriptions and pixel-interleaved strip I/O.
+
+#include "core/Feedback.h"
+
+#include <gdal_priv.h>
+
+#include <QThreadPool>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hyperstream {
+
+struct DatasetCloser {
+  void operator()(GDALDataset* dataset) const { GDALClose(GDALDataset::ToHandle(dataset)); }
+};
+using DatasetPtr = std::unique_ptr<GDALDataset, DatasetCloser>;
+
+// Silences GDAL's default error printing on this thread while alive; the engine reports
+// failures itself, with CPLGetLastErrorMsg() in its own messages. Thread-local, so it never
+// changes what QGIS or other threads see. It also notes whether GDAL ran out of memory: GDAL's
+// last message then often blames something else ("GetBlockRef failed").
+class QuietGdalErrors {
+ public:
+  QuietGdalErrors() { CPLPushErrorHandlerEx(note, this); }
+  ~QuietGdalErrors() { CPLPopErrorHandler(); }
+  QuietGdalErrors(const QuietGdalErrors&) = delete;
+  QuietGdalErrors& operator=(const QuietGdalErrors&) = delete;
+  bool outOfMemory() const { return outOfMemory_; }
+
+ private:
+  static void CPL_STDCALL note(CPLErr, CPLErrorNum number, const char*) {
+    if (number == CPLE_OutOfMemory)
+      static_cast<QuietGdalErrors*>(CPLGetErrorHandlerUserData())->outOfMemory_ = true;
+  }
+  bool outOfMemory_ = false;
+};
+
+// What the engine needs to know about an input raster.
+struct RasterInfo {
+  std::string path;
+  int64_t width = 0;
+  int64_t height = 0;
+  int bandCount = 0;
+  // The type the bands are read in: the narrowest that holds every band's values exactly
+  // (GDALDataTypeUnion; openJobInput narrows it to the selected bands). Bands may differ (a VRT
+  // stacking UInt16 and Float32 files), and reading them all as band 1's type misreads them.
+  GDALDataType type = GDT_Unknown;
+  std::vector<GDALDataType> bandTypes;  // per band
+  int blockHeight = 1;
+  bool bandInterleaved = false;  // INTERLEAVE=BAND: each band's rows lie together in the file
+  bool mappable = false;         // an uncompressed GeoTIFF, which StripReader may read as a map
+  std::vector<double> nodata;    // per band; NaN where the band declares none
+  bool hasGeoTransform = false;
+  std::array<double, 6> geoTransform{};
+  std::string crsWkt;
+  std::vector<std::string> bandDescriptions;
+  std::vector<double> wavelengths;  // per band, from the band's "wavelength" metadata; NaN if none
+  std::string wavelengthUnits;      // of the first band that has wavelengths
+  std::vector<std::string> files;   // every file of the dataset (e.g. ENVI .hdr beside the data)
+};
+
+// Initialises GDAL's drivers once (safe to call repeatedly and inside QGIS).
+void ensureGdalDrivers();
+
+// Opens a raster read-only; throws Error(parameter, ...) with the reason when it can't.
+DatasetPtr openRaster(const std::string& path, const std::string& parameter);
+RasterInfo describeRaster(GDALDataset& dataset, const std::string& path);
+
+// Bytes per value of a GDAL data type.
+int typeSize(GDALDataType type);
+
+// Reads rows [row0, row0 + rows) of the given 1-based bands into `buffer`, pixel-interleaved
+// (pixel p's band b at p * bands.size() + b), in `type`, with RasterIO's pixel/line/band spacing.
+// With pixelBands > bands.size(), the bands go into the first slots of pixels pixelBands wide.
+void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type, int64_t row0,
+               int64_t rows, void* buffer, int pixelBands = 0);
+
+// Reads strips of one raster, each strip split into band ranges (band-interleaved files) or row
+// ranges (others) read in parallel by `parallel` threads, each with a GDAL handle of its own
+// (datasets are not thread-safe). Uncompressed GeoTIFFs are read through a memory map of the file
+// (GTIFF_VIRTUAL_MEM_IO, set for the opening thread only), three times faster than the block
+// cache. Mapped pages count as the process's resident memory, and the page cache may hold the file
+// in 2 MiB folios that are mapped whole: reading a band-interleaved strip maps about 2 MiB per
+// band more than the strip. So the file is mapped only when a strip's expected mapping fits
+// `mappedBytes`, and the handles are reopened (unmapping) before the mapped pages, as the process's
+// own count shows them, would pass it; otherwise GDAL reads through its block cache.
+class StripReader {
+ public:
+  // All handles together keep at most `mappedBytes` of the file mapped.
+  StripReader(const RasterInfo& raster, std::vector<int> bands, int parallel, int64_t mappedBytes);
+  ~StripReader();
+  void read(int64_t row0, int64_t rows, void* buffer);
+
+  // The least `mappedBytes` with which `parallel` threads read strips of `rows` rows, `rowBytes`
+  // each, through the file's mapping: the strip, and a folio for each contiguous run of it (each
+  // band's rows of a band-interleaved file, else each thread's share of the rows).
+  static int64_t mappingNeeded(int64_t rows, int64_t rowBytes, int bands, bool bandInterleaved,
+                               int parallel);
+
+ private:
+  struct Handle {
+    DatasetPtr dataset;
+  };
+  void open(Handle& handle);
+  void readPart(Handle& handle, const std::vector<int>& bands, int64_t row0, int64_t rows,
+                unsigned char* buffer);
+  void closeAll();
+
+  std::string path_;
+  std::vector<int> bands_;
+  GDALDataType type_;
+  int64_t lineBytes_;
+  bool bandInterleaved_;
+  bool mappable_;
+  int64_t mappedBytes_;
+  std::vector<Handle> handles_;
+  std::optional<bool> mapFile_;  // decided at the first read, from its strip's height
+  int64_t mappedAtOpen_ = 0;     // the process's mapped file pages when handles opened
+  int64_t mappedEstimate_ = 0;   // estimated since then, where the count is unavailable
+  int64_t nextRow_ = -1;         // the row after the last strip read
+  std::unique_ptr<QThreadPool> pool_;
+};
+
+// Writes a pixel-interleaved strip into every band of `dataset`, a few megabytes of whole blocks
+// at a time; throws Canceled between them when `feedback` is canceled.
+void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t rows,
+                const void* buffer, const Feedback& feedback);
+
+// The GDAL driver for an output: `format` (a short name such as GTiff or ENVI) when given,
+// otherwise chosen from the file extension (GeoTIFF when none matches). Throws when the driver
+// does not exist or cannot create rasters.
+GDALDriver* outputDriver(const std::string& path, const std::string& format);
+
+// Bands asked for, 1-based: single bands and ranges. They stay ranges until the raster's band
+// count is known, so that "1-2000000000" is refused before anything is expanded.
+struct BandRange {
+  BandRange(int band) : first(band), last(band) {}  // NOLINT: lets {2, 5, 8} list single bands
+  BandRange(int firstBand, int lastBand) : first(firstBand), last(lastBand) {}
+  int first, last;
+};
+using BandList = std::vector<BandRange>;
+
+// The 1-based bands a job uses: `requested`, or every band when empty. Throws Error("BANDS") for
+// a band that does not exist or is given twice, and when fewer than two are left (`job` names
+// the job in the message).
+std::vector<int> selectBands(const BandList& requested, int bandCount, const std::string& job);
+
+// A job's input, opened and checked (Error("INPUT") or Error("BANDS")): readable, not complex,
+// no shorter than its header says (GDAL reads the missing end of a raw file as zeros), with the
+// selected bands (`requestedBands`, or all), their nodata values, and info.type the type that
+// holds every selected band.
+struct JobInput {
+  DatasetPtr dataset;
+  RasterInfo info;
+  std::vector<int> bands;      // 1-based
+  std::vector<double> nodata;  // per selected band, NaN for none
+};
+JobInput openJobInput(const std::string& path, const BandList& requestedBands,
+                      const std::string& job);
+
+}  // namespace hyperstream

@@ -1,0 +1,210 @@
+#include "pca/HtmlReport.h"
+
+#include "pca/Report.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hyperstream {
+
+namespace {
+
+constexpr int kWidth = 640, kHeight = 300, kLeft = 60, kRight = 60, kTop = 20, kBottom = 40;
+const char* const kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"};
+
+QString number(double value, int precision = 4) {
+  return QString::number(value, 'g', precision);
+}
+
+// Maps [lo, hi] to pixel [from, to].
+double scale(double value, double lo, double hi, double from, double to) {
+  return hi > lo ? from + (value - lo) / (hi - lo) * (to - from) : (from + to) / 2;
+}
+
+QString axes(const QString& xLabel, const QString& yLabel, double xLo, double xHi, double yLo,
+             double yHi, const QString& rightLabel = QString()) {
+  QString svg;
+  const int x0 = kLeft, x1 = kWidth - kRight, y0 = kHeight - kBottom, y1 = kTop;
+  svg += QString("<line x1='%1' y1='%2' x2='%3' y2='%2' stroke='#444'/>").arg(x0).arg(y0).arg(x1);
+  svg += QString("<line x1='%1' y1='%2' x2='%1' y2='%3' stroke='#444'/>").arg(x0).arg(y0).arg(y1);
+  for (int i = 0; i <= 4; ++i) {
+    const double y = y0 + (y1 - y0) * i / 4.0, value = yLo + (yHi - yLo) * i / 4.0;
+    svg += QString("<text x='%1' y='%2' text-anchor='end' font-size='11'>%3</text>")
+               .arg(x0 - 4)
+               .arg(y + 4)
+               .arg(number(value, 3));
+    const double x = x0 + (x1 - x0) * i / 4.0, xv = xLo + (xHi - xLo) * i / 4.0;
+    svg += QString("<text x='%1' y='%2' text-anchor='middle' font-size='11'>%3</text>")
+               .arg(x)
+               .arg(y0 + 15)
+               .arg(number(xv, 4));
+  }
+  svg += QString("<text x='%1' y='%2' text-anchor='middle' font-size='12'>%3</text>")
+             .arg((x0 + x1) / 2)
+             .arg(kHeight - 5)
+             .arg(xLabel.toHtmlEscaped());
+  svg += QString(
+             "<text x='14' y='%1' font-size='12' transform='rotate(-90 14 %1)' "
+             "text-anchor='middle'>%2</text>")
+             .arg((y0 + y1) / 2)
+             .arg(yLabel.toHtmlEscaped());
+  if (!rightLabel.isEmpty())
+    svg += QString(
+               "<text x='%1' y='%2' font-size='12' transform='rotate(90 %1 %2)' "
+               "text-anchor='middle' fill='%4'>%3</text>")
+               .arg(kWidth - 14)
+               .arg((y0 + y1) / 2)
+               .arg(rightLabel.toHtmlEscaped())
+               .arg(kColours[1]);
+  return svg;
+}
+
+QString screePlot(const PcaModel& model) {
+  const int shown = std::min(model.componentCount(), 30);
+  const double top = model.explainedPercent(0);
+  const int x0 = kLeft, x1 = kWidth - kRight, y0 = kHeight - kBottom, y1 = kTop;
+  const double slot = static_cast<double>(x1 - x0) / shown;
+  QString svg = QString(
+                    "<svg xmlns='http://www.w3.org/2000/svg' width='%1' height='%2' "
+                    "role='img' aria-label='Scree plot'>")
+                    .arg(kWidth)
+                    .arg(kHeight);
+  svg += axes(QObject::tr("component"), QObject::tr("explained variance (%)"), 1, shown, 0, top,
+              QObject::tr("cumulative (%), 0-100"));
+  QString line;
+  for (int k = 0; k < shown; ++k) {
+    const double height = scale(model.explainedPercent(k), 0, top, 0, y0 - y1);
+    svg += QString(
+               "<rect x='%1' y='%2' width='%3' height='%4' fill='%5'><title>PC%6: %7 %"
+               "</title></rect>")
+               .arg(x0 + k * slot + slot * 0.15)
+               .arg(y0 - height)
+               .arg(slot * 0.7)
+               .arg(height)
+               .arg(kColours[0])
+               .arg(k + 1)
+               .arg(number(model.explainedPercent(k)));
+    line += QString("%1,%2 ")
+                .arg(x0 + (k + 0.5) * slot)
+                .arg(scale(model.cumulativePercent(k), 0, 100, y0, y1));
+  }
+  svg += QString("<polyline points='%1' fill='none' stroke='%2' stroke-width='2'/>")
+             .arg(line, kColours[1]);
+  return svg + "</svg>";
+}
+
+QString loadingsPlot(const PcaResult& result) {
+  const PcaModel& model = result.model;
+  const int components = std::min({3, result.components, model.componentCount()});
+  std::vector<double> x;
+  bool haveWavelengths = !result.bands.empty();
+  for (int b : result.bands) haveWavelengths &= !std::isnan(result.input.wavelengths[b - 1]);
+  for (int b : result.bands)
+    x.push_back(haveWavelengths ? result.input.wavelengths[b - 1] : static_cast<double>(b));
+  const double xLo = *std::min_element(x.begin(), x.end());
+  const double xHi = *std::max_element(x.begin(), x.end());
+  double yLo = 0, yHi = 0;
+  const int all = model.componentCount();
+  for (int b = 0; b < model.bands; ++b)
+    for (int k = 0; k < components; ++k) {
+      yLo = std::min(yLo, model.eigenvectors[static_cast<size_t>(b) * all + k]);
+      yHi = std::max(yHi, model.eigenvectors[static_cast<size_t>(b) * all + k]);
+    }
+  const QString xLabel = haveWavelengths
+                             ? QObject::tr("wavelength (%1)")
+                                   .arg(QString::fromStdString(result.input.wavelengthUnits.empty()
+                                                                   ? std::string("?")
+                                                                   : result.input.wavelengthUnits))
+                             : QObject::tr("band");
+  QString svg = QString(
+                    "<svg xmlns='http://www.w3.org/2000/svg' width='%1' height='%2' "
+                    "role='img' aria-label='Loadings'>")
+                    .arg(kWidth)
+                    .arg(kHeight);
+  svg += axes(xLabel, QObject::tr("loading"), xLo, xHi, yLo, yHi);
+  const int x0 = kLeft, x1 = kWidth - kRight, y0 = kHeight - kBottom, y1 = kTop;
+  for (int k = 0; k < components; ++k) {
+    QString line;
+    for (int b = 0; b < model.bands; ++b)
+      line +=
+          QString("%1,%2 ")
+              .arg(scale(x[b], xLo, xHi, x0, x1))
+              .arg(scale(model.eigenvectors[static_cast<size_t>(b) * all + k], yLo, yHi, y0, y1));
+    svg += QString("<polyline points='%1' fill='none' stroke='%2' stroke-width='1.5'/>")
+               .arg(line, kColours[k % 5]);
+    svg += QString("<text x='%1' y='%2' font-size='12' fill='%3'>PC%4</text>")
+               .arg(x1 + 6)
+               .arg(y1 + 14 * (k + 1))
+               .arg(kColours[k % 5])
+               .arg(k + 1);
+  }
+  return svg + "</svg>";
+}
+
+}  // namespace
+
+QString htmlReport(const PcaResult& result, const PcaOptions& options) {
+  const PcaModel& model = result.model;
+  QString html =
+      "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Hyperstream PCA</title>"
+      "<style>body{font-family:sans-serif;margin:1.5em;max-width:60em}"
+      "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;"
+      "text-align:right}th{background:#eee}</style></head><body>";
+  html += QObject::tr("<h1>Principal component analysis</h1>");
+  html += "<table>";
+  auto row = [&](const QString& name, const QString& value) {
+    html += QString(
+                "<tr><th style='text-align:left'>%1</th><td style='text-align:left'>%2</td>"
+                "</tr>")
+                .arg(name, value.toHtmlEscaped());
+  };
+  row(QObject::tr("Input"), QString::fromStdString(options.input));
+  row(QObject::tr("Output"), QString::fromStdString(options.output));
+  row(QObject::tr("Size"), QString("%1 x %2 pixels, %3 bands used of %4")
+                               .arg(result.input.width)
+                               .arg(result.input.height)
+                               .arg(result.bands.size())
+                               .arg(result.input.bandCount));
+  row(QObject::tr("Valid pixels"),
+      QString("%1 of %2").arg(model.validPixels).arg(result.totalPixels));
+  QStringList constant;
+  for (int b : model.constantBands) constant << QString::number(result.bands[b]);
+  row(QObject::tr("Constant bands (left out)"),
+      constant.isEmpty() ? QObject::tr("none") : constant.join(", "));
+  row(QObject::tr("Matrix"), QString::fromStdString(matrixTypeName(model.matrix)));
+  row(QObject::tr("Components written"),
+      QString("%1 (%2 % of the variance), %3")
+          .arg(result.components)
+          .arg(number(model.cumulativePercent(result.components - 1), 6))
+          .arg(QString::fromStdString(outputTypeName(result.outputType))));
+  row(QObject::tr("Device"), QString::fromStdString(result.backend));
+  row(QObject::tr("Seconds"),
+      QString("read %1, moments %2, eigen %3, projection %4, write %5, total %6")
+          .arg(number(result.seconds.read, 3), number(result.seconds.moments, 3),
+               number(result.seconds.eigen, 3), number(result.seconds.projection, 3),
+               number(result.seconds.write, 3), number(result.seconds.total, 3)));
+  html += "</table>";
+  html += QObject::tr(
+              "<h2>Scree plot</h2><p>Explained variance per component (bars) and "
+              "cumulative (line).</p>") +
+          screePlot(model);
+  html += QObject::tr("<h2>Loadings</h2>") + loadingsPlot(result);
+  html += QObject::tr(
+      "<h2>Eigenvalues</h2><table><tr><th>component</th><th>eigenvalue</th>"
+      "<th>explained %</th><th>cumulative %</th><th>in output</th></tr>");
+  for (int k = 0; k < model.componentCount(); ++k)
+    html += QString("<tr><td>PC%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td></tr>")
+                .arg(k + 1)
+                .arg(number(model.eigenvalues[k], 10))
+                .arg(number(model.explainedPercent(k), 6))
+                .arg(number(model.cumulativePercent(k), 8))
+                .arg(k < result.components ? QObject::tr("yes") : QString());
+  html += "</table><p>Hyperstream " HYPERSTREAM_VERSION "</p></body></html>\n";
+  return html;
+}
+
+void writeHtmlReport(const PcaResult& result, const PcaOptions& options, const std::string& path) {
+  saveFileAtomically(path, htmlReport(result, options).toUtf8(), "OUTPUT_HTML_FILE");
+}
+
+}  // namespace hyperstream

@@ -1,0 +1,224 @@
+#include "pca/IntegerMoments.h"
+
+#include "core/Samples.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace hyperstream {
+
+namespace {
+
+constexpr int kRowBlock = 32;     // co-moment rows per block: two 16-lane registers
+constexpr int kColumnBlock = 12;  // co-moment columns per block: 24 accumulators
+// Fewer pixel pairs than this between flushes (values spread over most of the 16 bits) would make
+// flushing cost more than float64 DSYRK.
+constexpr int64_t kMinFlushSteps = 16;
+// Pixels whose mean is the shift: a sample is enough to centre the deviations.
+constexpr int64_t kShiftSample = 32;
+
+int roundUp(int value, int multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+// One packed row: per band the deviations of two pixels from `shift`, as the low and high 16
+// bits of a word (the pair layout VPDPWSSD multiplies), and the pixels' values added to the
+// band ranges. `second` may be null: a zero deviation adds nothing.
+template <class T>
+HYPERSTREAM_VECTOR_CLONES void packPair(const T* __restrict first, const T* __restrict second,
+                                        const int32_t* __restrict shift, int32_t* __restrict row,
+                                        T* __restrict lo, T* __restrict hi, int bands) {
+  const T* other = second ? second : first;
+  const uint32_t secondMask = second ? 0xFFFF0000U : 0U;
+  for (int b = 0; b < bands; ++b) {
+    const T x = first[b];
+    const T y = other[b];
+    const T smaller = x < y ? x : y;
+    const T larger = x < y ? y : x;
+    lo[b] = smaller < lo[b] ? smaller : lo[b];
+    hi[b] = larger > hi[b] ? larger : hi[b];
+    // Only the low 16 bits of each difference are kept, so 32-bit wrap-around does no harm.
+    const auto low = (static_cast<uint32_t>(x) - static_cast<uint32_t>(shift[b])) & 0xFFFFU;
+    const auto high =
+        ((static_cast<uint32_t>(y) - static_cast<uint32_t>(shift[b])) << 16) & secondMask;
+    row[b] = static_cast<int32_t>(low | high);
+  }
+}
+
+#define HYPERSTREAM_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
+
+// total[c][q] (+)= the 32-bit lanes of `sums`, widened: 16 rows of one co-moment column.
+HYPERSTREAM_TARGET_VNNI inline void widenInto(int64_t* column, __m512i sums, bool add) {
+  // The zero-masked forms: the plain ones start from an undefined register, which GCC 12 warns
+  // about.
+  constexpr __mmask8 kAll = 0xFF;
+  __m512i parts[2] = {
+      _mm512_maskz_cvtepi32_epi64(kAll, _mm512_maskz_extracti64x4_epi64(0xF, sums, 0)),
+      _mm512_maskz_cvtepi32_epi64(kAll, _mm512_maskz_extracti64x4_epi64(0xF, sums, 1))};
+  if (add) {
+    parts[0] = _mm512_add_epi64(parts[0], _mm512_loadu_si512(column));
+    parts[1] = _mm512_add_epi64(parts[1], _mm512_loadu_si512(column + 8));
+  }
+  _mm512_storeu_si512(column, parts[0]);
+  _mm512_storeu_si512(column + 8, parts[1]);
+}
+
+// One 32 x 12 block of co-moment sums over the packed rows [t0, t1), kept in 24 registers
+// (named one by one: as an array GCC spills them to the stack).
+HYPERSTREAM_TARGET_VNNI void pairProductsBlock(const int32_t* row, int64_t steps, int stride,
+                                               int i0, int j0, int paddedRows, bool add,
+                                               int64_t* out) {
+  __m512i l0 = _mm512_setzero_si512(), l1 = l0, l2 = l0, l3 = l0, l4 = l0, l5 = l0, l6 = l0,
+          l7 = l0, l8 = l0, l9 = l0, l10 = l0, l11 = l0;
+  __m512i h0 = l0, h1 = l0, h2 = l0, h3 = l0, h4 = l0, h5 = l0, h6 = l0, h7 = l0, h8 = l0, h9 = l0,
+          h10 = l0, h11 = l0;
+  for (int64_t t = 0; t < steps; ++t, row += stride) {
+    const __m512i a0 = _mm512_loadu_si512(row + i0);
+    const __m512i a1 = _mm512_loadu_si512(row + i0 + 16);
+    const int32_t* b = row + j0;
+#define HYPERSTREAM_PAIR_STEP(c)                    \
+  do {                                              \
+    const __m512i column = _mm512_set1_epi32(b[c]); \
+    l##c = _mm512_dpwssd_epi32(l##c, a0, column);   \
+    h##c = _mm512_dpwssd_epi32(h##c, a1, column);   \
+  } while (false)
+    HYPERSTREAM_PAIR_STEP(0);
+    HYPERSTREAM_PAIR_STEP(1);
+    HYPERSTREAM_PAIR_STEP(2);
+    HYPERSTREAM_PAIR_STEP(3);
+    HYPERSTREAM_PAIR_STEP(4);
+    HYPERSTREAM_PAIR_STEP(5);
+    HYPERSTREAM_PAIR_STEP(6);
+    HYPERSTREAM_PAIR_STEP(7);
+    HYPERSTREAM_PAIR_STEP(8);
+    HYPERSTREAM_PAIR_STEP(9);
+    HYPERSTREAM_PAIR_STEP(10);
+    HYPERSTREAM_PAIR_STEP(11);
+#undef HYPERSTREAM_PAIR_STEP
+  }
+  const __m512i low[kColumnBlock] = {l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, l10, l11};
+  const __m512i high[kColumnBlock] = {h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11};
+  for (int c = 0; c < kColumnBlock; ++c) {
+    widenInto(out + static_cast<int64_t>(c) * paddedRows, low[c], add);
+    widenInto(out + static_cast<int64_t>(c) * paddedRows + 16, high[c], add);
+  }
+}
+
+// total[j][i] = Σ_t row_t[i] · row_t[j] over `steps` packed rows (both pixels of each pair), for
+// rows i in blocks of 32 and columns j >= the block's first row: the upper triangle plus the
+// lower half of the diagonal blocks. The 32-bit sums are widened into `total` every `flushSteps`
+// steps, before any can overflow.
+void pairProducts(const int32_t* rows, int64_t steps, int stride, int columns, int paddedRows,
+                  int64_t flushSteps, int64_t* total) {
+  for (int i0 = 0; i0 < columns; i0 += kRowBlock)
+    for (int j0 = i0; j0 < columns; j0 += kColumnBlock)
+      for (int64_t t0 = 0; t0 < steps; t0 += flushSteps)
+        pairProductsBlock(rows + t0 * stride, std::min(flushSteps, steps - t0), stride, i0, j0,
+                          paddedRows, t0 > 0, total + static_cast<int64_t>(j0) * paddedRows + i0);
+}
+
+}  // namespace
+
+bool IntegerMoments::supported() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vnni");
+}
+
+template <class T>
+bool IntegerMoments::compute(const T* data, const unsigned char* valid, int64_t count, int bands,
+                             Moments& result) {
+  static_assert(std::is_integral_v<T> && sizeof(T) <= 4, "integer samples of at most 32 bits");
+  validPixels_.clear();
+  for (int64_t p = 0; p < count; ++p)
+    if (valid[p]) validPixels_.push_back(p);
+  const auto n = static_cast<int64_t>(validPixels_.size());
+  if (n == 0) {
+    result = Moments(bands);
+    return true;
+  }
+
+  // Shift each band by the rounded mean of a sample of the pixels, so the deviations are small.
+  const int64_t sample = std::min(n, kShiftSample);
+  shift_.assign(bands, 0);
+  for (int64_t k = 0; k < sample; ++k) {
+    const T* pixel = data + validPixels_[k * n / sample] * bands;
+    for (int b = 0; b < bands; ++b) shift_[b] += static_cast<int64_t>(pixel[b]);
+  }
+  for (int64_t& s : shift_) s = (2 * s + (s < 0 ? -sample : sample)) / (2 * sample);
+  std::vector<int32_t> shiftBits(shift_.begin(), shift_.end());  // modulo 2^32
+
+  // Pack the valid pixels in pairs, with a last band of ones: its products with the other bands
+  // are the deviations' sums, and with itself the count. Rows are padded with zeros for the
+  // kernel's whole blocks.
+  const int columns = bands + 1;
+  const int paddedRows = roundUp(columns, kRowBlock);
+  const int stride = paddedRows + 16;  // covers the last column block too
+  const int64_t steps = (n + 1) / 2;
+  packed_.resize(static_cast<size_t>(steps) * stride);
+  std::vector<T> lo(bands, std::numeric_limits<T>::max());
+  std::vector<T> hi(bands, std::numeric_limits<T>::lowest());
+  for (int64_t t = 0; t < steps; ++t) {
+    const bool pair = 2 * t + 1 < n;
+    int32_t* row = packed_.data() + t * stride;
+    packPair(data + validPixels_[2 * t] * bands,
+             pair ? data + validPixels_[2 * t + 1] * bands : nullptr, shiftBits.data(), row,
+             lo.data(), hi.data(), bands);
+    row[bands] = pair ? 0x00010001 : 1;
+    std::fill(row + columns, row + stride, 0);
+  }
+
+  // Deviations must fit 16 bits (else the packing wrapped), and 2·flushSteps·spread² 31 bits.
+  int64_t spread = 1;
+  for (int b = 0; b < bands; ++b)
+    spread = std::max(
+        {spread, static_cast<int64_t>(hi[b]) - shift_[b], shift_[b] - static_cast<int64_t>(lo[b])});
+  if (spread > std::numeric_limits<int16_t>::max()) return false;
+  const int64_t flushSteps =
+      static_cast<int64_t>(std::numeric_limits<int32_t>::max()) / (2 * spread * spread);
+  if (flushSteps < kMinFlushSteps) return false;
+
+  total_.resize(static_cast<size_t>(columns + kColumnBlock) * paddedRows);
+  pairProducts(packed_.data(), steps, stride, columns, paddedRows, flushSteps, total_.data());
+  auto sumOfProducts = [&](int i, int j) {  // i <= j
+    return total_[static_cast<size_t>(j) * paddedRows + i];
+  };
+
+  // Moments about the mean: M = Σ(x-s)(x-s)^T - S S^T / n with S = Σ(x-s), rounded once. The
+  // result's arrays are reused: a group's co-moment matrix is too large to allocate per group.
+  result.bands = bands;
+  result.count = n;
+  result.mean.resize(bands);
+  result.minimum.resize(bands);
+  result.maximum.resize(bands);
+  result.comoment.resize(static_cast<size_t>(bands) * bands);
+  const auto pixels = static_cast<double>(n);
+  std::vector<double>& deviationSum = deviationSum_;
+  deviationSum.resize(bands);
+  for (int b = 0; b < bands; ++b) {
+    deviationSum[b] = static_cast<double>(sumOfProducts(b, bands));
+    result.mean[b] = static_cast<double>(shift_[b]) + deviationSum[b] / pixels;
+    result.minimum[b] = static_cast<double>(lo[b]);
+    result.maximum[b] = static_cast<double>(hi[b]);
+  }
+  for (int j = 0; j < bands; ++j)
+    for (int i = 0; i <= j; ++i) {
+      const double value =
+          static_cast<double>(sumOfProducts(i, j)) - deviationSum[i] * deviationSum[j] / pixels;
+      result.comoment[static_cast<size_t>(i) * bands + j] = value;
+      result.comoment[static_cast<size_t>(j) * bands + i] = value;
+    }
+  return true;
+}
+
+template bool IntegerMoments::compute(const uint8_t*, const unsigned char*, int64_t, int, Moments&);
+template bool IntegerMoments::compute(const int16_t*, const unsigned char*, int64_t, int, Moments&);
+template bool IntegerMoments::compute(const uint16_t*, const unsigned char*, int64_t, int,
+                                      Moments&);
+template bool IntegerMoments::compute(const int32_t*, const unsigned char*, int64_t, int, Moments&);
+template bool IntegerMoments::compute(const uint32_t*, const unsigned char*, int64_t, int,
+                                      Moments&);
+
+}  // namespace hyperstream

@@ -1,0 +1,71 @@
+#include "pca/Moments.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace hyperstream {
+
+Moments::Moments(int bandCount)
+    : bands(bandCount),
+      mean(bandCount, 0.0),
+      comoment(static_cast<size_t>(bandCount) * bandCount, 0.0),
+      minimum(bandCount, std::numeric_limits<double>::infinity()),
+      maximum(bandCount, -std::numeric_limits<double>::infinity()) {}
+
+void Moments::merge(const Moments& other) {
+  if (other.count == 0) return;
+  if (count == 0) {
+    *this = other;
+    return;
+  }
+  const double na = static_cast<double>(count);
+  const double nb = static_cast<double>(other.count);
+  const double n = na + nb;
+  std::vector<double> delta(bands);
+  for (int i = 0; i < bands; ++i) delta[i] = other.mean[i] - mean[i];
+  const double weight = na * nb / n;
+  for (int i = 0; i < bands; ++i) {
+    double* row = &comoment[static_cast<size_t>(i) * bands];
+    const double* otherRow = &other.comoment[static_cast<size_t>(i) * bands];
+    for (int j = 0; j < bands; ++j) row[j] += otherRow[j] + delta[i] * delta[j] * weight;
+  }
+  for (int i = 0; i < bands; ++i) {
+    mean[i] += delta[i] * nb / n;
+    minimum[i] = std::min(minimum[i], other.minimum[i]);
+    maximum[i] = std::max(maximum[i], other.maximum[i]);
+  }
+  count += other.count;
+}
+
+size_t Moments::packedSize(int bands) {
+  return 1 + static_cast<size_t>(bands) * (bands + 3);
+}
+
+std::vector<double> Moments::packed() const {
+  std::vector<double> values;
+  values.reserve(packedSize(bands));
+  values.push_back(static_cast<double>(count));  // exact below 2^53 pixels
+  for (const std::vector<double>* part : {&mean, &minimum, &maximum, &comoment})
+    values.insert(values.end(), part->begin(), part->end());
+  return values;
+}
+
+Moments Moments::unpacked(const double* values, int bands) {
+  Moments moments(bands);
+  moments.count = static_cast<int64_t>(*values++);
+  for (std::vector<double>* part :
+       {&moments.mean, &moments.minimum, &moments.maximum, &moments.comoment}) {
+    std::copy(values, values + part->size(), part->begin());
+    values += part->size();
+  }
+  return moments;
+}
+
+std::vector<double> Moments::covariance() const {
+  std::vector<double> result(comoment);
+  const double divisor = count > 1 ? static_cast<double>(count - 1) : 1.0;
+  for (double& value : result) value /= divisor;
+  return result;
+}
+
+}  // namespace hyperstream

@@ -1,0 +1,76 @@
+#pragma once
+// Principal component analysis of a raster, file to file: the engine's main job.
+
+#include "core/Feedback.h"
+#include "io/Raster.h"
+#include "pca/PcaModel.h"
+#include "run/ComputeBackend.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hyperstream {
+
+class JobGroup;
+
+enum class OutputType { Float32, Float64, Byte };
+std::string outputTypeName(OutputType type);
+
+constexpr int kAllComponents = -1;
+constexpr int64_t kDefaultRamBytes = int64_t{1} << 30;
+
+struct PcaOptions {
+  std::string input;
+  std::string output;
+  BandList bands;      // 1-based bands and ranges; empty: every band
+  int components = 0;  // > 0: that many; 0: by variancePercent; kAllComponents: all
+  double variancePercent = 99.0;
+  MatrixType matrix = MatrixType::Covariance;
+  OutputType outputType = OutputType::Float32;
+  std::string format;  // GDAL driver short name; empty: from the output's extension
+  std::vector<std::string> creationOptions;  // NAME=VALUE
+  std::string statsJson;                     // optional report paths
+  std::string tableCsv;
+  std::string htmlReport;  // optional HTML report (scree plot, loadings, eigenvalues)
+  int64_t ramBytes = kDefaultRamBytes;
+  std::string device = "auto";  // auto | cpu | gpu | gpu:N
+  int64_t gpuMemoryBytes = 0;   // device memory the GPU may use; 0: its free memory less a margin
+  int64_t stripRows = 0;        // 0: from the RAM budget (tests force small strips)
+};
+
+struct StageTimes {
+  // Wall time of each stage as the host saw it; setup: starting the backend and its allocations.
+  double setup = 0, read = 0, moments = 0, eigen = 0, range = 0, projection = 0, write = 0,
+         total = 0;
+  // On a GPU, the device's own timings (copies and kernels) of the same stages.
+  DeviceTimes device;
+};
+
+struct PcaResult {
+  PcaModel model;
+  RasterInfo input;
+  std::vector<int> bands;  // 1-based input band numbers that were used
+  int components = 0;      // written to the output
+  int64_t totalPixels = 0;
+  std::string backend;
+  bool resident = false;        // the cube stayed in host memory between the passes
+  bool deviceResident = false;  // the cube stayed in GPU memory between the passes
+  int64_t stripRows = 0;
+  std::vector<std::string> warnings;
+  OutputType outputType = OutputType::Float32;
+  double outputNodata = 0;
+  bool hasOutputNodata = false;
+  std::vector<double> byteMinimum, byteMaximum;  // Byte rescale ranges per component
+  StageTimes seconds;
+};
+
+// Runs the whole job. Throws Error (naming the parameter at fault) or Canceled; on any throw no
+// output file is left behind and an existing destination is untouched.
+PcaResult runPca(const PcaOptions& options, Feedback& feedback);
+// The same job shared by the processes of `group` (an MPI run), each doing its own rows; rank 0
+// writes the reports. Every process must call it with the same options.
+PcaResult runPca(const PcaOptions& options, Feedback& feedback, JobGroup& group);
+
+}  // namespace hyperstream

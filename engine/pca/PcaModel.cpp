@@ -1,0 +1,166 @@
+#include "pca/PcaModel.h"
+
+#include "core/Error.h"
+
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+namespace hyperstream {
+
+std::string matrixTypeName(MatrixType type) {
+  return type == MatrixType::Covariance ? "covariance" : "correlation";
+}
+
+double PcaModel::explainedPercent(int component) const {
+  const double total = std::accumulate(eigenvalues.begin(), eigenvalues.end(), 0.0);
+  return total > 0 ? 100.0 * eigenvalues[component] / total : 0.0;
+}
+
+double PcaModel::cumulativePercent(int component) const {
+  const double total = std::accumulate(eigenvalues.begin(), eigenvalues.end(), 0.0);
+  const double upTo =
+      std::accumulate(eigenvalues.begin(), eigenvalues.begin() + component + 1, 0.0);
+  return total > 0 ? 100.0 * upTo / total : 0.0;
+}
+
+int PcaModel::componentsForVariance(double percent) const {
+  const double total = std::accumulate(eigenvalues.begin(), eigenvalues.end(), 0.0);
+  double upTo = 0.0;
+  for (int k = 0; k < componentCount(); ++k) {
+    upTo += eigenvalues[k];
+    // A tiny allowance so that 100 % selects every component despite rounding.
+    if (100.0 * upTo >= percent * total * (1.0 - 1e-12)) return k + 1;
+  }
+  return componentCount();
+}
+
+Projection PcaModel::projection(int components) const {
+  Projection result;
+  result.bands = bands;
+  result.components = components;
+  result.center = mean;
+  result.weights.assign(static_cast<size_t>(bands) * components, 0.0);
+  const int all = componentCount();
+  for (int b = 0; b < bands; ++b) {
+    const double scale = matrix == MatrixType::Correlation && stddev[b] > 0 ? 1.0 / stddev[b] : 1.0;
+    for (int k = 0; k < components; ++k)
+      result.weights[static_cast<size_t>(b) * components + k] =
+          eigenvectors[static_cast<size_t>(b) * all + k] * scale;
+  }
+  return result;
+}
+
+namespace {
+
+// Values near float64's limit (1e300) square to infinity: the statistics then hold inf or NaN,
+// which LAPACK refuses with a bare "info -6" and which would project to infinities.
+void checkFinite(const Moments& moments, const std::vector<double>& covariance,
+                 const std::vector<int>& used) {
+  const int bands = moments.bands;
+  for (int b : used) {
+    bool finite = std::isfinite(moments.mean[b]);
+    for (int c : used)
+      finite = finite && std::isfinite(covariance[static_cast<size_t>(b) * bands + c]);
+    if (finite) continue;
+    const double largest = std::max(std::abs(moments.minimum[b]), std::abs(moments.maximum[b]));
+    char value[32];
+    std::snprintf(value, sizeof value, "%.3g", largest);
+    throw Error("INPUT", "selected band number " + std::to_string(b + 1) + " has values up to " +
+                             value +
+                             ", too large for its variance in float64: mark them as nodata or "
+                             "rescale the band");
+  }
+}
+
+}  // namespace
+
+double PcaModel::componentBound(int component) const {
+  const Projection transform = projection(component + 1);
+  double bound = 0;
+  for (int b = 0; b < bands; ++b) {
+    const double spread = std::max(maximum[b] - mean[b], mean[b] - minimum[b]);
+    bound +=
+        std::abs(transform.weights[static_cast<size_t>(b) * transform.components + component]) *
+        spread;
+  }
+  return bound;
+}
+
+PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::string>& warnings) {
+  if (moments.count == 0)
+    throw Error("INPUT",
+                "no valid pixel: every pixel is nodata or not finite in at least one band");
+  if (moments.count < 2) throw Error("INPUT", "only one valid pixel: PCA needs at least two");
+  PcaModel model;
+  model.matrix = matrix;
+  model.bands = moments.bands;
+  model.validPixels = moments.count;
+  model.mean = moments.mean;
+  model.minimum = moments.minimum;
+  model.maximum = moments.maximum;
+  const std::vector<double> covariance = moments.covariance();
+  const int bands = moments.bands;
+  std::vector<int> used;
+  for (int b = 0; b < bands; ++b) {
+    model.stddev.push_back(
+        std::sqrt(std::max(0.0, covariance[static_cast<size_t>(b) * bands + b])));
+    if (moments.minimum[b] == moments.maximum[b])
+      model.constantBands.push_back(b);
+    else
+      used.push_back(b);
+  }
+  if (!model.constantBands.empty()) {
+    std::string list;
+    for (int b : model.constantBands) list += (list.empty() ? "" : ", ") + std::to_string(b + 1);
+    warnings.push_back(std::to_string(model.constantBands.size()) +
+                       " constant band(s) left out of the fit (selected band number " + list +
+                       "): their variance is zero and their correlation undefined");
+  }
+  const int m = static_cast<int>(used.size());
+  if (m == 0) throw Error("INPUT", "every selected band is constant over the valid pixels");
+  checkFinite(moments, covariance, used);
+
+  // The matrix of the non-constant bands.
+  std::vector<double> a(static_cast<size_t>(m) * m);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < m; ++j) {
+      double value = covariance[static_cast<size_t>(used[i]) * bands + used[j]];
+      if (matrix == MatrixType::Correlation) value /= model.stddev[used[i]] * model.stddev[used[j]];
+      a[static_cast<size_t>(i) * m + j] = value;
+    }
+
+  std::vector<double> values(m);
+  std::vector<double> vectors(static_cast<size_t>(m) * m);
+  std::vector<lapack_int> support(2 * static_cast<size_t>(m));
+  lapack_int found = 0;
+  const lapack_int info =
+      LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'V', 'A', 'U', m, a.data(), m, 0.0, 0.0, 0, 0, 0.0, &found,
+                     values.data(), vectors.data(), m, support.data());
+  if (info != 0 || found != m)
+    throw Error("",
+                "the eigen-decomposition failed (LAPACK dsyevr info " + std::to_string(info) + ")");
+
+  // Descending order; loadings expanded back to every selected band.
+  model.eigenvalues.resize(m);
+  model.eigenvectors.assign(static_cast<size_t>(bands) * m, 0.0);
+  for (int k = 0; k < m; ++k) {
+    const int source = m - 1 - k;
+    model.eigenvalues[k] = std::max(0.0, values[source]);
+    int largest = 0;
+    for (int i = 1; i < m; ++i)
+      if (std::abs(vectors[static_cast<size_t>(i) * m + source]) >
+          std::abs(vectors[static_cast<size_t>(largest) * m + source]))
+        largest = i;
+    const double sign = vectors[static_cast<size_t>(largest) * m + source] < 0 ? -1.0 : 1.0;
+    for (int i = 0; i < m; ++i)
+      model.eigenvectors[static_cast<size_t>(used[i]) * m + k] =
+          sign * vectors[static_cast<size_t>(i) * m + source];
+  }
+  return model;
+}
+
+}  // namespace hyperstream

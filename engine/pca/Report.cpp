@@ -1,0 +1,132 @@
+#include "pca/Report.h"
+
+#include "core/Error.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSaveFile>
+
+#include <cmath>
+
+namespace hyperstream {
+
+namespace {
+
+QJsonArray toArray(const std::vector<double>& values) {
+  QJsonArray array;
+  for (double v : values) array.append(v);
+  return array;
+}
+
+}  // namespace
+
+void saveFileAtomically(const std::string& path, const QByteArray& content,
+                        const std::string& parameter) {
+  QSaveFile file(QString::fromStdString(path));
+  if (!file.open(QIODevice::WriteOnly) || file.write(content) != content.size() || !file.commit())
+    throw Error(parameter, "cannot write '" + path + "': " + file.errorString().toStdString());
+}
+
+QJsonObject statsJson(const PcaResult& result, const PcaOptions& options) {
+  const PcaModel& model = result.model;
+  const int all = model.componentCount();
+  QJsonObject json;
+  json["software"] = "Hyperstream " HYPERSTREAM_VERSION;
+  json["input"] = QString::fromStdString(options.input);
+  json["output"] = QString::fromStdString(options.output);
+  json["width"] = static_cast<double>(result.input.width);
+  json["height"] = static_cast<double>(result.input.height);
+  QJsonArray bands, descriptions, nodata, constant;
+  for (int b : result.bands) {
+    bands.append(b);
+    descriptions.append(QString::fromStdString(result.input.bandDescriptions[b - 1]));
+    const double value = result.input.nodata[b - 1];
+    nodata.append(std::isnan(value) ? QJsonValue() : QJsonValue(value));
+  }
+  for (int b : model.constantBands) constant.append(result.bands[b]);
+  json["bands"] = bands;
+  json["band_descriptions"] = descriptions;
+  json["nodata"] = nodata;
+  json["matrix"] = QString::fromStdString(matrixTypeName(model.matrix));
+  json["valid_pixels"] = static_cast<double>(model.validPixels);
+  json["total_pixels"] = static_cast<double>(result.totalPixels);
+  json["constant_bands"] = constant;
+  json["mean"] = toArray(model.mean);
+  json["stddev"] = toArray(model.stddev);
+  json["eigenvalues"] = toArray(model.eigenvalues);
+  QJsonArray explained, cumulative, vectors;
+  for (int k = 0; k < all; ++k) {
+    explained.append(model.explainedPercent(k));
+    cumulative.append(model.cumulativePercent(k));
+    QJsonArray loadings;
+    for (int b = 0; b < model.bands; ++b)
+      loadings.append(model.eigenvectors[static_cast<size_t>(b) * all + k]);
+    vectors.append(loadings);
+  }
+  json["explained_percent"] = explained;
+  json["cumulative_percent"] = cumulative;
+  json["eigenvectors"] = vectors;
+  json["components"] = result.components;
+  json["output_type"] = QString::fromStdString(outputTypeName(result.outputType));
+  json["output_nodata"] = result.hasOutputNodata && !std::isnan(result.outputNodata)
+                              ? QJsonValue(result.outputNodata)
+                              : (result.hasOutputNodata ? QJsonValue("nan") : QJsonValue());
+  if (result.outputType == OutputType::Byte) {
+    QJsonObject rescale;
+    rescale["low"] = result.hasOutputNodata ? 1 : 0;
+    rescale["high"] = 255;
+    rescale["minimum"] = toArray(result.byteMinimum);
+    rescale["maximum"] = toArray(result.byteMaximum);
+    json["byte_rescale"] = rescale;
+  }
+  json["backend"] = QString::fromStdString(result.backend);
+  json["resident"] = result.resident;
+  json["strip_rows"] = static_cast<double>(result.stripRows);
+  QJsonObject seconds;
+  seconds["setup"] = result.seconds.setup;
+  seconds["read"] = result.seconds.read;
+  seconds["moments"] = result.seconds.moments;
+  seconds["eigen"] = result.seconds.eigen;
+  seconds["byte_range"] = result.seconds.range;
+  seconds["projection"] = result.seconds.projection;
+  seconds["write"] = result.seconds.write;
+  seconds["total"] = result.seconds.total;
+  json["seconds"] = seconds;
+  const DeviceTimes& device = result.seconds.device;
+  if (device.moments > 0) {
+    // The GPU's own clock: copies and kernels (they overlap the host's stages above).
+    QJsonObject gpu;
+    gpu["resident"] = result.deviceResident;
+    gpu["upload_seconds"] = device.upload;
+    gpu["upload_bytes"] = static_cast<double>(device.uploadBytes);
+    gpu["moments_seconds"] = device.moments;
+    gpu["byte_range_seconds"] = device.range;
+    gpu["projection_seconds"] = device.projection;
+    gpu["download_seconds"] = device.download;
+    gpu["download_bytes"] = static_cast<double>(device.downloadBytes);
+    json["gpu"] = gpu;
+  }
+  return json;
+}
+
+void writeStatsJson(const PcaResult& result, const PcaOptions& options, const std::string& path) {
+  saveFileAtomically(path,
+                     QJsonDocument(statsJson(result, options)).toJson(QJsonDocument::Indented),
+                     "OUTPUT_STATS");
+}
+
+void writeTableCsv(const PcaResult& result, const std::string& path) {
+  const PcaModel& model = result.model;
+  QByteArray csv = "component,eigenvalue,explained_percent,cumulative_percent,in_output\n";
+  for (int k = 0; k < model.componentCount(); ++k)
+    csv += QString("PC%1,%2,%3,%4,%5\n")
+               .arg(k + 1)
+               .arg(model.eigenvalues[k], 0, 'g', 17)
+               .arg(model.explainedPercent(k), 0, 'g', 10)
+               .arg(model.cumulativePercent(k), 0, 'g', 10)
+               .arg(k < result.components ? "yes" : "no")
+               .toUtf8();
+  saveFileAtomically(path, csv, "OUTPUT_TABLE");
+}
+
+}  // namespace hyperstream

@@ -1,0 +1,487 @@
+// The CPU backend, on every core: moments of integer pixels exactly with AVX-512 VNNI
+// (IntegerMoments), of other pixels with OpenBLAS's DSYRK; the projection in plain vector loops
+// on the backend's worker threads (a GEMM with ten columns spends its time packing the pixels).
+
+#include "core/Error.h"
+#include "core/Samples.h"
+#include "core/WorkerThreads.h"
+#include "pca/IntegerMoments.h"
+#include "run/ComputeBackend.h"
+#include "spp/CpuSpp.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace hyperstream {
+
+int64_t groupRows(int64_t width) {
+  constexpr int64_t kGroupPixels = 1024;  // DSYRK with k >= 1024 runs at its full rate
+  return std::max<int64_t>(1, (kGroupPixels + width - 1) / std::max<int64_t>(1, width));
+}
+
+void ComponentRange::merge(const ComponentRange& other) {
+  if (minimum.empty()) {
+    *this = other;
+    return;
+  }
+  for (size_t k = 0; k < minimum.size(); ++k) {
+    minimum[k] = std::min(minimum[k], other.minimum[k]);
+    maximum[k] = std::max(maximum[k], other.maximum[k]);
+  }
+}
+
+namespace {
+
+// Pixels per DSYRK call of the float64 moments: the converted block stays in the cache.
+constexpr int64_t kChunkPixels = 1024;
+// The projection splits batches of this many pixels per worker over the worker threads, which
+// centre and project them block by block (the centred block stays in the core's cache).
+constexpr int64_t kBatchPixelsPerWorker = 8192;
+constexpr int64_t kProjectBlockPixels = 256;
+// Components per pass of the projection kernel: one AVX-512 register of floats.
+constexpr int kComponentBlock = 16;
+
+// row = pixel - shift, and the running sum and range of the band values. Separate, unaliased
+// arrays let the compiler vectorise over the bands.
+template <class T>
+HYPERSTREAM_VECTOR_CLONES void addShiftedPixel(const T* __restrict pixel,
+                                               const double* __restrict shift,
+                                               double* __restrict row, double* __restrict sum,
+                                               double* __restrict lo, double* __restrict hi,
+                                               int bands) {
+  for (int b = 0; b < bands; ++b) {
+    const double v = static_cast<double>(pixel[b]);
+    row[b] = v - shift[b];
+    sum[b] += row[b];
+    lo[b] = v < lo[b] ? v : lo[b];
+    hi[b] = v > hi[b] ? v : hi[b];
+  }
+}
+
+// row = pixel - center, in float64 (exact for every input type), rounded once to C.
+template <class T, class C>
+HYPERSTREAM_VECTOR_CLONES void centrePixel(const T* __restrict pixel,
+                                           const double* __restrict center, C* __restrict row,
+                                           int bands) {
+  for (int b = 0; b < bands; ++b)
+    row[b] = static_cast<C>(static_cast<double>(pixel[b]) - center[b]);
+}
+
+// Integer samples: row = pixel - shift with an integer shift (the rounded centre), exact in
+// integers and rounded once to C, at full vector width; the shift's remainder is taken out of
+// the projected values as a per-component bias.
+template <class T>
+using ShiftInteger = std::conditional_t<(sizeof(T) < 4), int32_t, int64_t>;
+template <class T, class C>
+HYPERSTREAM_VECTOR_CLONES void shiftPixel(const T* __restrict pixel,
+                                          const ShiftInteger<T>* __restrict shift,
+                                          C* __restrict row, int bands) {
+  for (int b = 0; b < bands; ++b)
+    row[b] = static_cast<C>(static_cast<ShiftInteger<T>>(pixel[b]) - shift[b]);
+}
+
+// W values of C in one vector (GCC/clang vector extension).
+template <class C, int W>
+struct ComponentLanes {
+  using type __attribute__((vector_size(W * sizeof(C)))) = C;
+};
+
+// out[p][k] = Σ_b rows[p][b] · weights[b][k] - bias[k] for k < kComponentBlock, p < count
+// (weights padded to kComponentBlock columns; out rows `outStride` apart, only `components` columns
+// written), W components at a time: 64 bytes of them on AVX-512, 32 elsewhere (see wideVectors).
+// Eight pixels at a time share each weight row and keep eight independent sums in flight; each
+// pixel's sum runs over the bands in order, so the result does not depend on how pixels are cut.
+template <class C, int W>
+HYPERSTREAM_VECTOR_CLONES void projectBlock(const C* __restrict rows, int64_t count, int bands,
+                                            const C* __restrict weights, const C* __restrict bias,
+                                            C* __restrict out, int outStride, int components) {
+  using Lanes = typename ComponentLanes<C, W>::type;
+  constexpr int kPixels = 8;
+  for (int k0 = 0; k0 < components; k0 += W) {
+    auto loadWeights = [&](int b, Lanes& w) {
+      std::memcpy(&w, weights + static_cast<int64_t>(b) * kComponentBlock + k0, sizeof(w));
+    };
+    const int chunk = std::min(W, components - k0);
+    auto store = [&](int64_t p, const Lanes& sum) {
+      for (int k = 0; k < chunk; ++k) out[p * outStride + k0 + k] = sum[k] - bias[k0 + k];
+    };
+    int64_t p = 0;
+    for (; p + kPixels <= count; p += kPixels) {
+      Lanes sum[kPixels] = {};
+      for (int b = 0; b < bands; ++b) {
+        Lanes w;
+        loadWeights(b, w);
+        for (int q = 0; q < kPixels; ++q) sum[q] += rows[(p + q) * bands + b] * w;
+      }
+      for (int q = 0; q < kPixels; ++q) store(p + q, sum[q]);
+    }
+    for (; p < count; ++p) {
+      Lanes sum = {};
+      for (int b = 0; b < bands; ++b) {
+        Lanes w;
+        loadWeights(b, w);
+        sum += rows[p * bands + b] * w;
+      }
+      store(p, sum);
+    }
+  }
+}
+
+class CpuBackend : public ComputeBackend {
+ public:
+  explicit CpuBackend(bool wideVectors)
+      : wideVectors_(wideVectors),
+        workers_(threads_.count()),
+        integer_(IntegerMoments::supported() ? workers_ : 0),
+        spp_(threads_, wideVectors),
+        floatBuffers_(workers_),
+        doubleBuffers_(workers_) {}
+  CpuBackend(const CpuBackend&) = delete;
+  CpuBackend& operator=(const CpuBackend&) = delete;
+
+  std::string name() const override {
+    return "cpu (" + std::to_string(workers_) + " threads" +
+           (integer_.empty() ? std::string() : ", exact AVX-512 VNNI integer moments") +
+           ", OpenBLAS " + openblas_get_corename() + " kernels)";
+  }
+
+  bool usesEveryCore() const override { return true; }
+
+  std::string advice() const override {
+    // OpenBLAS falls back to its generic kernels on CPUs newer than its release; they run 3-4x
+    // slower than the AVX2/AVX-512 ones the CPU can use.
+    const std::string core = openblas_get_corename();
+    if ((core == "Prescott" || core == "Core2" || core == "Nehalem") &&
+        __builtin_cpu_supports("avx2"))
+      return "OpenBLAS does not recognise this CPU and runs its generic " + core +
+             " kernels; setting OPENBLAS_CORETYPE=Haswell (or SkylakeX on AVX-512 CPUs) in the "
+             "environment before starting makes its float64 kernels (the moments of "
+             "floating-point rasters, and of any raster on CPUs without AVX-512 VNNI) 3-4x faster";
+    return {};
+  }
+
+  bool prepare(const CubeLayout& layout) override {
+    total_ = Moments(layout.bands);
+    return false;
+  }
+
+  void accumulateMoments(const StripView& strip) override {
+    if (total_.bands != strip.bands) total_ = Moments(strip.bands);
+    withSampleType(strip.type, [&](auto sample) { accumulate<decltype(sample)>(strip, total_); });
+  }
+
+  double spatialPreprocess(const SppStrip& strip, const SppOutput& output) override {
+    return spp_.run(strip, output);
+  }
+
+  Moments takeMoments(int bands) override {
+    Moments result = std::move(total_);
+    if (result.bands != bands) result = Moments(bands);
+    total_ = Moments(bands);
+    return result;
+  }
+
+  ComponentRange componentRange(const StripView& strip, const Projection& projection) override {
+    ComponentRange range;
+    range.minimum.assign(projection.components, std::numeric_limits<double>::infinity());
+    range.maximum.assign(projection.components, -std::numeric_limits<double>::infinity());
+    withSampleType(strip.type, [&](auto sample) {
+      forEachProjectedChunk<decltype(sample), float>(
+          strip, projection, [&](int64_t first, int64_t count, const float* values) {
+            for (int64_t p = 0; p < count; ++p) {
+              if (!valid_[first + p]) continue;
+              const float* pixel = values + p * projection.components;
+              for (int k = 0; k < projection.components; ++k) {
+                range.minimum[k] = std::min(range.minimum[k], static_cast<double>(pixel[k]));
+                range.maximum[k] = std::max(range.maximum[k], static_cast<double>(pixel[k]));
+              }
+            }
+          });
+    });
+    return range;
+  }
+
+  void project(const StripView& strip, const Projection& projection, const OutputEncoding& encoding,
+               void* output) override {
+    withSampleType(strip.type, [&](auto sample) {
+      using T = decltype(sample);
+      switch (encoding.type) {
+        case GDT_Float64:
+          forEachProjectedChunk<T, double>(
+              strip, projection, [&](int64_t first, int64_t count, const double* values) {
+                encodeFloat(values, first, count, projection.components, encoding,
+                            static_cast<double*>(output));
+              });
+          break;
+        case GDT_Float32:
+          forEachProjectedChunk<T, float>(strip, projection,
+                                          [&](int64_t first, int64_t count, const float* values) {
+                                            encodeFloat(values, first, count, projection.components,
+                                                        encoding, static_cast<float*>(output));
+                                          });
+          break;
+        case GDT_Byte:
+          forEachProjectedChunk<T, float>(strip, projection,
+                                          [&](int64_t first, int64_t count, const float* values) {
+                                            encodeByte(values, first, count, projection.components,
+                                                       encoding, static_cast<uint8_t*>(output));
+                                          });
+          break;
+        default:
+          throw Error("OUTPUT_TYPE", "output type must be Float32, Float64 or Byte");
+      }
+    });
+  }
+
+ private:
+  template <class T>
+  void accumulate(const StripView& strip, Moments& total) {
+    markValid<T>(strip);
+    const int64_t group = strip.groupPixels > 0 ? strip.groupPixels : strip.pixels;
+    if constexpr (std::is_integral_v<T> && sizeof(T) <= 4) {
+      if (!integer_.empty()) {
+        accumulateExactly<T>(strip, group, total);
+        return;
+      }
+    }
+    for (int64_t first = 0; first < strip.pixels; first += group)
+      total.merge(groupMoments<T>(strip, first, std::min(group, strip.pixels - first)));
+  }
+
+  // Integer samples: each worker thread takes whole groups through the exact VNNI kernel; groups
+  // it cannot take (values spread over most of 16 bits) go through DSYRK on this thread, which
+  // then merges every group in image order, so the result does not depend on the thread count.
+  template <class T>
+  void accumulateExactly(const StripView& strip, int64_t group, Moments& total) {
+    const T* data = static_cast<const T*>(strip.data);
+    const int64_t groups = (strip.pixels + group - 1) / group;
+    const int64_t batch = 4 * static_cast<int64_t>(workers_);
+    std::vector<Moments>& results = groupResults_;  // kept: each holds a bands x bands matrix
+    results.resize(batch);
+    std::vector<unsigned char> exact(batch);
+    for (int64_t g0 = 0; g0 < groups; g0 += batch) {
+      const int64_t inBatch = std::min(batch, groups - g0);
+      threads_.onEach([&](int worker) {
+        for (int64_t k = worker; k < inBatch; k += workers_) {
+          const int64_t first = (g0 + k) * group;
+          exact[k] = integer_[worker].compute(data + first * strip.bands, valid_.data() + first,
+                                              std::min(group, strip.pixels - first), strip.bands,
+                                              results[k]);
+        }
+      });
+      for (int64_t k = 0; k < inBatch; ++k) {
+        const int64_t first = (g0 + k) * group;
+        if (!exact[k])
+          results[k] = groupMoments<T>(strip, first, std::min(group, strip.pixels - first));
+        total.merge(results[k]);
+      }
+    }
+  }
+
+  // Moments of one group in one pass: each valid pixel, shifted by the group's first valid pixel
+  // (close to the mean, so nothing cancels), goes into a float64 block; DSYRK adds the block's
+  // co-moment. The shift is taken out exactly at the end.
+  template <class T>
+  Moments groupMoments(const StripView& strip, int64_t first, int64_t count) {
+    const int bands = strip.bands;
+    const T* data = static_cast<const T*>(strip.data);
+    Moments result(bands);
+    int64_t start = first;
+    while (start < first + count && !valid_[start]) ++start;
+    if (start == first + count) return result;
+    std::vector<double>& shift = shift_;
+    shift.assign(bands, 0.0);
+    for (int b = 0; b < bands; ++b) shift[b] = static_cast<double>(data[start * bands + b]);
+    std::vector<double>& sum = sum_;
+    sum.assign(bands, 0.0);
+    double* lo = result.minimum.data();
+    double* hi = result.maximum.data();
+    chunk_.resize(static_cast<size_t>(kChunkPixels) * bands);
+    double* block = chunk_.data();
+    int64_t filled = 0;
+    auto flush = [&] {
+      if (filled == 0) return;
+      cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, bands, static_cast<int>(filled), 1.0,
+                  block, bands, 1.0, result.comoment.data(), bands);
+      filled = 0;
+    };
+    for (int64_t p = start; p < first + count; ++p) {
+      if (!valid_[p]) continue;
+      addShiftedPixel(data + p * bands, shift.data(), block + filled * bands, sum.data(), lo, hi,
+                      bands);
+      ++result.count;
+      if (++filled == kChunkPixels) flush();
+    }
+    flush();
+    // Sum (x-s)(x-s)^T = M + n (m-s)(m-s)^T: subtract the shift's share, mirror the triangle.
+    const double n = static_cast<double>(result.count);
+    for (int b = 0; b < bands; ++b) result.mean[b] = shift[b] + sum[b] / n;
+    for (int i = 0; i < bands; ++i)
+      for (int j = i; j < bands; ++j) {
+        double& upper = result.comoment[static_cast<size_t>(i) * bands + j];
+        upper -= sum[i] * sum[j] / n;
+        result.comoment[static_cast<size_t>(j) * bands + i] = upper;
+      }
+    return result;
+  }
+
+  // valid_[p] = whether pixel p of the strip is valid, on every worker thread.
+  template <class T>
+  void markValid(const StripView& strip) {
+    valid_.resize(strip.pixels);
+    const ValidPixel<T> isValid(strip.nodata, strip.bands);
+    if (isValid.alwaysValid()) {
+      std::fill(valid_.begin(), valid_.end(), 1);
+      return;
+    }
+    const T* data = static_cast<const T*>(strip.data);
+    threads_.split(strip.pixels, [&](int64_t first, int64_t last) {
+      for (int64_t p = first; p < last; ++p) valid_[p] = isValid(data + p * strip.bands) ? 1 : 0;
+    });
+  }
+
+  // Centres and projects the strip in precision C on every worker thread, calling
+  // consume(firstPixel, pixelCount, values) with pixelCount x components values per batch.
+  // Invalid pixels are projected as if they were at the centre; consumers skip them.
+  template <class T, class C, class Consume>
+  void forEachProjectedChunk(const StripView& strip, const Projection& projection,
+                             Consume&& consume) {
+    const int bands = strip.bands;
+    const int components = projection.components;
+    const T* data = static_cast<const T*>(strip.data);
+    markValid<T>(strip);
+
+    // Weights in blocks of kComponentBlock columns, zero-padded: [block][band][column].
+    const int componentBlocks = (components + kComponentBlock - 1) / kComponentBlock;
+    std::vector<C> weights(static_cast<size_t>(componentBlocks) * bands * kComponentBlock, C(0));
+    for (int b = 0; b < bands; ++b)
+      for (int k = 0; k < components; ++k)
+        weights[(static_cast<size_t>(k / kComponentBlock) * bands + b) * kComponentBlock +
+                k % kComponentBlock] =
+            static_cast<C>(projection.weights[static_cast<size_t>(b) * components + k]);
+
+    // Integer samples are shifted by the rounded centre; the bias is the remainder's projection.
+    const double* center = projection.center.data();
+    std::vector<ShiftInteger<T>> shift(bands);
+    std::vector<C> bias(static_cast<size_t>(componentBlocks) * kComponentBlock, C(0));
+    if constexpr (std::is_integral_v<T>) {
+      for (int b = 0; b < bands; ++b)
+        shift[b] = static_cast<ShiftInteger<T>>(std::llround(center[b]));
+      for (int k = 0; k < components; ++k) {
+        double sum = 0;
+        for (int b = 0; b < bands; ++b)
+          sum += (center[b] - static_cast<double>(shift[b])) *
+                 projection.weights[static_cast<size_t>(b) * components + k];
+        bias[k] = static_cast<C>(sum);
+      }
+    }
+    const auto project =
+        wideVectors_ ? projectBlock<C, 64 / sizeof(C)> : projectBlock<C, 32 / sizeof(C)>;
+    std::vector<C>& result = buffers<C>(0).result;
+    const int64_t batchPixels = kBatchPixelsPerWorker * workers_;
+    for (int64_t batchFirst = 0; batchFirst < strip.pixels; batchFirst += batchPixels) {
+      const int64_t batch = std::min(batchPixels, strip.pixels - batchFirst);
+      result.resize(static_cast<size_t>(batch) * components);
+      threads_.onEach([&](int worker) {
+        std::vector<C>& block = buffers<C>(worker).block;
+        block.resize(static_cast<size_t>(kProjectBlockPixels) * bands);
+        const int64_t end = batchFirst + batch * (worker + 1) / workers_;
+        for (int64_t first = batchFirst + batch * worker / workers_; first < end;
+             first += kProjectBlockPixels) {
+          const int64_t count = std::min(kProjectBlockPixels, end - first);
+          for (int64_t p = 0; p < count; ++p) {
+            C* row = block.data() + p * bands;
+            if (!valid_[first + p])
+              std::fill(row, row + bands, C(0));
+            else if constexpr (std::is_integral_v<T>)
+              shiftPixel(data + (first + p) * bands, shift.data(), row, bands);
+            else
+              centrePixel(data + (first + p) * bands, center, row, bands);
+          }
+          for (int kb = 0; kb < componentBlocks; ++kb)
+            project(block.data(), count, bands,
+                    weights.data() + static_cast<size_t>(kb) * bands * kComponentBlock,
+                    bias.data() + static_cast<size_t>(kb) * kComponentBlock,
+                    result.data() + (first - batchFirst) * components + kb * kComponentBlock,
+                    components, std::min(kComponentBlock, components - kb * kComponentBlock));
+        }
+      });
+      consume(batchFirst, batch, result.data());
+    }
+  }
+
+  template <class C, class Out>
+  void encodeFloat(const C* values, int64_t first, int64_t count, int components,
+                   const OutputEncoding& encoding, Out* output) const {
+    for (int64_t p = 0; p < count; ++p) {
+      Out* out = output + (first + p) * components;
+      const C* in = values + p * components;
+      if (valid_[first + p]) {
+        for (int k = 0; k < components; ++k) out[k] = static_cast<Out>(in[k]);
+      } else {
+        std::fill(out, out + components, static_cast<Out>(encoding.nodata));
+      }
+    }
+  }
+
+  void encodeByte(const float* values, int64_t first, int64_t count, int components,
+                  const OutputEncoding& encoding, uint8_t* output) const {
+    for (int64_t p = 0; p < count; ++p) {
+      uint8_t* out = output + (first + p) * components;
+      const float* in = values + p * components;
+      if (!valid_[first + p]) {
+        std::fill(out, out + components, static_cast<uint8_t>(encoding.nodata));
+        continue;
+      }
+      for (int k = 0; k < components; ++k) {
+        const double scaled =
+            encoding.byteLow +
+            (static_cast<double>(in[k]) - encoding.byteMinimum[k]) * encoding.byteScale[k];
+        out[k] = static_cast<uint8_t>(std::clamp(std::round(scaled), 0.0, 255.0));
+      }
+    }
+  }
+
+  // Per worker thread: the centred block and (worker 0's) the projected batch.
+  template <class C>
+  struct ProjectionBuffers {
+    std::vector<C> block, result;
+  };
+  template <class C>
+  ProjectionBuffers<C>& buffers(int worker) {
+    if constexpr (std::is_same_v<C, double>)
+      return doubleBuffers_[worker];
+    else
+      return floatBuffers_[worker];
+  }
+
+  bool wideVectors_;  // 64-byte vectors in the projection (AVX-512), else 32-byte ones
+  WorkerThreads threads_;
+  int workers_;                          // threads_.count()
+  std::vector<IntegerMoments> integer_;  // one per worker thread; empty without AVX-512 VNNI
+  std::vector<Moments> groupResults_;
+  Moments total_;
+  CpuSpp spp_;
+  std::vector<unsigned char> valid_;
+  std::vector<double> shift_, sum_;
+  std::vector<double> chunk_;
+  std::vector<ProjectionBuffers<float>> floatBuffers_;
+  std::vector<ProjectionBuffers<double>> doubleBuffers_;
+};
+
+}  // namespace
+
+std::unique_ptr<ComputeBackend> makeCpuBackend() {
+  return makeCpuBackend(wideVectors());
+}
+
+std::unique_ptr<ComputeBackend> makeCpuBackend(bool wideVectors) {
+  return std::make_unique<CpuBackend>(wideVectors);
+}
+
+}  // namespace hyperstream

@@ -1,0 +1,340 @@
+#include "synth/Synth.h"
+
+#include "core/Error.h"
+#include "io/OutputCheck.h"
+#include "io/PendingRaster.h"
+#include "io/Raster.h"
+#include "pca/Report.h"
+
+#include <ogr_spatialref.h>
+
+#include <QDir>
+#include <QFileInfo>
+#include <QThreadPool>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <random>
+
+namespace hyperstream {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+double gaussian(double x, double center, double width) {
+  const double t = (x - center) / width;
+  return std::exp(-0.5 * t * t);
+}
+
+double sigmoid(double x, double center, double width) {
+  return 1.0 / (1.0 + std::exp(-(x - center) / width));
+}
+
+// Multiplies in an absorption feature of the given depth, centre and width (micrometres).
+double absorb(double reflectance, double um, double center, double width, double depth) {
+  return reflectance * (1.0 - depth * gaussian(um, center, width));
+}
+
+double vegetation(double um) {
+  double r = 0.04 + 0.06 * gaussian(um, 0.55, 0.035) + 0.44 * sigmoid(um, 0.715, 0.018);
+  r -= 0.2 * sigmoid(um, 1.3, 0.08);  // leaf water lowers the SWIR
+  r = absorb(r, um, 0.97, 0.03, 0.08);
+  r = absorb(r, um, 1.2, 0.04, 0.15);
+  r = absorb(r, um, 1.45, 0.06, 0.45);
+  r = absorb(r, um, 1.94, 0.08, 0.6);
+  return std::max(0.01, r);
+}
+
+double soil(double um) {
+  double r = 0.08 + 0.3 * sigmoid(um, 0.7, 0.25) - 0.06 * sigmoid(um, 2.1, 0.2);
+  r = absorb(r, um, 0.9, 0.08, 0.08);   // ferric iron
+  r = absorb(r, um, 1.42, 0.04, 0.12);  // bound water
+  r = absorb(r, um, 1.92, 0.05, 0.15);
+  r = absorb(r, um, 2.2, 0.03, 0.1);  // clay Al-OH
+  return r;
+}
+
+double water(double um) {
+  return 0.01 + 0.05 * std::exp(-(um - 0.4) / 0.15) * (um < 0.9 ? 1 : 0.2);
+}
+
+double clayMineral(double um) {
+  double r = 0.35 + 0.3 * sigmoid(um, 0.5, 0.08);
+  r = absorb(r, um, 1.4, 0.03, 0.25);
+  r = absorb(r, um, 2.165, 0.015, 0.2);  // kaolinite doublet
+  r = absorb(r, um, 2.205, 0.02, 0.3);
+  return r;
+}
+
+double asphalt(double um) {
+  return 0.06 + 0.05 * (um - 0.4) / 2.1 + 0.01 * gaussian(um, 1.7, 0.3);
+}
+
+// A smooth field from a few low-frequency plane waves.
+struct SmoothField {
+  struct Wave {
+    double fx, fy, phase, amplitude;
+  };
+  std::vector<Wave> waves;
+  SmoothField(std::mt19937_64& random, double shortestPeriod, int count) {
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    for (int i = 0; i < count; ++i) {
+      const double period = shortestPeriod * (1.0 + 6.0 * unit(random));
+      const double angle = 2 * kPi * unit(random);
+      const double f = 2 * kPi / period;
+      waves.push_back({f * std::cos(angle), f * std::sin(angle), 2 * kPi * unit(random),
+                       1.0 / (1.0 + i * 0.3)});
+    }
+  }
+  double operator()(double x, double y) const {
+    double v = 0;
+    for (const Wave& w : waves) v += w.amplitude * std::sin(w.fx * x + w.fy * y + w.phase);
+    return v;
+  }
+};
+
+template <class T>
+T toSample(double value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(value);
+  } else {
+    const double lo = std::numeric_limits<T>::lowest() + 1.0;  // keep clear of typical nodata
+    const double hi = std::numeric_limits<T>::max() - 1.0;
+    return static_cast<T>(std::clamp(std::round(value), lo, hi));
+  }
+}
+
+}  // namespace
+
+std::vector<double> endmemberSpectra(int endmembers, const std::vector<double>& wavelengthsNm,
+                                     uint64_t seed) {
+  const size_t n = wavelengthsNm.size();
+  std::vector<double> spectra(static_cast<size_t>(endmembers) * n);
+  std::mt19937_64 random(seed ^ 0x9e3779b97f4a7c15ull);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int e = 0; e < endmembers; ++e) {
+    // Extra endmembers: a smooth continuum with a few random absorption features.
+    const double level = 0.1 + 0.4 * unit(random), slope = 0.2 * (unit(random) - 0.5);
+    std::vector<std::array<double, 3>> features;
+    features.reserve(3);
+    for (int f = 0; f < 3; ++f)
+      features.push_back({0.5 + 2.0 * unit(random), 0.02 + 0.1 * unit(random), 0.4 * unit(random)});
+    for (size_t i = 0; i < n; ++i) {
+      const double um = wavelengthsNm[i] / 1000.0;
+      double r = 0;
+      switch (e) {
+        case 0:
+          r = vegetation(um);
+          break;
+        case 1:
+          r = soil(um);
+          break;
+        case 2:
+          r = water(um);
+          break;
+        case 3:
+          r = clayMineral(um);
+          break;
+        case 4:
+          r = asphalt(um);
+          break;
+        default:
+          r = level + slope * (um - 1.45);
+          for (const auto& feature : features)
+            r = absorb(r, um, feature[0], feature[1], feature[2]);
+      }
+      spectra[static_cast<size_t>(e) * n + i] = std::clamp(r, 0.005, 0.95);
+    }
+  }
+  return spectra;
+}
+
+static SynthResult synthesize(const SynthOptions& options, Feedback& feedback) {
+  if (options.rows < 1 || options.cols < 1 || options.rows > INT32_MAX || options.cols > INT32_MAX)
+    throw Error("ROWS", "rows and columns must be between 1 and 2^31-1");
+  if (options.bands < 2 || options.bands > 65536)
+    throw Error("BANDS", "a scene has 2 to 65536 bands (GDAL's limit)");
+  if (options.endmembers < 2 || options.endmembers > 32)
+    throw Error("ENDMEMBERS", "between 2 and 32 endmembers");
+  if (options.type != GDT_Int16 && options.type != GDT_UInt16 && options.type != GDT_Float32)
+    throw Error("TYPE", "the scene type must be int16, uint16 or float32");
+  if (options.deadBands < -1)
+    throw Error("DEAD_BANDS", "the number of dead bands cannot be negative");
+  if (options.border < -1) throw Error("BORDER", "the border width cannot be negative");
+  const RasterFormat format{outputDriver(options.output, options.format), {}};
+  const RasterFormat truthFormat{GetGDALDriverManager()->GetDriverByName("GTiff"), {}};
+  SynthResult result;
+  const QFileInfo outInfo(QString::fromStdString(options.output));
+  const QString stem = outInfo.absoluteDir().filePath(outInfo.completeBaseName());
+  if (options.writeTruth) {
+    result.abundancesPath = (stem + "_abundances.tif").toStdString();
+    result.endmembersPath = (stem + "_endmembers.csv").toStdString();
+  }
+  {
+    OutputCheck outputs({}, feedback);
+    outputs.raster("OUTPUT", options.output, format, options.bands, options.type);
+    if (options.writeTruth) {
+      outputs.raster("OUTPUT", result.abundancesPath, truthFormat, options.endmembers, GDT_Float32);
+      outputs.file("OUTPUT", result.endmembersPath);
+    }
+  }
+
+  const int bands = options.bands;
+  for (int b = 0; b < bands; ++b)
+    result.wavelengthsNm.push_back(400.0 + 2100.0 * b / std::max(1, bands - 1));
+  const int endmembers = options.endmembers;
+  const std::vector<double> spectra =
+      endmemberSpectra(endmembers, result.wavelengthsNm, options.seed);
+
+  // Dead bands: the ones nearest the centres of the atmospheric water-vapour absorptions.
+  const int dead = options.deadBands >= 0
+                       ? std::min(options.deadBands, bands - 2)
+                       : std::max(1, static_cast<int>(std::lround(bands / 56.0)));
+  const double centres[] = {1380.0, 1880.0, 1400.0, 1900.0, 1360.0, 1860.0, 2500.0, 400.0};
+  std::vector<char> isDead(bands, 0);
+  for (int d = 0; d < dead; ++d) {
+    int best = -1;
+    for (int b = 0; b < bands; ++b)
+      if (!isDead[b] && (best < 0 || std::abs(result.wavelengthsNm[b] - centres[d % 8]) <
+                                         std::abs(result.wavelengthsNm[best] - centres[d % 8])))
+        best = b;
+    isDead[best] = 1;
+    result.deadBands.push_back(best + 1);
+  }
+  std::sort(result.deadBands.begin(), result.deadBands.end());
+  const int64_t border = options.border >= 0
+                             ? options.border
+                             : std::max<int64_t>(1, std::min(options.rows, options.cols) / 64);
+  result.nodata = options.type == GDT_UInt16 ? 65535.0 : -9999.0;
+
+  std::mt19937_64 random(options.seed);
+  std::vector<SmoothField> fields;
+  fields.reserve(endmembers);
+  const double scale = std::max<double>(16.0, std::min(options.rows, options.cols) / 8.0);
+  for (int e = 0; e < endmembers; ++e) fields.emplace_back(random, scale, 6);
+  const SmoothField shading(random, scale * 2, 3);
+
+  PendingRaster raster(options.output, format, options.cols, options.rows, bands, options.type);
+  PendingRaster* truth = nullptr;
+  std::unique_ptr<PendingRaster> abundanceRaster;
+  if (options.writeTruth) {
+    abundanceRaster = std::make_unique<PendingRaster>(
+        result.abundancesPath, truthFormat, options.cols, options.rows, endmembers, GDT_Float32);
+    truth = abundanceRaster.get();
+  }
+  GDALDataset& dataset = raster.dataset();
+  double transform[6] = {560000.0, 20.0, 0.0, 4140000.0, 0.0, -20.0};  // 20 m, UTM 10N
+  dataset.SetGeoTransform(transform);
+  OGRSpatialReference utm;
+  if (utm.importFromEPSG(32610) == OGRERR_NONE) dataset.SetSpatialRef(&utm);
+  if (truth) {
+    truth->dataset().SetGeoTransform(transform);
+    truth->dataset().SetSpatialRef(&utm);
+  }
+  dataset.SetMetadataItem("HYPERSTREAM_SYNTH_SEED", std::to_string(options.seed).c_str());
+  for (int b = 0; b < bands; ++b) {
+    GDALRasterBand* band = dataset.GetRasterBand(b + 1);
+    const std::string nm = QString::number(result.wavelengthsNm[b], 'f', 1).toStdString();
+    band->SetDescription(("Band " + std::to_string(b + 1) + " (" + nm + " nm)").c_str());
+    band->SetMetadataItem("wavelength", nm.c_str());
+    band->SetMetadataItem("wavelength_units", "nm");
+    band->SetNoDataValue(result.nodata);
+  }
+
+  const int64_t stripRows = std::max<int64_t>(1, (64ll << 20) / (options.cols * bands * 4));
+  const int sampleSize = typeSize(options.type);
+  std::vector<unsigned char> strip(static_cast<size_t>(stripRows * options.cols * bands) *
+                                   sampleSize);
+  std::vector<float> abundanceStrip(
+      truth ? static_cast<size_t>(stripRows * options.cols) * endmembers : 0);
+  auto fillRow = [&](int64_t row, int64_t stripRow0, auto sample) {
+    using T = decltype(sample);
+    T* out = reinterpret_cast<T*>(strip.data()) + (row - stripRow0) * options.cols * bands;
+    std::mt19937_64 noise(options.seed * 0x100000001b3ull + static_cast<uint64_t>(row));
+    std::normal_distribution<double> normal(0.0, options.noise);
+    std::vector<double> abundance(endmembers);
+    const bool borderRow = row < border || row >= options.rows - border;
+    for (int64_t col = 0; col < options.cols; ++col) {
+      T* pixel = out + col * bands;
+      double total = 0;
+      for (int e = 0; e < endmembers; ++e) {
+        abundance[e] =
+            std::exp(2.5 * fields[e](static_cast<double>(col), static_cast<double>(row)));
+        total += abundance[e];
+      }
+      for (int e = 0; e < endmembers; ++e) abundance[e] /= total;
+      if (truth) {
+        float* a = abundanceStrip.data() + ((row - stripRow0) * options.cols + col) * endmembers;
+        for (int e = 0; e < endmembers; ++e) a[e] = static_cast<float>(abundance[e]);
+      }
+      if (borderRow || col < border || col >= options.cols - border) {
+        std::fill(pixel, pixel + bands, static_cast<T>(result.nodata));
+        continue;
+      }
+      const double brightness =
+          10000.0 * (1.0 + 0.1 * shading(static_cast<double>(col), static_cast<double>(row)));
+      for (int b = 0; b < bands; ++b) {
+        if (isDead[b]) {
+          pixel[b] = T(0);
+          continue;
+        }
+        double r = 0;
+        for (int e = 0; e < endmembers; ++e)
+          r += abundance[e] * spectra[static_cast<size_t>(e) * bands + b];
+        pixel[b] = toSample<T>(brightness * r + normal(noise));
+      }
+    }
+  };
+
+  QThreadPool pool;
+  for (int64_t row0 = 0; row0 < options.rows; row0 += stripRows) {
+    if (feedback.isCanceled()) throw Canceled();
+    const int64_t rows = std::min(stripRows, options.rows - row0);
+    for (int64_t row = row0; row < row0 + rows; ++row)
+      pool.start([&, row, row0] {
+        switch (options.type) {
+          case GDT_Int16:
+            fillRow(row, row0, int16_t{});
+            break;
+          case GDT_UInt16:
+            fillRow(row, row0, uint16_t{});
+            break;
+          default:
+            fillRow(row, row0, float{});
+            break;
+        }
+      });
+    pool.waitForDone();
+    writeStrip(dataset, options.type, row0, rows, strip.data(), feedback);
+    if (truth)
+      writeStrip(truth->dataset(), GDT_Float32, row0, rows, abundanceStrip.data(), feedback);
+    feedback.setProgress(100.0 * static_cast<double>(row0 + rows) / options.rows);
+  }
+  if (truth) {
+    QByteArray csv = "wavelength_nm";
+    for (int e = 0; e < endmembers; ++e) csv += ",endmember_" + QByteArray::number(e + 1);
+    csv += "\n";
+    for (int b = 0; b < bands; ++b) {
+      csv += QByteArray::number(result.wavelengthsNm[b], 'f', 2);
+      for (int e = 0; e < endmembers; ++e)
+        csv += "," + QByteArray::number(spectra[static_cast<size_t>(e) * bands + b], 'g', 10);
+      csv += "\n";
+    }
+    saveFileAtomically(result.endmembersPath, csv, "OUTPUT");
+    truth->commit();
+  }
+  raster.commit();
+  return result;
+}
+
+SynthResult synthesizeScene(const SynthOptions& options, Feedback& feedback) {
+  try {
+    return synthesize(options, feedback);
+  } catch (...) {
+    rethrowAsJobError(0);
+  }
+}
+
+}  // namespace hyperstream
