@@ -31,7 +31,7 @@ Options jobOptions(const std::string& input, const std::string& output, const st
   Options options;
   options.input = input;
   options.output = output;
-  options.device = device;
+  options.device = DeviceChoice::parse(device);
   return options;
 }
 

@@ -164,10 +164,11 @@ PcaCommand parsePcaArguments(const QStringList& arguments, const char* program,
   for (const QString& option : parser.values("co"))
     options.creationOptions.push_back(option.toStdString());
   if (parser.isSet("ram")) options.ramBytes = mebibytes(parser.value("ram"), "ram");
-  if (parser.isSet("device")) options.device = parser.value("device").toStdString();
+  if (parser.isSet("device"))
+    options.device = DeviceChoice::parse(parser.value("device").toStdString());
   if (parser.isSet("gpus")) {
     if (parser.isSet("device")) usage("give --device or --gpus, not both");
-    options.device = "gpu:" + parser.value("gpus").toStdString();
+    options.device = DeviceChoice::parse("gpu:" + parser.value("gpus").toStdString());
   }
   if (parser.isSet("gpu-memory"))
     options.gpuMemoryBytes = mebibytes(parser.value("gpu-memory"), "gpu-memory");

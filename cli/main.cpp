@@ -85,7 +85,8 @@ int runSppCommand(const QStringList& arguments) {
   for (const QString& option : parser.values("co"))
     options.creationOptions.push_back(option.toStdString());
   if (parser.isSet("ram")) options.ramBytes = mebibytes(parser.value("ram"), "ram");
-  if (parser.isSet("device")) options.device = parser.value("device").toStdString();
+  if (parser.isSet("device"))
+    options.device = DeviceChoice::parse(parser.value("device").toStdString());
   if (parser.isSet("strip-rows"))
     options.stripRows = positiveInteger(parser.value("strip-rows"), "strip-rows");
   const bool quiet = parser.isSet("quiet");

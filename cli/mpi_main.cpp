@@ -31,13 +31,14 @@ const char* kMpiHelp =
     "the GPU of its local rank number (modulo the GPUs of its machine).\n\n";
 
 // auto/gpu: this rank's GPU by its number on the machine; explicit choices stay as they are.
-std::string deviceForRank(const std::string& device, int localRank) {
-  if (device != "auto" && device != "gpu") return device;
+DeviceChoice deviceForRank(const DeviceChoice& device, int localRank) {
+  if (!device.isAuto() && !device.unnumberedGpu()) return device;
   std::string whyNot;
+  if (device.isAuto() && !gpuDriverPresent(&whyNot)) return device;
   GpuRuntime* runtime = gpuRuntime(&whyNot);
   try {
     const size_t count = runtime ? runtime->devices().size() : 0;
-    if (count > 0) return "gpu:" + std::to_string(localRank % static_cast<int>(count));
+    if (count > 0) return DeviceChoice::gpu(localRank % static_cast<int>(count));
   } catch (const DeviceError&) {
     // No usable GPU: auto runs on the CPU; gpu reports it when the job selects its backend.
   }
@@ -58,8 +59,7 @@ int runRank(MpiGroup& group, const QStringList& arguments) {
     QStringList pcaArguments = arguments;
     pcaArguments.removeAt(1);
     PcaCommand command = parsePcaArguments(pcaArguments, kProgram, kMpiHelp);
-    const std::string& device = command.options.device;
-    if (device == "gpu:all" || device.find(',') != std::string::npos)
+    if (command.options.device.severalGpus())
       usage(
           "under MPI each rank takes one GPU (--device gpu picks it by the rank's number on its "
           "machine); --gpus is for one process");

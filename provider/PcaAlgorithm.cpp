@@ -7,8 +7,6 @@
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
 
-#include <algorithm>
-
 namespace hyperstream {
 
 QString PcaAlgorithm::displayName() const {
@@ -21,28 +19,34 @@ QStringList PcaAlgorithm::tags() const {
   return QObject::tr("pca,principal,component,hyperspectral,dimensionality,reduction,eigen")
       .split(',');
 }
-QIcon PcaAlgorithm::icon() const {
-  return QgsApplication::getThemeIcon("/algorithms/mAlgorithmRandomRaster.svg");
-}
-
 QString PcaAlgorithm::shortHelpString() const {
   return QObject::tr(
       "Principal component analysis of a multi- or hyperspectral raster of any size, streamed "
-      "from disk in strips and computed on all CPU cores.\n\n"
+      "from disk in strips and computed on a GPU or all CPU cores.\n\n"
       "Pixels with a nodata or non-finite value in any selected band are left out of the "
       "statistics and written as nodata. Constant bands are left out of the fit with a warning. "
       "The output keeps the georeferencing; its bands are described as 'PC1 (42.1 %, cum. "
       "42.1 %)'. A failed or canceled run leaves no output behind.");
 }
 
-void PcaAlgorithm::initAlgorithm(const QVariantMap&) {
-  addParameter(withHelp(
-      new QgsProcessingParameterRasterLayer(QStringLiteral("INPUT"), QObject::tr("Input raster")),
-      QObject::tr("The hyperspectral image (any GDAL raster file).")));
-  addParameter(
-      withHelp(new QgsProcessingParameterBand(QStringLiteral("BANDS"), QObject::tr("Bands"),
-                                              QVariant(), QStringLiteral("INPUT"), true, true),
-               QObject::tr("Bands to analyse; all when none is selected.")));
+PcaAlgorithm::SharedTexts PcaAlgorithm::sharedTexts() const {
+  SharedTexts texts;
+  texts.bandsHelp = QObject::tr("Bands to analyse; all when none is selected.");
+  texts.deviceHelp = QObject::tr(
+      "Auto uses the first GPU when one can be used and the image is large enough for it to "
+      "pay for starting CUDA (about 0.3 s, once per session), and says in the log what it chose "
+      "and why; the CPU runs OpenBLAS on all cores. GPU fails when no GPU can be used; a GPU "
+      "error during an Auto run makes it start again on the CPU. All GPUs gives each GPU of the "
+      "machine a band of rows (kept in its memory when it fits) and writes one output.");
+  texts.ramHelp = QObject::tr(
+      "Memory for image data. The cube stays in memory between the two passes when it fits; "
+      "otherwise it is read twice.");
+  texts.outputName = QObject::tr("Principal components");
+  texts.outputHelp = QObject::tr("One band per component.");
+  return texts;
+}
+
+void PcaAlgorithm::addJobParameters() {
   addParameter(withHelp(
       new QgsProcessingParameterNumber(QStringLiteral("COMPONENTS"),
                                        QObject::tr("Number of components (0: by variance)"),
@@ -65,36 +69,9 @@ void PcaAlgorithm::initAlgorithm(const QVariantMap&) {
           false, 0),
       QObject::tr("Byte rescales each component to 0-255 from its min/max (1-255 with 0 as "
                   "nodata when some pixels are invalid), like GRASS i.pca.")));
-  addParameter(withHelp(
-      new QgsProcessingParameterEnum(
-          QStringLiteral("DEVICE"), QObject::tr("Compute device"),
-          {QObject::tr("Auto"), QObject::tr("CPU"), QObject::tr("GPU"), QObject::tr("All GPUs")},
-          false, 0),
-      QObject::tr("Auto uses the first GPU when one can be used (CUDA backend, cube kept in GPU "
-                  "memory when it fits) and says in the log why not otherwise; the CPU runs "
-                  "OpenBLAS on all cores. GPU fails when no GPU can be used; a GPU error during "
-                  "an Auto run makes it start again on the CPU. All GPUs gives each GPU of the "
-                  "machine a band of rows (kept in its memory when it fits) and writes one "
-                  "output. A session's first GPU run also starts CUDA (about 0.3 s)."),
-      true));
-  addParameter(withHelp(
-      new QgsProcessingParameterNumber(QStringLiteral("RAM_MB"), QObject::tr("RAM budget (MiB)"),
-                                       QgsProcessingParameterNumber::Integer, 1024, false, 16),
-      QObject::tr("Memory for image data. The cube stays in memory between the two passes when "
-                  "it fits; otherwise it is read twice."),
-      true));
-  auto* creationOptions = new QgsProcessingParameterString(
-      QStringLiteral("CREATION_OPTIONS"), QObject::tr("Creation options"), QVariant(), false, true);
-  creationOptions->setMetadata(
-      {{QStringLiteral("widget_wrapper"),
-        QVariantMap({{QStringLiteral("widget_type"), QStringLiteral("rasteroptions")}})}});
-  addParameter(withHelp(creationOptions,
-                        QObject::tr("GDAL creation options of the output, NAME=VALUE separated "
-                                    "by |, e.g. COMPRESS=DEFLATE|PREDICTOR=3."),
-                        true));
-  addParameter(withHelp(new QgsProcessingParameterRasterDestination(
-                            QStringLiteral("OUTPUT"), QObject::tr("Principal components")),
-                        QObject::tr("One band per component.")));
+}
+
+void PcaAlgorithm::addJobOutputs() {
   addParameter(withHelp(
       new QgsProcessingParameterFileDestination(
           QStringLiteral("OUTPUT_STATS"), QObject::tr("Statistics (JSON)"),
@@ -122,12 +99,7 @@ void PcaAlgorithm::initAlgorithm(const QVariantMap&) {
                                           QObject::tr("Compute device used")));
 }
 
-bool PcaAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
-                                    QgsProcessingFeedback*) {
-  options_ = PcaOptions();
-  options_.input = inputRasterPath(*this, parameters, context);
-  for (int band : parameterAsInts(parameters, QStringLiteral("BANDS"), context))
-    options_.bands.push_back(band);
+void PcaAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
   options_.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
   options_.variancePercent = parameterAsDouble(parameters, QStringLiteral("VARIANCE"), context);
   options_.matrix = parameterAsEnum(parameters, QStringLiteral("MATRIX"), context) == 1
@@ -136,28 +108,10 @@ bool PcaAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessing
   const int type = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context);
   options_.outputType =
       type == 1 ? OutputType::Float64 : (type == 2 ? OutputType::Byte : OutputType::Float32);
-  const int device = parameterAsEnum(parameters, QStringLiteral("DEVICE"), context);
-  const char* devices[] = {"auto", "cpu", "gpu", "gpu:all"};
-  options_.device = devices[std::clamp(device, 0, 3)];
-  options_.ramBytes =
-      static_cast<int64_t>(parameterAsInt(parameters, QStringLiteral("RAM_MB"), context)) << 20;
-  options_.creationOptions = creationOptions(*this, parameters, context);
-  return true;
 }
 
-bool PcaAlgorithm::checkParameterValues(const QVariantMap& parameters,
-                                        QgsProcessingContext& context, QString* message) const {
-  return QgsProcessingAlgorithm::checkParameterValues(parameters, context, message) &&
-         checkCreationOptionsFor(*this, parameters, context, message);
-}
-
-QVariantMap PcaAlgorithm::processAlgorithm(const QVariantMap& parameters,
-                                           QgsProcessingContext& context,
-                                           QgsProcessingFeedback* feedback) {
-  // Outputs are resolved here, on the context of the run: the background task of the dialog
-  // loads the layers registered on it, not those of the context prepareAlgorithm was given.
-  options_.output =
-      parameterAsOutputLayer(parameters, QStringLiteral("OUTPUT"), context).toStdString();
+QVariantMap PcaAlgorithm::runJob(const QVariantMap& parameters, QgsProcessingContext& context,
+                                 QgsProcessingFeedback* feedback) {
   options_.statsJson =
       parameterAsFileOutput(parameters, QStringLiteral("OUTPUT_STATS"), context).toStdString();
   options_.tableCsv =
@@ -170,7 +124,6 @@ QVariantMap PcaAlgorithm::processAlgorithm(const QVariantMap& parameters,
   if (feedback)
     feedback->pushInfo(QObject::tr("Computed on %1").arg(QString::fromStdString(result.backend)));
   QVariantMap outputs;
-  outputs.insert(QStringLiteral("OUTPUT"), QString::fromStdString(options_.output));
   if (!options_.statsJson.empty())
     outputs.insert(QStringLiteral("OUTPUT_STATS"), QString::fromStdString(options_.statsJson));
   if (!options_.tableCsv.empty())

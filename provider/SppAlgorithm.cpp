@@ -17,10 +17,6 @@ QStringList SppAlgorithm::tags() const {
   return QObject::tr("spp,spatial,preprocessing,endmember,unmixing,hyperspectral,spectral angle")
       .split(',');
 }
-QIcon SppAlgorithm::icon() const {
-  return QgsApplication::getThemeIcon("/algorithms/mAlgorithmRandomRaster.svg");
-}
-
 QString SppAlgorithm::shortHelpString() const {
   return QObject::tr(
       "Spatial preprocessing (Zortea & Plaza, 2009) of a hyperspectral raster: each pixel moves "
@@ -33,14 +29,22 @@ QString SppAlgorithm::shortHelpString() const {
       "halo rows, on a GPU or all CPU cores; a failed or canceled run leaves no output behind.");
 }
 
-void SppAlgorithm::initAlgorithm(const QVariantMap&) {
-  addParameter(withHelp(
-      new QgsProcessingParameterRasterLayer(QStringLiteral("INPUT"), QObject::tr("Input raster")),
-      QObject::tr("The hyperspectral image (any GDAL raster file).")));
-  addParameter(
-      withHelp(new QgsProcessingParameterBand(QStringLiteral("BANDS"), QObject::tr("Bands"),
-                                              QVariant(), QStringLiteral("INPUT"), true, true),
-               QObject::tr("Bands to use and write; all when none is selected.")));
+SppAlgorithm::SharedTexts SppAlgorithm::sharedTexts() const {
+  SharedTexts texts;
+  texts.bandsHelp = QObject::tr("Bands to use and write; all when none is selected.");
+  texts.deviceHelp = QObject::tr(
+      "Auto uses the first GPU when one can be used and the image is large enough for it to "
+      "pay for starting CUDA (about 0.3 s, once per session), and the CPU's cores otherwise; "
+      "the log says what it chose and why. GPU fails when no GPU can be used. A GPU error "
+      "during an Auto run makes it start again on the CPU.");
+  texts.ramHelp =
+      QObject::tr("Memory for image data; strips and their halo rows are sized from it.");
+  texts.outputName = QObject::tr("Preprocessed image");
+  texts.outputHelp = QObject::tr("The displaced spectra, same bands as the input.");
+  return texts;
+}
+
+void SppAlgorithm::addJobParameters() {
   addParameter(withHelp(
       new QgsProcessingParameterNumber(QStringLiteral("WINDOW"), QObject::tr("Window size"),
                                        QgsProcessingParameterNumber::Integer, 5, false, 3, 15),
@@ -54,23 +58,9 @@ void SppAlgorithm::initAlgorithm(const QVariantMap&) {
                             QStringLiteral("OUTPUT_TYPE"), QObject::tr("Output data type"),
                             {QStringLiteral("Float32"), QStringLiteral("Float64")}, false, 0),
                         QObject::tr("Data type of the displaced spectra.")));
-  addParameter(withHelp(
-      new QgsProcessingParameterEnum(QStringLiteral("DEVICE"), QObject::tr("Compute device"),
-                                     {QObject::tr("Auto"), QObject::tr("CPU"), QObject::tr("GPU")},
-                                     false, 0),
-      QObject::tr("Auto uses the first GPU when one can be used (CUDA backend) and the CPU's "
-                  "cores otherwise; GPU fails when no GPU can be used. A GPU error during an "
-                  "Auto run makes it start again on the CPU. A session's first GPU run also "
-                  "starts CUDA (about 0.3 s), which on small images can take longer than the "
-                  "CPU's whole run."),
-      true));
-  addParameter(withHelp(
-      new QgsProcessingParameterNumber(QStringLiteral("RAM_MB"), QObject::tr("RAM budget (MiB)"),
-                                       QgsProcessingParameterNumber::Integer, 1024, false, 16),
-      QObject::tr("Memory for image data; strips and their halo rows are sized from it."), true));
-  addParameter(withHelp(new QgsProcessingParameterRasterDestination(
-                            QStringLiteral("OUTPUT"), QObject::tr("Preprocessed image")),
-                        QObject::tr("The displaced spectra, same bands as the input.")));
+}
+
+void SppAlgorithm::addJobOutputs() {
   addParameter(withHelp(
       new QgsProcessingParameterRasterDestination(QStringLiteral("OUTPUT_ALPHA"),
                                                   QObject::tr("Alpha (mean neighbour angle)"),
@@ -86,12 +76,7 @@ void SppAlgorithm::initAlgorithm(const QVariantMap&) {
                                           QObject::tr("Mean alpha over valid pixels (rad)")));
 }
 
-bool SppAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
-                                    QgsProcessingFeedback*) {
-  options_ = SppOptions();
-  options_.input = inputRasterPath(*this, parameters, context);
-  for (int band : parameterAsInts(parameters, QStringLiteral("BANDS"), context))
-    options_.bands.push_back(band);
+void SppAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
   options_.window = parameterAsInt(parameters, QStringLiteral("WINDOW"), context);
   options_.border = parameterAsEnum(parameters, QStringLiteral("BORDER"), context) == 1
                         ? SppBorder::Mirror
@@ -99,16 +84,10 @@ bool SppAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessing
   options_.outputType = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context) == 1
                             ? OutputType::Float64
                             : OutputType::Float32;
-  const int device = parameterAsEnum(parameters, QStringLiteral("DEVICE"), context);
-  options_.device = device == 1 ? "cpu" : (device == 2 ? "gpu" : "auto");
-  options_.ramBytes =
-      static_cast<int64_t>(parameterAsInt(parameters, QStringLiteral("RAM_MB"), context)) << 20;
-  return true;
 }
 
-bool SppAlgorithm::checkParameterValues(const QVariantMap& parameters,
-                                        QgsProcessingContext& context, QString* message) const {
-  if (!QgsProcessingAlgorithm::checkParameterValues(parameters, context, message)) return false;
+bool SppAlgorithm::checkJobParameters(const QVariantMap& parameters, QgsProcessingContext& context,
+                                      QString* message) const {
   const int window = parameterAsInt(parameters, QStringLiteral("WINDOW"), context);
   if (window % 2 == 0) {
     if (message)
@@ -118,12 +97,8 @@ bool SppAlgorithm::checkParameterValues(const QVariantMap& parameters,
   return true;
 }
 
-QVariantMap SppAlgorithm::processAlgorithm(const QVariantMap& parameters,
-                                           QgsProcessingContext& context,
-                                           QgsProcessingFeedback* feedback) {
-  // Outputs are resolved here, on the context of the run (see PcaAlgorithm::processAlgorithm).
-  options_.output =
-      parameterAsOutputLayer(parameters, QStringLiteral("OUTPUT"), context).toStdString();
+QVariantMap SppAlgorithm::runJob(const QVariantMap& parameters, QgsProcessingContext& context,
+                                 QgsProcessingFeedback* feedback) {
   options_.alphaOutput =
       parameterAsOutputLayer(parameters, QStringLiteral("OUTPUT_ALPHA"), context).toStdString();
   options_.rhoOutput =
@@ -132,7 +107,6 @@ QVariantMap SppAlgorithm::processAlgorithm(const QVariantMap& parameters,
   SppResult result;
   runEngineJob([&] { result = runSpp(options_, engineFeedback); });
   QVariantMap outputs;
-  outputs.insert(QStringLiteral("OUTPUT"), QString::fromStdString(options_.output));
   if (!options_.alphaOutput.empty())
     outputs.insert(QStringLiteral("OUTPUT_ALPHA"), QString::fromStdString(options_.alphaOutput));
   if (!options_.rhoOutput.empty())

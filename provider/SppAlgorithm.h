@@ -1,13 +1,12 @@
 #pragma once
 // hyperstream:spp, the Processing algorithm around the engine's spatial preprocessing job.
 
+#include "EngineAlgorithm.h"
 #include "spp/SppJob.h"
-
-#include <qgsprocessingalgorithm.h>
 
 namespace hyperstream {
 
-class SppAlgorithm : public QgsProcessingAlgorithm {
+class SppAlgorithm : public EngineAlgorithm {
  public:
   QString name() const override { return QStringLiteral("spp"); }
   QString displayName() const override;
@@ -15,17 +14,18 @@ class SppAlgorithm : public QgsProcessingAlgorithm {
   QString groupId() const override { return QStringLiteral("spectralunmixing"); }
   QString shortHelpString() const override;
   QStringList tags() const override;
-  QIcon icon() const override;
-  void initAlgorithm(const QVariantMap& configuration = QVariantMap()) override;
   SppAlgorithm* createInstance() const override { return new SppAlgorithm(); }
 
  protected:
-  bool prepareAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
-                        QgsProcessingFeedback* feedback) override;
-  bool checkParameterValues(const QVariantMap& parameters, QgsProcessingContext& context,
-                            QString* message = nullptr) const override;
-  QVariantMap processAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
-                               QgsProcessingFeedback* feedback) override;
+  SharedTexts sharedTexts() const override;
+  void addJobParameters() override;
+  void addJobOutputs() override;
+  void prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) override;
+  bool checkJobParameters(const QVariantMap& parameters, QgsProcessingContext& context,
+                          QString* message) const override;
+  QVariantMap runJob(const QVariantMap& parameters, QgsProcessingContext& context,
+                     QgsProcessingFeedback* feedback) override;
+  JobOptions& jobOptions() override { return options_; }
 
  private:
   SppOptions options_;

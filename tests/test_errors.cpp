@@ -234,15 +234,25 @@ class ErrorTests : public QObject {
     options.variancePercent = 0;
     expectError(options, "VARIANCE", "percentage", dir);
     options = optionsFor(input, dir + "/out.tif");
-    options.device = "gpu:99";  // no such GPU here, nor on the GPU machine
+    options.device = DeviceChoice::parse("gpu:99");  // no such GPU here, nor on the GPU machine
     expectError(options, "DEVICE", "GPU", dir);
-    options.device = "tpu";
-    expectError(options, "DEVICE", "unknown device", dir);
-    options.device = "gpu:0,x";
-    expectError(options, "DEVICE", "not a GPU number", dir);
-    options.device = "gpu:1,1";
-    expectError(options, "DEVICE", "twice", dir);
-    options.device = "gpu:0,98";  // no GPU 98 here, nor on the GPU machines
+    // Device texts are parsed where the user gives them (CLI, QGIS), before any job.
+    const std::pair<const char*, const char*> badDevices[] = {
+        {"tpu", "unknown device"}, {"gpu:", "unknown device"}, {"gpu:0,x", "not a GPU number"},
+        {"gpu:-1", "not a GPU number"}, {"gpu:1,1", "twice"}};
+    for (const auto& [text, message] : badDevices) {
+      try {
+        DeviceChoice::parse(text);
+        QFAIL(text);
+      } catch (const Error& error) {
+        QCOMPARE(QString::fromStdString(error.parameter()), QString("DEVICE"));
+        QVERIFY2(QString(error.what()).contains(message), error.what());
+      }
+    }
+    QCOMPARE(DeviceChoice::parse("gpu:2,0").text(), std::string("gpu:2,0"));
+    QVERIFY(DeviceChoice::parse("gpu:all").severalGpus());
+    QVERIFY(!DeviceChoice::parse("gpu:3").severalGpus());
+    options.device = DeviceChoice::parse("gpu:0,98");  // no GPU 98 here, nor on the GPU machines
     expectError(options, "DEVICE", "GPU", dir);
     options = optionsFor(input, dir + "/out.tif");
     options.format = "NoSuchDriver";
@@ -589,24 +599,24 @@ class ErrorTests : public QObject {
     }
     TestFeedback feedback;
     {
-      BackendStart automatic("auto", 0);
+      BackendStart automatic(DeviceChoice(), JobWork{int64_t{1} << 40}, 0);
       const std::unique_ptr<ComputeBackend> backend = automatic.get(feedback);
       QVERIFY2(QString::fromStdString(backend->name()).startsWith("cpu"), backend->name().c_str());
       QVERIFY2(feedback.infos.join('\n').contains("No usable GPU"),
                qPrintable(feedback.infos.join('\n')));
     }
     try {
-      BackendStart gpu("gpu", 0);
+      BackendStart gpu(DeviceChoice::anyGpu(), JobWork{}, 0);
       gpu.get(feedback);
       QFAIL("a GPU was requested without one");
     } catch (const Error& error) {
       QCOMPARE(QString::fromStdString(error.parameter()), QString("DEVICE"));
     }
-    { BackendStart neverTaken("auto", 0); }  // waits for its thread
+    { BackendStart neverTaken(DeviceChoice(), JobWork{}, 0); }  // waits for its thread
     const QString dir = testing::tempDir();
     TestFeedback quiet;
     PcaOptions options = optionsFor(dir + "/none.tif", dir + "/out.tif");
-    options.device = "auto";
+    options.device = DeviceChoice::parse("auto");
     try {
       runPca(options, quiet);
       QFAIL("no error");

@@ -27,7 +27,7 @@ PcaOptions optionsFor(const QString& input, const QString& output, const std::st
   PcaOptions options;
   options.input = input.toStdString();
   options.output = output.toStdString();
-  options.device = device;
+  options.device = DeviceChoice::parse(device);
   options.components = kAllComponents;
   return options;
 }
@@ -308,7 +308,7 @@ class GpuTests : public QObject {
     options.outputType = OutputType(outputType);
     const Run cpu = run(options);
     options.output = (dir + "/gpu.tif").toStdString();
-    options.device = "gpu";
+    options.device = DeviceChoice::parse("gpu");
     const Run gpu = run(options);
     compareRuns(cpu, gpu);
   }
@@ -338,7 +338,7 @@ class GpuTests : public QObject {
     options.stripRows = 1;  // the first strip has no valid pixel
     const Run cpu = run(options);
     options.output = (dir + "/gpu.tif").toStdString();
-    options.device = "gpu";
+    options.device = DeviceChoice::parse("gpu");
     const Run gpu = run(options);
     compareRuns(cpu, gpu);
     compareWithReference(dir + "/in.tif", gpu);
@@ -367,7 +367,7 @@ class GpuTests : public QObject {
     options.stripRows = 17;
     options.ramBytes = 16ll << 20;  // not resident on the host either
     const Run cpu = run(options);
-    options.device = "gpu";
+    options.device = DeviceChoice::parse("gpu");
     options.gpuMemoryBytes = 12ll << 20;  // the cube is 10 MB
     options.output = (dir + "/gpu.tif").toStdString();
     const Run gpu = run(options);
@@ -410,7 +410,7 @@ class GpuTests : public QObject {
     options.outputType = OutputType(type);
     options.stripRows = 23;
     const Run cpu = run(options);
-    options.device = device.toStdString();
+    options.device = DeviceChoice::parse(device.toStdString());
     options.gpuMemoryBytes = int64_t{gpuMemoryMiB} << 20;
     options.output = (dir + "/gpus.tif").toStdString();
     const Run gpus = run(options);
@@ -431,7 +431,11 @@ class GpuTests : public QObject {
     testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Float32);
     PcaOptions options = optionsFor(dir + "/in.tif", dir + "/cpu.tif", "cpu");
     const Run cpu = run(options);
-    options.device = "auto";
+    options.device = DeviceChoice::anyGpu();
+    options.output = (dir + "/started.tif").toStdString();
+    run(options);  // CUDA now runs in this process: auto takes the GPU even for a small job
+    QFile::remove(dir + "/started.tif");
+    options.device = DeviceChoice();
     options.gpuMemoryBytes = 1ll << 20;  // too small for one strip
     options.output = (dir + "/auto.tif").toStdString();
     TestFeedback feedback;
@@ -441,12 +445,12 @@ class GpuTests : public QObject {
              qPrintable(feedback.warnings.join("\n")));
     QCOMPARE(testing::readCube(options.output).values, cpu.written.values);
 
-    options.device = "gpu";
+    options.device = DeviceChoice::parse("gpu");
     options.output = (dir + "/gpu.tif").toStdString();
     QVERIFY(deviceError(options).contains("too small"));
     QVERIFY(!QFileInfo::exists(dir + "/gpu.tif"));
     QCOMPARE(testing::filesIn(dir).size(), 3);  // in, cpu, auto
-    options.device = "gpu:99";
+    options.device = DeviceChoice::parse("gpu:99");
     QVERIFY(deviceError(options).contains("no GPU 99"));
   }
 
@@ -484,7 +488,7 @@ class GpuTests : public QObject {
     options.stripRows = stripRows;
     SppResult results[2];
     for (int gpu = 0; gpu < 2; ++gpu) {
-      options.device = gpu ? "gpu" : "cpu";
+      options.device = gpu ? DeviceChoice::anyGpu() : DeviceChoice::cpu();
       options.output = (dir + (gpu ? "/gpu.tif" : "/cpu.tif")).toStdString();
       options.alphaOutput = (dir + (gpu ? "/gpu-alpha.tif" : "/cpu-alpha.tif")).toStdString();
       TestFeedback feedback;
@@ -526,7 +530,7 @@ class GpuTests : public QObject {
       PcaOptions options = optionsFor(data + "/" + name, dir + "/cpu-" + name, "cpu");
       options.outputType = OutputType::Float64;
       const Run cpu = run(options);
-      options.device = "gpu";
+      options.device = DeviceChoice::parse("gpu");
       options.output = (dir + "/gpu-" + name).toStdString();
       const Run gpu = run(options);
       compareRuns(cpu, gpu);
@@ -535,7 +539,7 @@ class GpuTests : public QObject {
       options = optionsFor(data + "/" + name, dir + "/cpu32-" + name, "cpu");
       options.components = 0;
       const Run cpu32 = run(options);
-      options.device = "gpu";
+      options.device = DeviceChoice::parse("gpu");
       options.output = (dir + "/gpu32-" + name).toStdString();
       compareRuns(cpu32, run(options));
     }

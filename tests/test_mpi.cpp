@@ -108,7 +108,7 @@ class MpiTests : public QObject {
     options.output = (dir + "/one." + extension).toStdString();
     options.statsJson = (dir + "/one.json").toStdString();
     options.outputType = type == "byte" ? OutputType::Byte : OutputType::Float32;
-    options.device = "cpu";
+    options.device = DeviceChoice::parse("cpu");
     if (extension == "img") options.format = "ENVI";
     TestFeedback feedback;
     runPca(options, feedback);

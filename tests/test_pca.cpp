@@ -24,7 +24,7 @@ PcaOptions optionsFor(const QString& input, const QString& output) {
   PcaOptions options;
   options.input = input.toStdString();
   options.output = output.toStdString();
-  options.device = "cpu";  // the CPU backend's own properties (bitwise equalities); GPU: test_gpu
+  options.device = DeviceChoice::parse("cpu");  // the CPU backend's own properties (bitwise equalities); GPU: test_gpu
   return options;
 }
 
@@ -455,7 +455,7 @@ class PcaTests : public QObject {
     PcaOptions options;
     options.input = (dir + "/in.tif").toStdString();
     options.output = (dir + "/one.tif").toStdString();
-    options.device = "cpu";
+    options.device = DeviceChoice::parse("cpu");
     options.stripRows = 16;
     options.creationOptions = {"COMPRESS=DEFLATE"};  // one shared dataset: any layout
     TestFeedback feedback;

@@ -5,6 +5,7 @@
 #include "ProcessingSupport.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
+#include "io/Raster.h"
 #include "pca/PcaJob.h"
 #include "spp/SppJob.h"
 #include "synth/Synth.h"
@@ -128,7 +129,8 @@ class QgisTests : public QObject {
     QCOMPARE(algorithm->displayName(), QString("Spatial preprocessing (SPP)"));
     QCOMPARE(algorithm->group(), QString("Spectral unmixing"));
     for (const char* name : {"INPUT", "BANDS", "WINDOW", "BORDER", "OUTPUT_TYPE", "DEVICE",
-                             "RAM_MB", "OUTPUT", "OUTPUT_ALPHA", "OUTPUT_RHO"}) {
+                             "RAM_MB", "CREATION_OPTIONS", "OUTPUT", "OUTPUT_ALPHA",
+                             "OUTPUT_RHO"}) {
       const QgsProcessingParameterDefinition* parameter = algorithm->parameterDefinition(name);
       QVERIFY2(parameter && !parameter->help().isEmpty(), name);
     }
@@ -142,10 +144,16 @@ class QgisTests : public QObject {
     const QVariantMap results = runAlgorithm({{"INPUT", dir + "/in.tif"},
                                               {"WINDOW", 7},
                                               {"BORDER", 1},
+                                              {"CREATION_OPTIONS", "COMPRESS=DEFLATE"},
                                               {"OUTPUT", dir + "/qgis.tif"},
                                               {"OUTPUT_ALPHA", dir + "/alpha.tif"}},
                                              feedback, ok, "hyperstream:spp");
     QVERIFY2(ok, qPrintable(feedback.errors.join('\n')));
+    for (const char* output : {"OUTPUT", "OUTPUT_ALPHA"}) {  // creation options reach every output
+      const hyperstream::DatasetPtr written = hyperstream::openRaster(results.value(output).toString().toStdString(), "");
+      QCOMPARE(QString(written->GetMetadataItem("COMPRESSION", "IMAGE_STRUCTURE")),
+               QString("DEFLATE"));
+    }
     QCOMPARE(results.value("VALID_PIXELS").toDouble(), 600.0);
     QVERIFY(results.value("MEAN_ALPHA").toDouble() > 0);
     QVERIFY(QFile::exists(results.value("OUTPUT_ALPHA").toString()));

@@ -101,7 +101,7 @@ SppOptions optionsFor(const QString& input, const QString& output) {
   SppOptions options;
   options.input = input.toStdString();
   options.output = output.toStdString();
-  options.device = "cpu";
+  options.device = DeviceChoice::parse("cpu");
   return options;
 }
 
@@ -299,11 +299,11 @@ class SppTests : public QObject {
     options.outputType = OutputType::Byte;
     expectError(options, "OUTPUT_TYPE", "Float32 or Float64");
     options.outputType = OutputType::Float32;
-    options.device = "gpu:99";  // no such GPU here, nor on the GPU machine
+    options.device = DeviceChoice::parse("gpu:99");  // no such GPU here, nor on the GPU machine
     expectError(options, "DEVICE", "GPU");
-    options.device = "gpu:all";
+    options.device = DeviceChoice::parse("gpu:all");
     expectError(options, "DEVICE", "one device");
-    options.device = "cpu";
+    options.device = DeviceChoice::parse("cpu");
     options.alphaOutput = options.output;
     expectError(options, "OUTPUT_ALPHA", "");
     testing::Cube empty = testing::correlatedCube(4, 4, 3, 1);

@@ -6,6 +6,7 @@
 #include "pca/Moments.h"
 #include "pca/PcaModel.h"
 #include "run/ComputeBackend.h"
+#include "run/GpuRuntime.h"
 #include "run/Pipeline.h"
 #include "spp/CpuSpp.h"
 
@@ -192,6 +193,20 @@ class UnitTests : public QObject {
     QCOMPARE(strips.back().row0, int64_t{9});
     QCOMPARE(strips.back().rows, int64_t{1});
     QCOMPARE(planStrips(5, 100).size(), size_t{1});
+  }
+
+  // `auto` leaves a GPU that has yet to start out of small jobs (the SPP of 350 x 350 x 188 int16
+  // at window 11 ran twice as fast on 16 CPU cores as on an H100 that had to start), takes it
+  // for large ones, and for any job once CUDA runs in the process.
+  void autoWeighsTheJob() {
+    const JobWork smallSpp{int64_t{350} * 350 * 188 * 2, 11 * 11 / 25.0};
+    const JobWork largePca{int64_t{2300} * 2300 * 198 * 2, 1.0};
+    QVERIFY(!tooSmallForGpu(smallSpp, 16, false).empty());
+    QVERIFY2(QString::fromStdString(tooSmallForGpu(smallSpp, 16, false)).contains("16 CPU cores"),
+             tooSmallForGpu(smallSpp, 16, false).c_str());
+    QVERIFY(tooSmallForGpu(smallSpp, 16, true).empty());
+    QVERIFY(tooSmallForGpu(largePca, 16, false).empty());
+    QVERIFY(!tooSmallForGpu(largePca, 512, false).empty());
   }
 
   void projectionMatchesReference() {

@@ -2,6 +2,7 @@
 // GDAL raster access: RAII datasets, raster descriptions and pixel-interleaved strip I/O.
 
 #include "core/Feedback.h"
+#include "core/JobOptions.h"
 
 #include <gdal_priv.h>
 
@@ -136,15 +137,6 @@ void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t r
 // otherwise chosen from the file extension (GeoTIFF when none matches). Throws when the driver
 // does not exist or cannot create rasters.
 GDALDriver* outputDriver(const std::string& path, const std::string& format);
-
-// Bands asked for, 1-based: single bands and ranges. They stay ranges until the raster's band
-// count is known, so that "1-2000000000" is refused before anything is expanded.
-struct BandRange {
-  BandRange(int band) : first(band), last(band) {}  // NOLINT: lets {2, 5, 8} list single bands
-  BandRange(int firstBand, int lastBand) : first(firstBand), last(lastBand) {}
-  int first, last;
-};
-using BandList = std::vector<BandRange>;
 
 // The 1-based bands a job uses: `requested`, or every band when empty. Throws Error("BANDS") for
 // a band that does not exist or is given twice, and when fewer than two are left (`job` names

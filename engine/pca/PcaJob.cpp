@@ -21,18 +21,6 @@
 
 namespace hyperstream {
 
-std::string outputTypeName(OutputType type) {
-  switch (type) {
-    case OutputType::Float32:
-      return "Float32";
-    case OutputType::Float64:
-      return "Float64";
-    case OutputType::Byte:
-      return "Byte";
-  }
-  return "?";
-}
-
 namespace {
 
 // Bytes of the RAM budget kept aside for everything but strip buffers (BLAS blocks, GDAL,
@@ -66,7 +54,6 @@ void checkOptions(const PcaOptions& options) {
     throw Error("RAM_MB", "the RAM budget must be at least 16 MiB");
   if (options.gpuMemoryBytes < 0)
     throw Error("GPU_MEMORY_MB", "the GPU memory budget must be positive (0: automatic)");
-  parseDevice(options.device);
 }
 
 // `rows` capped so that a strip stays below kMaxStripBytes and the rows to do, rounded down to a
@@ -146,15 +133,16 @@ std::string describeBackends(const std::vector<std::string>& names) {
 }  // namespace
 
 // The whole job, on the CPU or on the device the options ask for.
-static PcaResult runPcaOn(const PcaOptions& options, bool cpuOnly, Feedback& feedback,
-                          JobGroup& group) {
+static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
+                          Feedback& feedback, JobGroup& group) {
   QElapsedTimer total;
   total.start();
   PcaResult result;
-  // The backend starts while the input is opened and the job planned.
-  BackendStart starting(cpuOnly ? "cpu" : options.device, options.gpuMemoryBytes);
-
   JobInput input = openJobInput(options.input, options.bands, "PCA");
+  // The backend starts while the outputs are checked and the job planned.
+  const JobWork work{input.info.width * input.info.height / group.size() *
+                     static_cast<int64_t>(input.bands.size()) * typeSize(input.info.type)};
+  BackendStart starting(device, work, options.gpuMemoryBytes);
   result.input = input.info;
   if (checkAddressSpace(options.ramBytes)) result.input.mappable = false;
   result.bands = input.bands;
@@ -540,7 +528,7 @@ static PcaResult runPcaOnGpus(const PcaOptions& options, const std::vector<int>&
   ThreadGroup threads(count);
   threads.run([&](JobGroup& group) {
     PcaOptions mine = options;
-    mine.device = "gpu:" + std::to_string(gpus[group.rank()]);
+    mine.device = DeviceChoice::gpu(gpus[group.rank()]);
     mine.ramBytes = std::max<int64_t>(16ll << 20, options.ramBytes / count);
     if (group.rank() == 0) {
       result = runPca(mine, feedback, group);
@@ -553,18 +541,16 @@ static PcaResult runPcaOnGpus(const PcaOptions& options, const std::vector<int>&
 }
 
 static PcaResult runPcaOnDevices(const PcaOptions& options, Feedback& feedback) {
-  const std::vector<int> gpus = gpuList(options.device);
+  JobGroup alone;
+  if (!options.device.severalGpus()) return runPca(options, feedback, alone);
+  const std::vector<int> gpus = resolveGpus(options.device);
   if (gpus.size() > 1) {
     checkOptions(options);  // once, before any GPU's thread starts
     return runPcaOnGpus(options, gpus, feedback);
   }
-  JobGroup alone;
-  if (gpus.size() == 1) {
-    PcaOptions one = options;
-    one.device = "gpu:" + std::to_string(gpus[0]);
-    return runPca(one, feedback, alone);
-  }
-  return runPca(options, feedback, alone);
+  PcaOptions one = options;
+  one.device = DeviceChoice::gpu(gpus[0]);
+  return runPca(one, feedback, alone);
 }
 
 static PcaResult runPcaInGroup(const PcaOptions& options, Feedback& feedback, JobGroup& group) {
@@ -572,7 +558,7 @@ static PcaResult runPcaInGroup(const PcaOptions& options, Feedback& feedback, Jo
   if (group.size() > 1) {
     // No rerun on the CPU: every rank would have to start again.
     try {
-      return runPcaOn(options, options.device == "cpu", feedback, group);
+      return runPcaOn(options, options.device, feedback, group);
     } catch (const DeviceError& e) {
       throw Error("DEVICE", std::string("the GPU failed: ") + e.what() +
                                 "; a job shared by several GPUs or MPI ranks is not rerun on the "
@@ -580,13 +566,14 @@ static PcaResult runPcaInGroup(const PcaOptions& options, Feedback& feedback, Jo
     }
   }
   try {
-    return runPcaOn(options, options.device == "cpu", feedback, group);
+    return runPcaOn(options, options.device, feedback, group);
   } catch (const DeviceError& e) {
     // Nothing was written: the output is only renamed into place at the very end.
-    if (options.device != "auto") throw Error("DEVICE", std::string("the GPU failed: ") + e.what());
+    if (!options.device.isAuto())
+      throw Error("DEVICE", std::string("the GPU failed: ") + e.what());
     feedback.warning(QString("The GPU failed (%1); running again on the CPU").arg(e.what()));
   }
-  return runPcaOn(options, true, feedback, group);
+  return runPcaOn(options, DeviceChoice::cpu(), feedback, group);
 }
 
 PcaResult runPca(const PcaOptions& options, Feedback& feedback) {

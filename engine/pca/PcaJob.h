@@ -4,6 +4,7 @@
 #include "core/Feedback.h"
 #include "io/Raster.h"
 #include "pca/PcaModel.h"
+#include "core/JobOptions.h"
 #include "run/ComputeBackend.h"
 
 #include <cstdint>
@@ -15,29 +16,16 @@ namespace hyperstream {
 
 class JobGroup;
 
-enum class OutputType { Float32, Float64, Byte };
-std::string outputTypeName(OutputType type);
-
 constexpr int kAllComponents = -1;
-constexpr int64_t kDefaultRamBytes = int64_t{1} << 30;
 
-struct PcaOptions {
-  std::string input;
-  std::string output;
-  BandList bands;      // 1-based bands and ranges; empty: every band
+struct PcaOptions : JobOptions {
   int components = 0;  // > 0: that many; 0: by variancePercent; kAllComponents: all
   double variancePercent = 99.0;
   MatrixType matrix = MatrixType::Covariance;
-  OutputType outputType = OutputType::Float32;
-  std::string format;  // GDAL driver short name; empty: from the output's extension
-  std::vector<std::string> creationOptions;  // NAME=VALUE
-  std::string statsJson;                     // optional report paths
+  std::string statsJson;  // optional report paths
   std::string tableCsv;
-  std::string htmlReport;  // optional HTML report (scree plot, loadings, eigenvalues)
-  int64_t ramBytes = kDefaultRamBytes;
-  std::string device = "auto";  // auto | cpu | gpu | gpu:N
-  int64_t gpuMemoryBytes = 0;   // device memory the GPU may use; 0: its free memory less a margin
-  int64_t stripRows = 0;        // 0: from the RAM budget (tests force small strips)
+  std::string htmlReport;      // optional HTML report (scree plot, loadings, eigenvalues)
+  int64_t gpuMemoryBytes = 0;  // device memory the GPU may use; 0: its free memory less a margin
 };
 
 struct StageTimes {

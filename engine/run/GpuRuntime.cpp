@@ -7,10 +7,12 @@
 #include <QFileInfo>
 #include <QLibrary>
 #include <QMutex>
+#include <QThread>
 
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 
 namespace hyperstream {
@@ -65,22 +67,54 @@ GpuRuntime* gpuRuntime(std::string* whyNot) {
   return runtime;
 }
 
-std::vector<int> gpuList(const std::string& device) {
-  const bool all = device == "gpu:all";
-  if (!all && (device.rfind("gpu:", 0) != 0 || device.find(',') == std::string::npos)) return {};
-  std::vector<int> gpus;
-  if (!all)
-    for (const QString& part : QString::fromStdString(device.substr(4)).split(',')) {
-      bool ok = false;
-      const int index = part.trimmed().toInt(&ok);
-      if (!ok || index < 0)
-        throw Error("DEVICE",
-                    "'" + part.toStdString() + "' in '" + device + "' is not a GPU number");
-      if (std::find(gpus.begin(), gpus.end(), index) != gpus.end())
-        throw Error("DEVICE",
-                    "GPU " + std::to_string(index) + " is listed twice in '" + device + "'");
-      gpus.push_back(index);
-    }
+bool gpuDriverPresent(std::string* whyNot) {
+  // Kept loaded, as the CUDA backend would load it anyway.
+  static void* const driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!driver) {
+    *whyNot = "no NVIDIA driver (libcuda.so.1 not found)";
+    return false;
+  }
+  using Init = int (*)(unsigned int);
+  using Count = int (*)(int*);
+  const auto init = reinterpret_cast<Init>(dlsym(driver, "cuInit"));
+  const auto count = reinterpret_cast<Count>(dlsym(driver, "cuDeviceGetCount"));
+  int devices = 0;
+  if (!init || !count) {
+    *whyNot = "libcuda.so.1 is not an NVIDIA driver library";
+  } else if (const int status = init(0)) {
+    *whyNot = "the NVIDIA driver does not start (CUDA error " + std::to_string(status) + ")";
+  } else if (count(&devices) != 0 || devices < 1) {
+    *whyNot = "no CUDA device";
+  }
+  return devices > 0;
+}
+
+namespace {
+
+// Set once a GPU backend started in this process: later jobs pay no start for the GPU.
+std::atomic<bool> gpuRunning{false};
+
+// Input bytes per CPU core below which a job is done faster on the CPU than on a GPU that has to
+// start first.
+constexpr int64_t kGpuWorthBytesPerCore = 16ll << 20;
+
+QString mebibytes(double bytes) { return QString::number(bytes / (1 << 20), 'f', 0) + " MiB"; }
+
+}  // namespace
+
+std::string tooSmallForGpu(const JobWork& work, int cores, bool gpuStarted) {
+  if (gpuStarted) return {};
+  const double weighted = static_cast<double>(work.bytes) * work.weight;
+  const double worth = static_cast<double>(kGpuWorthBytesPerCore) * cores;
+  if (weighted >= worth) return {};
+  return QString("%1 of work on %2 CPU cores, below the %3 from which a GPU makes up for its start")
+      .arg(mebibytes(weighted))
+      .arg(cores)
+      .arg(mebibytes(worth))
+      .toStdString();
+}
+
+std::vector<int> resolveGpus(const DeviceChoice& device) {
   std::string whyNot;
   GpuRuntime* runtime = gpuRuntime(&whyNot);
   // Only counted here: each GPU's thread starts its own context, side by side.
@@ -91,7 +125,8 @@ std::vector<int> gpuList(const std::string& device) {
   } catch (const DeviceError& e) {
     throw Error("DEVICE", "GPUs requested, but no usable GPU: " + std::string(e.what()));
   }
-  if (all) {
+  std::vector<int> gpus = device.gpuIndices();
+  if (device.allGpus()) {
     for (int index = 0; index < found; ++index) gpus.push_back(index);
     if (gpus.empty()) throw Error("DEVICE", "GPUs requested, but no CUDA device was found");
   }
@@ -102,39 +137,48 @@ std::vector<int> gpuList(const std::string& device) {
   return gpus;
 }
 
-int parseDevice(const std::string& device) {
-  if (device == "auto") return -1;
-  if (device == "cpu") return -2;
-  if (device == "gpu") return 0;
-  if (device.rfind("gpu:", 0) == 0) {
-    const QString index = QString::fromStdString(device.substr(4));
-    bool ok = false;
-    const int value = index.toInt(&ok);
-    if (ok && value >= 0) return value;
-  }
-  if (device == "gpu:all" ||
-      (device.rfind("gpu:", 0) == 0 && device.find(',') != std::string::npos))
-    return 0;  // several GPUs: see gpuList
-  throw Error("DEVICE",
-              "unknown device '" + device + "' (auto, cpu, gpu, gpu:N, gpu:N,M,... or gpu:all)");
+namespace {
+
+// The GPU backend for GPU `index`; throws DeviceError.
+std::unique_ptr<ComputeBackend> startGpu(int index, int64_t gpuMemoryBytes) {
+  std::string whyNot;
+  GpuRuntime* runtime = gpuRuntime(&whyNot);
+  if (!runtime) throw DeviceError(whyNot);
+  GpuBackendOptions options;
+  options.device = index;
+  options.memoryBytes = gpuMemoryBytes;
+  std::unique_ptr<ComputeBackend> backend = runtime->createBackend(options);
+  gpuRunning = true;
+  return backend;
 }
 
-std::unique_ptr<ComputeBackend> selectBackend(const std::string& device, int64_t gpuMemoryBytes,
-                                              Feedback& feedback) {
-  const int index = parseDevice(device);
-  if (index == -2) return makeCpuBackend();
-  std::string whyNot;
-  if (GpuRuntime* runtime = gpuRuntime(&whyNot)) {
+}  // namespace
+
+std::unique_ptr<ComputeBackend> selectBackend(const DeviceChoice& device, const JobWork& work,
+                                              int64_t gpuMemoryBytes, Feedback& feedback) {
+  if (device.isCpu()) return makeCpuBackend();
+  if (!device.isAuto()) {
+    if (device.severalGpus())
+      throw Error("DEVICE", "one backend runs on one GPU ('" + device.text() + "' lists several)");
     try {
-      GpuBackendOptions options;
-      options.device = std::max(0, index);
-      options.memoryBytes = gpuMemoryBytes;
-      return runtime->createBackend(options);
+      return startGpu(device.gpuIndices().front(), gpuMemoryBytes);
+    } catch (const DeviceError& e) {
+      throw Error("DEVICE", std::string("GPU requested, but no usable GPU: ") + e.what());
+    }
+  }
+  std::string whyNot;
+  if (gpuDriverPresent(&whyNot)) {
+    whyNot = tooSmallForGpu(work, std::max(1, QThread::idealThreadCount()), gpuRunning);
+    if (!whyNot.empty()) {
+      feedback.info(QString::fromStdString("Device auto: the CPU, for " + whyNot));
+      return makeCpuBackend();
+    }
+    try {
+      return startGpu(0, gpuMemoryBytes);
     } catch (const DeviceError& e) {
       whyNot = e.what();
     }
   }
-  if (index >= 0) throw Error("DEVICE", "GPU requested, but no usable GPU: " + whyNot);
   feedback.info(QString::fromStdString("No usable GPU (" + whyNot + "); running on the CPU"));
   return makeCpuBackend();
 }
@@ -155,12 +199,13 @@ class Recorder : public Feedback {
 
 }  // namespace
 
-BackendStart::BackendStart(const std::string& device, int64_t gpuMemoryBytes)
-    : backend_(device == "cpu" ? std::async(std::launch::deferred, [] { return makeCpuBackend(); })
-                               : std::async(std::launch::async, [this, device, gpuMemoryBytes] {
-                                   Recorder recorder(said_);
-                                   return selectBackend(device, gpuMemoryBytes, recorder);
-                                 })) {}
+BackendStart::BackendStart(const DeviceChoice& device, const JobWork& work,
+                           int64_t gpuMemoryBytes)
+    : backend_(device.isCpu() ? std::async(std::launch::deferred, [] { return makeCpuBackend(); })
+                              : std::async(std::launch::async, [this, device, work, gpuMemoryBytes] {
+                                  Recorder recorder(said_);
+                                  return selectBackend(device, work, gpuMemoryBytes, recorder);
+                                })) {}
 
 std::unique_ptr<ComputeBackend> BackendStart::get(Feedback& feedback) {
   std::unique_ptr<ComputeBackend> backend = backend_.get();

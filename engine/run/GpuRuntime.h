@@ -3,6 +3,7 @@
 // library (libhyperstream_cuda.so), loaded at run time, so that builds and plugins work on
 // machines without CUDA.
 
+#include "core/Device.h"
 #include "run/ComputeBackend.h"
 
 #include <cstdint>
@@ -51,18 +52,36 @@ constexpr const char* kGpuRuntimeSymbol = "hyperstream_gpu_runtime";
 // instead of the one beside the engine.
 GpuRuntime* gpuRuntime(std::string* whyNot);
 
-// The backend for DEVICE = auto | cpu | gpu | gpu:N. `auto` takes the GPU when one is usable and
-// says on `feedback` why not otherwise; gpu without a usable GPU throws Error("DEVICE").
-std::unique_ptr<ComputeBackend> selectBackend(const std::string& device, int64_t gpuMemoryBytes,
-                                              Feedback& feedback);
+// Whether an NVIDIA driver with at least one device is there, found cheaply: the driver library
+// alone (not the CUDA backend and cuBLAS, which cost 0.4 s and 200 MiB to load). `whyNot` says
+// why not.
+bool gpuDriverPresent(std::string* whyNot);
+
+// What `auto` weighs for a job: the bytes of input it computes on, and how much work each byte
+// is relative to PCA's (SPP's windows make each byte several times more work).
+struct JobWork {
+  int64_t bytes = 0;
+  double weight = 1.0;
+};
+
+// Why `auto` should leave the GPU out of a job this small, or empty when the GPU pays: its start
+// (the driver, a context and cuBLAS, 0.3-0.5 s) is only won back on enough work per CPU core
+// (`cores` of them), unless CUDA already runs in this process (`gpuStarted`).
+std::string tooSmallForGpu(const JobWork& work, int cores, bool gpuStarted);
+
+// The backend for `device` (auto, cpu or one GPU). `auto` takes the GPU when one is usable and
+// the job is large enough (tooSmallForGpu), and says on `feedback` what it chose and why; a GPU
+// asked for but not usable throws Error("DEVICE").
+std::unique_ptr<ComputeBackend> selectBackend(const DeviceChoice& device, const JobWork& work,
+                                              int64_t gpuMemoryBytes, Feedback& feedback);
 
 // selectBackend on a thread of its own: starting a GPU (the CUDA driver and a context, 0.2-0.3 s
-// on an H100) then overlaps the job's opening of its input and planning. `cpu` needs no thread.
-// get() waits for the backend, passes on what selectBackend said (so that a job failing on its
-// input first says nothing about devices) and throws what it threw; the destructor waits too.
+// on an H100) then overlaps the job's checks of its outputs and planning. The CPU needs no
+// thread. get() waits for the backend, passes on what selectBackend said (so that a job failing
+// first says nothing about devices) and throws what it threw; the destructor waits too.
 class BackendStart {
  public:
-  BackendStart(const std::string& device, int64_t gpuMemoryBytes);
+  BackendStart(const DeviceChoice& device, const JobWork& work, int64_t gpuMemoryBytes);
   std::unique_ptr<ComputeBackend> get(Feedback& feedback);
 
  private:
@@ -70,10 +89,8 @@ class BackendStart {
   std::future<std::unique_ptr<ComputeBackend>> backend_;
 };
 
-// Parses DEVICE: -1 for auto, -2 for cpu, the GPU index otherwise; throws Error("DEVICE").
-int parseDevice(const std::string& device);
-// The GPUs of DEVICE = gpu:N,M,... or gpu:all (checked against the GPUs found; throws
-// Error("DEVICE")); empty for the single-device forms.
-std::vector<int> gpuList(const std::string& device);
+// The GPUs of a choice of several (gpu:N,M,... or gpu:all), checked against the GPUs found;
+// throws Error("DEVICE").
+std::vector<int> resolveGpus(const DeviceChoice& device);
 
 }  // namespace hyperstream

@@ -32,7 +32,8 @@ constexpr int64_t kMaxStripBytes = 64ll << 20;
 }  // namespace
 
 // The whole job, on the CPU or on the device the options ask for.
-static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& feedback) {
+static SppResult runSppOn(const SppOptions& options, const DeviceChoice& device,
+                          Feedback& feedback) {
   QElapsedTimer total;
   total.start();
   if (options.window < 3 || options.window > 15 || options.window % 2 == 0)
@@ -43,9 +44,13 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
   if (options.ramBytes < (16ll << 20))
     throw Error("RAM_MB", "the RAM budget must be at least 16 MiB");
   SppResult result;
-  // The backend starts while the input is opened and the job planned.
-  BackendStart starting(cpuOnly ? "cpu" : options.device, 0);
   JobInput input = openJobInput(options.input, options.bands, "SPP");
+  // The backend starts while the outputs are checked and the job planned. A window 5 pixels wide
+  // is about as much work per byte as PCA; the work grows with the window's area.
+  const JobWork work{input.info.width * input.info.height *
+                         static_cast<int64_t>(input.bands.size()) * typeSize(input.info.type),
+                     options.window * options.window / 25.0};
+  BackendStart starting(device, work, 0);
   result.input = input.info;
   if (checkAddressSpace(options.ramBytes)) result.input.mappable = false;
   result.bands = input.bands;
@@ -257,18 +262,18 @@ static SppResult runSppOn(const SppOptions& options, bool cpuOnly, Feedback& fee
 }
 
 static SppResult runSppOnDevice(const SppOptions& options, Feedback& feedback) {
-  parseDevice(options.device);
-  if (options.device == "gpu:all" || options.device.find(',') != std::string::npos)
+  if (options.device.severalGpus())
     throw Error("DEVICE", "SPP runs on one device: auto, cpu, gpu or gpu:N (several GPUs, '" +
-                              options.device + "', are for PCA)");
+                              options.device.text() + "', are for PCA)");
   try {
-    return runSppOn(options, options.device == "cpu", feedback);
+    return runSppOn(options, options.device, feedback);
   } catch (const DeviceError& e) {
     // Nothing was written: outputs are only renamed into place at the very end.
-    if (options.device != "auto") throw Error("DEVICE", std::string("the GPU failed: ") + e.what());
+    if (!options.device.isAuto())
+      throw Error("DEVICE", std::string("the GPU failed: ") + e.what());
     feedback.warning(QString("The GPU failed (%1); running again on the CPU").arg(e.what()));
   }
-  return runSppOn(options, true, feedback);
+  return runSppOn(options, DeviceChoice::cpu(), feedback);
 }
 
 SppResult runSpp(const SppOptions& options, Feedback& feedback) {

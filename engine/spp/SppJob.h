@@ -11,7 +11,8 @@
 // A pixel is valid when every band is finite, not nodata, and its spectrum's norm is positive.
 
 #include "core/Feedback.h"
-#include "pca/PcaJob.h"  // OutputType, kDefaultRamBytes
+#include "core/JobOptions.h"
+#include "io/Raster.h"
 #include "run/ComputeBackend.h"
 
 #include <cstdint>
@@ -25,20 +26,12 @@ enum class SppBorder {
   Mirror,    // reflected at the edge without repeating it: row -1 -> 1, row H -> H-2
 };
 
-struct SppOptions {
-  std::string input;
-  std::string output;
-  BandList bands;  // 1-based bands and ranges; empty: every band
+// outputType: Float32 or Float64; device: auto, the CPU or one GPU.
+struct SppOptions : JobOptions {
   int window = 5;  // odd, 3 ... 15
   SppBorder border = SppBorder::Truncate;
-  OutputType outputType = OutputType::Float32;  // Float32 or Float64
-  std::string alphaOutput;                      // optional single-band rasters
+  std::string alphaOutput;  // optional single-band rasters
   std::string rhoOutput;
-  std::string format;  // GDAL driver short name; empty: from the extension
-  std::vector<std::string> creationOptions;
-  int64_t ramBytes = kDefaultRamBytes;
-  std::string device = "auto";  // auto | cpu | gpu | gpu:N
-  int64_t stripRows = 0;        // 0: from the RAM budget
 };
 
 struct SppResult {

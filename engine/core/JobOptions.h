@@ -1,0 +1,39 @@
+#pragma once
+// What every job's options share: the input and its bands, the main output, the memory budget and
+// the device. Each job's options add their own (PcaOptions, SppOptions).
+
+#include "core/Device.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hyperstream {
+
+// Bands asked for, 1-based: single bands and ranges. They stay ranges until the raster's band
+// count is known, so that "1-2000000000" is refused before anything is expanded.
+struct BandRange {
+  BandRange(int band) : first(band), last(band) {}  // NOLINT: lets {2, 5, 8} list single bands
+  BandRange(int firstBand, int lastBand) : first(firstBand), last(lastBand) {}
+  int first, last;
+};
+using BandList = std::vector<BandRange>;
+
+enum class OutputType { Float32, Float64, Byte };
+std::string outputTypeName(OutputType type);
+
+constexpr int64_t kDefaultRamBytes = int64_t{1} << 30;
+
+struct JobOptions {
+  std::string input;
+  std::string output;
+  BandList bands;  // 1-based bands and ranges; empty: every band
+  OutputType outputType = OutputType::Float32;
+  std::string format;  // GDAL driver short name; empty: from the output's extension
+  std::vector<std::string> creationOptions;  // NAME=VALUE
+  int64_t ramBytes = kDefaultRamBytes;
+  DeviceChoice device;    // auto, the CPU, one GPU or several
+  int64_t stripRows = 0;  // 0: from the RAM budget (tests force small strips)
+};
+
+}  // namespace hyperstream
