@@ -8,8 +8,8 @@
 // the same cube, so that their ratio is measured side by side.
 
 #include "core/Error.h"
+#include "pca/PcaKernels.h"
 #include "pca/PcaModel.h"
-#include "run/ComputeBackend.h"
 #include "run/GpuRuntime.h"
 
 #include <QElapsedTimer>
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   const int64_t pixels = rows * cols;
   // Page-locked, as a job's strip buffers are (copies from pageable memory ran at 5-8 GB/s, staged
   // by the calling thread).
-  const std::unique_ptr<ComputeBackend> allocator = runtime->createBackend(GpuBackendOptions{});
+  const std::unique_ptr<PcaKernels> allocator = runtime->createPcaKernels(GpuKernelOptions{});
   const HostMemory memory = allocator->allocateHost(static_cast<size_t>(pixels) * bands * 2);
   auto* cube = reinterpret_cast<uint16_t*>(memory.get());
   constexpr int64_t kBlockRows = 16;
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   };
   // One round on `gpus` GPUs; returns the compute stages' time (the slowest GPU's).
   auto runRound = [&](int round, int gpus) {
-    std::vector<std::unique_ptr<ComputeBackend>> backends(gpus);
+    std::vector<std::unique_ptr<PcaKernels>> backends(gpus);
     std::vector<bool> resident(gpus);
     std::vector<Moments> parts(gpus);
     auto rowsOf = [&](int gpu) {  // as rowShare: [g * rows / gpus, (g + 1) * rows / gpus)
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     auto view = [&](int64_t first, int64_t row0, int64_t n, bool withData) {
       StripView v;
       v.data = withData ? cube + row0 * cols * bands : nullptr;
-      v.type = GDT_UInt16;
+      v.type = SampleType::UInt16;
       v.pixels = n * cols;
       v.bands = bands;
       v.nodata = nodata.data();
@@ -115,11 +115,11 @@ int main(int argc, char** argv) {
       return v;
     };
     onEveryGpu(gpus, [&](int gpu) {
-      GpuBackendOptions options;
+      GpuKernelOptions options;
       options.device = gpu;
-      backends[gpu] = runtime->createBackend(options);
+      backends[gpu] = runtime->createPcaKernels(options);
       const auto [first, end] = rowsOf(gpu);
-      CubeLayout layout{(end - first) * cols, bands, GDT_UInt16, stripRows * cols, bands};
+      CubeLayout layout{(end - first) * cols, bands, SampleType::UInt16, stripRows * cols, bands};
       resident[gpu] = backends[gpu]->prepare(layout);
     });
     QElapsedTimer wall;

@@ -3,8 +3,8 @@
 // times DSYRK alone (the compute floor of the covariance), the backend's moments (validity,
 // conversion, DSYRK) and its projection to 10 components, on random uint16 pixels.
 
+#include "pca/PcaKernels.h"
 #include "pca/PcaModel.h"
-#include "run/ComputeBackend.h"
 
 #include <cblas.h>
 
@@ -53,8 +53,8 @@ int main(int argc, char** argv) {
                   centred.data() + p * bands, bands, 1.0, c.data(), bands);
   });
   std::vector<double> nodata(bands, NAN);
-  StripView view{strip.data(), GDT_UInt16, pixels, bands, nodata.data(), 2300};
-  auto backend = makeCpuBackend();
+  StripView view{strip.data(), SampleType::UInt16, pixels, bands, nodata.data(), 2300};
+  auto backend = makeCpuPcaKernels();
   Moments total(bands);
   const double moments = medianSeconds(5, [&] {
     backend->accumulateMoments(view);

@@ -5,8 +5,8 @@
 #include "core/Error.h"
 #include "io/PendingRaster.h"
 #include "pca/PcaJob.h"
-#include "run/ComputeBackend.h"
-#include "run/GpuRuntime.h"
+#include "pca/PcaKernels.h"
+#include "run/DeviceSelection.h"
 #include "spp/SppJob.h"
 
 #include <QCoreApplication>
@@ -23,6 +23,8 @@
 using namespace hyperstream;
 
 namespace {
+
+const KernelMaker<PcaKernels> kPcaKernels{makeCpuPcaKernels, &GpuRuntime::createPcaKernels};
 
 // Runs `job`, expecting an Error about `parameter` whose message contains `words`; checks that
 // the folder holds exactly the files it held before.
@@ -237,9 +239,11 @@ class ErrorTests : public QObject {
     options.device = DeviceChoice::parse("gpu:99");  // no such GPU here, nor on the GPU machine
     expectError(options, "DEVICE", "GPU", dir);
     // Device texts are parsed where the user gives them (CLI, QGIS), before any job.
-    const std::pair<const char*, const char*> badDevices[] = {
-        {"tpu", "unknown device"}, {"gpu:", "unknown device"}, {"gpu:0,x", "not a GPU number"},
-        {"gpu:-1", "not a GPU number"}, {"gpu:1,1", "twice"}};
+    const std::pair<const char*, const char*> badDevices[] = {{"tpu", "unknown device"},
+                                                              {"gpu:", "unknown device"},
+                                                              {"gpu:0,x", "not a GPU number"},
+                                                              {"gpu:-1", "not a GPU number"},
+                                                              {"gpu:1,1", "twice"}};
     for (const auto& [text, message] : badDevices) {
       try {
         DeviceChoice::parse(text);
@@ -587,9 +591,9 @@ class ErrorTests : public QObject {
     QVERIFY(timer.elapsed() < 5000);
   }
 
-  // The backend starts on a thread of its own while the job opens its input. Without a usable GPU:
-  // auto takes the CPU and says why only when the job takes the backend; gpu fails there; a job
-  // whose input is bad says nothing about devices.
+  // The kernels start on a thread of its own while the job plans. Without a usable GPU: auto
+  // takes the CPU and says why only when the job takes the kernels; gpu fails there; a job whose
+  // input is bad says nothing about devices.
   void deviceSelectionWithoutAGpu() {
     if (GpuRuntime* runtime = gpuRuntime(nullptr)) {
       try {
@@ -599,20 +603,22 @@ class ErrorTests : public QObject {
     }
     TestFeedback feedback;
     {
-      BackendStart automatic(DeviceChoice(), JobWork{int64_t{1} << 40}, 0);
-      const std::unique_ptr<ComputeBackend> backend = automatic.get(feedback);
+      KernelStart<PcaKernels> automatic(DeviceChoice(), JobWork{int64_t{1} << 40}, 0, kPcaKernels);
+      const std::unique_ptr<PcaKernels> backend = automatic.get(feedback);
       QVERIFY2(QString::fromStdString(backend->name()).startsWith("cpu"), backend->name().c_str());
       QVERIFY2(feedback.infos.join('\n').contains("No usable GPU"),
                qPrintable(feedback.infos.join('\n')));
     }
     try {
-      BackendStart gpu(DeviceChoice::anyGpu(), JobWork{}, 0);
+      KernelStart<PcaKernels> gpu(DeviceChoice::anyGpu(), JobWork{}, 0, kPcaKernels);
       gpu.get(feedback);
       QFAIL("a GPU was requested without one");
     } catch (const Error& error) {
       QCOMPARE(QString::fromStdString(error.parameter()), QString("DEVICE"));
     }
-    { BackendStart neverTaken(DeviceChoice(), JobWork{}, 0); }  // waits for its thread
+    {
+      KernelStart<PcaKernels> neverTaken(DeviceChoice(), JobWork{}, 0, kPcaKernels);
+    }  // waits for its thread
     const QString dir = testing::tempDir();
     TestFeedback quiet;
     PcaOptions options = optionsFor(dir + "/none.tif", dir + "/out.tif");

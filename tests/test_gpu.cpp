@@ -7,7 +7,7 @@
 #include "core/Error.h"
 #include "core/Samples.h"
 #include "pca/PcaJob.h"
-#include "run/ComputeBackend.h"
+#include "pca/PcaKernels.h"
 #include "run/GpuRuntime.h"
 #include "spp/SppJob.h"
 
@@ -183,7 +183,7 @@ class GpuTests : public QObject {
   }
   void exactIntegerMomentsAtFullRange() {
     QFETCH(int, type);
-    const auto sampleType = static_cast<GDALDataType>(type);
+    const SampleType sampleType = sampleTypeOf(static_cast<GDALDataType>(type));
     const int bands = 37;
     const int64_t pixels = 3001;
     withSampleType(sampleType, [&](auto sample) {
@@ -210,7 +210,7 @@ class GpuTests : public QObject {
       std::vector<double> nodata(bands, NAN);
       nodata[0] = highest;
       std::string whyNot;
-      std::unique_ptr<ComputeBackend> gpu = gpuRuntime(&whyNot)->createBackend(GpuBackendOptions{});
+      std::unique_ptr<PcaKernels> gpu = gpuRuntime(&whyNot)->createPcaKernels(GpuKernelOptions{});
       gpu->prepare(CubeLayout{pixels, bands, sampleType, pixels, 1});
       gpu->accumulateMoments(StripView{samples.data(), sampleType, pixels, bands, nodata.data()});
       compareMomentsWithReference(gpu->takeMoments(bands), values, valid, bands, "integer moments");
@@ -227,7 +227,7 @@ class GpuTests : public QObject {
   }
   void momentsOfLowStripsOverSeveralChunks() {
     QFETCH(int, type);
-    const auto sampleType = static_cast<GDALDataType>(type);
+    const SampleType sampleType = sampleTypeOf(static_cast<GDALDataType>(type));
     const int bands = 64;  // float64 chunks of 2^19 pixels, digit chunks of 2^18
     const int64_t cols = 601, rows = 1000, stripRows = 7, pixels = rows * cols;
     const std::vector<double> nodata(bands, 0.0);
@@ -249,7 +249,7 @@ class GpuTests : public QObject {
         }
       }
       std::string whyNot;
-      std::unique_ptr<ComputeBackend> gpu = gpuRuntime(&whyNot)->createBackend(GpuBackendOptions{});
+      std::unique_ptr<PcaKernels> gpu = gpuRuntime(&whyNot)->createPcaKernels(GpuKernelOptions{});
       QVERIFY(gpu->prepare(CubeLayout{pixels, bands, sampleType, stripRows * cols, 1}));
       for (int64_t row = 0; row < rows; row += stripRows) {
         const int64_t n = std::min(stripRows, rows - row) * cols;

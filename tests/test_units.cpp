@@ -4,9 +4,9 @@
 #include "TestSupport.h"
 #include "pca/IntegerMoments.h"
 #include "pca/Moments.h"
+#include "pca/PcaKernels.h"
 #include "pca/PcaModel.h"
-#include "run/ComputeBackend.h"
-#include "run/GpuRuntime.h"
+#include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "spp/CpuSpp.h"
 
@@ -20,11 +20,11 @@ using namespace hyperstream;
 namespace {
 
 // Moments of pixels [first, last) of a cube with the backend.
-Moments backendMoments(ComputeBackend& backend, const testing::Cube& cube, int64_t first,
+Moments backendMoments(PcaKernels& backend, const testing::Cube& cube, int64_t first,
                        int64_t last) {
   StripView view;
   view.data = cube.values.data() + first * cube.bands;
-  view.type = GDT_Float64;
+  view.type = SampleType::Float64;
   view.pixels = last - first;
   view.bands = cube.bands;
   view.nodata = cube.nodata.data();
@@ -87,7 +87,7 @@ class UnitTests : public QObject {
   void chanMergeEqualsOneBlock() {
     const testing::Cube cube = testing::correlatedCube(37, 29, 7, 11);
     const testing::Reference ref = testing::referencePca(cube);
-    auto backend = makeCpuBackend();
+    auto backend = makeCpuPcaKernels();
     const Moments whole = backendMoments(*backend, cube, 0, cube.pixels());
     // Any partition, merged in any order, gives the same moments.
     std::mt19937 random(3);
@@ -120,7 +120,7 @@ class UnitTests : public QObject {
     cube.at(0, 0, 0) = -1.0;  // nodata in one band
     cube.at(3, 4, 2) = NAN;   // not finite
     cube.at(5, 5, 3) = INFINITY;
-    auto backend = makeCpuBackend();
+    auto backend = makeCpuPcaKernels();
     const Moments m = backendMoments(*backend, cube, 0, cube.pixels());
     const testing::Reference ref = testing::referencePca(cube);
     QCOMPARE(m.count, int64_t{97});
@@ -131,7 +131,7 @@ class UnitTests : public QObject {
   void emptyStripMergesToNothing() {
     testing::Cube cube = testing::correlatedCube(2, 3, 3, 1);
     for (double& v : cube.values) v = NAN;
-    auto backend = makeCpuBackend();
+    auto backend = makeCpuPcaKernels();
     Moments total(3);
     total.merge(backendMoments(*backend, cube, 0, cube.pixels()));
     QCOMPARE(total.count, int64_t{0});
@@ -139,7 +139,7 @@ class UnitTests : public QObject {
 
   void fitConventions() {
     const testing::Cube cube = testing::correlatedCube(40, 40, 6, 21);
-    auto backend = makeCpuBackend();
+    auto backend = makeCpuPcaKernels();
     std::vector<std::string> warnings;
     const PcaModel model =
         fitPca(backendMoments(*backend, cube, 0, cube.pixels()), MatrixType::Covariance, warnings);
@@ -174,7 +174,7 @@ class UnitTests : public QObject {
   void constantBandsLeftOut() {
     testing::Cube cube = testing::correlatedCube(20, 20, 5, 8);
     for (int64_t p = 0; p < cube.pixels(); ++p) cube.values[p * 5 + 2] = 1234.0;
-    auto backend = makeCpuBackend();
+    auto backend = makeCpuPcaKernels();
     std::vector<std::string> warnings;
     const PcaModel model =
         fitPca(backendMoments(*backend, cube, 0, cube.pixels()), MatrixType::Correlation, warnings);
@@ -211,15 +211,16 @@ class UnitTests : public QObject {
 
   void projectionMatchesReference() {
     const testing::Cube cube = testing::correlatedCube(13, 11, 5, 4);
-    auto backend = makeCpuBackend();
+    auto backend = makeCpuPcaKernels();
     std::vector<std::string> warnings;
     const PcaModel model =
         fitPca(backendMoments(*backend, cube, 0, cube.pixels()), MatrixType::Covariance, warnings);
     const testing::Reference ref = testing::referencePca(cube);
     const Projection projection = model.projection(3);
-    StripView view{cube.values.data(), GDT_Float64, cube.pixels(), cube.bands, cube.nodata.data()};
+    StripView view{cube.values.data(), SampleType::Float64, cube.pixels(), cube.bands,
+                   cube.nodata.data()};
     OutputEncoding encoding;
-    encoding.type = GDT_Float64;
+    encoding.type = OutputType::Float64;
     std::vector<double> out(cube.pixels() * 3);
     backend->project(view, projection, encoding, out.data());
     for (int k = 0; k < 3; ++k) {
@@ -256,8 +257,9 @@ class UnitTests : public QObject {
     std::vector<unsigned char> valid;
     randomIntegers<uint16_t>(2000, 6, 32000, 33000, 5, samples, values, valid);
     const std::vector<double> nodata(6, NAN);
-    auto backend = makeCpuBackend();
-    backend->accumulateMoments(StripView{samples.data(), GDT_UInt16, 2000, 6, nodata.data(), 300});
+    auto backend = makeCpuPcaKernels();
+    backend->accumulateMoments(
+        StripView{samples.data(), SampleType::UInt16, 2000, 6, nodata.data(), 300});
     const Moments m = backend->takeMoments(6);
     const Moments ref = testing::referenceMoments(values, std::vector<unsigned char>(2000, 1), 6);
     QCOMPARE(m.count, ref.count);
@@ -268,8 +270,9 @@ class UnitTests : public QObject {
     testing::Cube cube = testing::correlatedCube(17, 23, 21, 9, 30000.0, 2000.0);
     testing::roundValues(cube);
     const std::vector<uint16_t> samples(cube.values.begin(), cube.values.end());
-    auto backend = makeCpuBackend();
-    StripView view{samples.data(), GDT_UInt16, cube.pixels(), cube.bands, cube.nodata.data(), 23};
+    auto backend = makeCpuPcaKernels();
+    StripView view{samples.data(), SampleType::UInt16, cube.pixels(),
+                   cube.bands,     cube.nodata.data(), 23};
     backend->accumulateMoments(view);
     std::vector<std::string> warnings;
     const PcaModel model =
@@ -279,21 +282,22 @@ class UnitTests : public QObject {
     const Projection projection = model.projection(components);
     // Both vector widths (64 bytes on AVX-512 CPUs, 32 elsewhere), in float64 and float32.
     for (bool wide : {true, false}) {
-      auto projector = makeCpuBackend(wide);
+      auto projector = makeCpuPcaKernels(wide);
       projector->accumulateMoments(view);  // the projection needs the strip's valid pixels
       projector->takeMoments(cube.bands);
-      for (GDALDataType type : {GDT_Float64, GDT_Float32}) {
+      for (OutputType type : {OutputType::Float64, OutputType::Float32}) {
         OutputEncoding encoding;
         encoding.type = type;
         std::vector<double> out(cube.pixels() * components);
         std::vector<float> out32(out.size());
-        projector->project(view, projection, encoding,
-                           type == GDT_Float64 ? static_cast<void*>(out.data()) : out32.data());
-        if (type == GDT_Float32) std::copy(out32.begin(), out32.end(), out.begin());
+        projector->project(
+            view, projection, encoding,
+            type == OutputType::Float64 ? static_cast<void*>(out.data()) : out32.data());
+        if (type == OutputType::Float32) std::copy(out32.begin(), out32.end(), out.begin());
         // Float32 sums of values in the thousands cannot resolve the smallest components (std ~2)
         // to 1e-4 of their std: in float32 the leading ones are checked, as test_gpu does.
-        const double tolerance = type == GDT_Float64 ? 1e-7 : 1e-4;
-        const int checked = type == GDT_Float64 ? components : 6;
+        const double tolerance = type == OutputType::Float64 ? 1e-7 : 1e-4;
+        const int checked = type == OutputType::Float64 ? components : 6;
         for (int k = 0; k < checked; ++k) {
           const std::vector<double> expected = testing::referenceComponent(cube, ref, k);
           for (int64_t p = 0; p < cube.pixels(); ++p)
@@ -301,7 +305,7 @@ class UnitTests : public QObject {
                          tolerance * std::sqrt(ref.eigenvalues[k]),
                      qPrintable(QString("%1 vectors, %2, component %3")
                                     .arg(wide ? "wide" : "narrow")
-                                    .arg(GDALGetDataTypeName(type))
+                                    .arg(QString::fromStdString(outputTypeName(type)))
                                     .arg(k + 1)));
         }
       }
@@ -329,7 +333,7 @@ class UnitTests : public QObject {
     for (bool mirror : {true, false}) {
       SppStrip strip;
       strip.data = data.data() + (row0 - halo) * width * bands;
-      strip.type = GDT_UInt16;
+      strip.type = SampleType::UInt16;
       strip.bands = bands;
       strip.nodata = nodata.data();
       strip.width = width;

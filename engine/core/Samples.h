@@ -3,8 +3,6 @@
 
 #include "core/Error.h"
 
-#include <gdal.h>
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -35,29 +33,33 @@ inline bool wideVectors() {
 #endif
 }
 
+// The sample types the kernels take (GDAL's, without GDAL: the CUDA library links none).
+enum class SampleType { Byte, UInt16, Int16, UInt32, Int32, Float32, Float64 };
+
 // Calls f with a value of the C++ type that stores `type`.
 template <class F>
-decltype(auto) withSampleType(GDALDataType type, F&& f) {
+decltype(auto) withSampleType(SampleType type, F&& f) {
   switch (type) {
-    case GDT_Byte:
+    case SampleType::Byte:
       return f(uint8_t{});
-    case GDT_UInt16:
+    case SampleType::UInt16:
       return f(uint16_t{});
-    case GDT_Int16:
+    case SampleType::Int16:
       return f(int16_t{});
-    case GDT_UInt32:
+    case SampleType::UInt32:
       return f(uint32_t{});
-    case GDT_Int32:
+    case SampleType::Int32:
       return f(int32_t{});
-    case GDT_Float32:
+    case SampleType::Float32:
       return f(float{});
-    case GDT_Float64:
-      return f(double{});
-    default:
-      throw Error("INPUT",
-                  std::string("unsupported data type ") + GDALGetDataTypeName(type) +
-                      " (supported: Byte, UInt16, Int16, UInt32, Int32, Float32, Float64)");
+    case SampleType::Float64:
+      break;
   }
+  return f(double{});
+}
+
+inline int sampleSize(SampleType type) {
+  return withSampleType(type, [](auto sample) { return static_cast<int>(sizeof sample); });
 }
 
 // True when every band of the pixel is finite and differs from its nodata value (has[b] != 0):

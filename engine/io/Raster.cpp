@@ -60,6 +60,41 @@ int typeSize(GDALDataType type) {
 
 namespace {
 
+constexpr std::pair<GDALDataType, SampleType> kSampleTypes[] = {
+    {GDT_Byte, SampleType::Byte},      {GDT_UInt16, SampleType::UInt16},
+    {GDT_Int16, SampleType::Int16},    {GDT_UInt32, SampleType::UInt32},
+    {GDT_Int32, SampleType::Int32},    {GDT_Float32, SampleType::Float32},
+    {GDT_Float64, SampleType::Float64}};
+
+}  // namespace
+
+SampleType sampleTypeOf(GDALDataType type) {
+  for (const auto& [gdal, sample] : kSampleTypes)
+    if (gdal == type) return sample;
+  throw Error("INPUT", std::string("unsupported data type ") + GDALGetDataTypeName(type) +
+                           " (supported: Byte, UInt16, Int16, UInt32, Int32, Float32, Float64)");
+}
+
+GDALDataType gdalType(SampleType type) {
+  for (const auto& [gdal, sample] : kSampleTypes)
+    if (sample == type) return gdal;
+  return GDT_Unknown;
+}
+
+GDALDataType gdalType(OutputType type) {
+  switch (type) {
+    case OutputType::Float32:
+      return GDT_Float32;
+    case OutputType::Float64:
+      return GDT_Float64;
+    case OutputType::Byte:
+      return GDT_Byte;
+  }
+  return GDT_Float32;
+}
+
+namespace {
+
 GDALDataType commonType(const std::vector<GDALDataType>& types) {
   GDALDataType common = types.empty() ? GDT_Unknown : types[0];
   for (GDALDataType type : types) common = GDALDataTypeUnion(common, type);
@@ -423,6 +458,7 @@ JobInput openJobInput(const std::string& path, const BandList& requestedBands,
     input.nodata.push_back(input.info.nodata[b - 1]);
   }
   input.info.type = commonType(types);
+  input.sampleType = sampleTypeOf(input.info.type);
   return input;
 }
 

@@ -3,6 +3,7 @@
 
 #include "core/Feedback.h"
 #include "core/JobOptions.h"
+#include "core/Samples.h"
 
 #include <gdal_priv.h>
 
@@ -75,6 +76,10 @@ RasterInfo describeRaster(GDALDataset& dataset, const std::string& path);
 
 // Bytes per value of a GDAL data type.
 int typeSize(GDALDataType type);
+// GDAL's type as the kernels' sample type; throws Error("INPUT") for types they do not take.
+SampleType sampleTypeOf(GDALDataType type);
+GDALDataType gdalType(SampleType type);
+GDALDataType gdalType(OutputType type);
 
 // Reads rows [row0, row0 + rows) of the given 1-based bands into `buffer`, pixel-interleaved
 // (pixel p's band b at p * bands.size() + b), in `type`, with RasterIO's pixel/line/band spacing.
@@ -150,8 +155,9 @@ std::vector<int> selectBands(const BandList& requested, int bandCount, const std
 struct JobInput {
   DatasetPtr dataset;
   RasterInfo info;
-  std::vector<int> bands;      // 1-based
-  std::vector<double> nodata;  // per selected band, NaN for none
+  std::vector<int> bands;                       // 1-based
+  std::vector<double> nodata;                   // per selected band, NaN for none
+  SampleType sampleType = SampleType::Float64;  // info.type's
 };
 JobInput openJobInput(const std::string& path, const BandList& requestedBands,
                       const std::string& job);

@@ -5,9 +5,9 @@
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "pca/HtmlReport.h"
+#include "pca/PcaKernels.h"
 #include "pca/Report.h"
-#include "run/ComputeBackend.h"
-#include "run/GpuRuntime.h"
+#include "run/DeviceSelection.h"
 #include "run/JobGroup.h"
 #include "run/Pipeline.h"
 
@@ -32,18 +32,6 @@ int64_t reserveBytes(int64_t ramBytes) {
 constexpr int64_t kMaxStripBytes = 64ll << 20;
 constexpr int kInputBuffers = 3;   // one being read, one queued, one being computed
 constexpr int kOutputBuffers = 2;  // one being filled, one being written
-
-GDALDataType gdalType(OutputType type) {
-  switch (type) {
-    case OutputType::Float32:
-      return GDT_Float32;
-    case OutputType::Float64:
-      return GDT_Float64;
-    case OutputType::Byte:
-      return GDT_Byte;
-  }
-  return GDT_Float32;
-}
 
 void checkOptions(const PcaOptions& options) {
   if (options.components < kAllComponents)
@@ -133,16 +121,17 @@ std::string describeBackends(const std::vector<std::string>& names) {
 }  // namespace
 
 // The whole job, on the CPU or on the device the options ask for.
-static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
-                          Feedback& feedback, JobGroup& group) {
+static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device, Feedback& feedback,
+                          JobGroup& group) {
   QElapsedTimer total;
   total.start();
   PcaResult result;
   JobInput input = openJobInput(options.input, options.bands, "PCA");
-  // The backend starts while the outputs are checked and the job planned.
+  // The kernels start while the outputs are checked and the job planned.
   const JobWork work{input.info.width * input.info.height / group.size() *
                      static_cast<int64_t>(input.bands.size()) * typeSize(input.info.type)};
-  BackendStart starting(device, work, options.gpuMemoryBytes);
+  KernelStart<PcaKernels> starting(device, work, options.gpuMemoryBytes,
+                                   {makeCpuPcaKernels, &GpuRuntime::createPcaKernels});
   result.input = input.info;
   if (checkAddressSpace(options.ramBytes)) result.input.mappable = false;
   result.bands = input.bands;
@@ -170,10 +159,10 @@ static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
   result.totalPixels = info.width * info.height;
   QElapsedTimer setup;
   setup.start();
-  const std::unique_ptr<ComputeBackend> backendOwner = starting.get(feedback);
-  ComputeBackend& backend = *backendOwner;
-  result.backend = describeBackends(group.gatherText(backend.name()));
-  if (!backend.advice().empty()) feedback.info(QString::fromStdString(backend.advice()));
+  const std::unique_ptr<PcaKernels> kernelsOwner = starting.get(feedback);
+  PcaKernels& kernels = *kernelsOwner;
+  result.backend = describeBackends(group.gatherText(kernels.name()));
+  if (!kernels.advice().empty()) feedback.info(QString::fromStdString(kernels.advice()));
 
   // Memory plan: a strip pool for each pass, or the whole cube when it fits.
   const int sampleSize = typeSize(info.type);
@@ -230,17 +219,17 @@ static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
   if (stripRows < share.count)
     stripRows = std::max(rowsPerGroup, stripRows - stripRows % rowsPerGroup);
   result.stripRows = stripRows;
-  // A GPU backend keeps the cube in its own memory when it fits there; else the host keeps it
+  // GPU kernels keep the cube in their own memory when it fits there; else the host keeps it
   // when it fits the RAM budget.
   CubeLayout layout;
   layout.pixels = share.count * info.width;
   layout.bands = bandCount;
-  layout.type = info.type;
+  layout.type = input.sampleType;
   layout.maxStripPixels = stripRows * info.width;
   layout.maxComponents = bandCount;
   const double selection = setup.nsecsElapsed() * 1e-9;
   setup.start();
-  result.deviceResident = backend.prepare(layout);
+  result.deviceResident = kernels.prepare(layout);
   result.seconds.setup = selection + setup.nsecsElapsed() * 1e-9;
   result.resident = fitsInRam && !result.deviceResident;
   const std::vector<StripRange> strips = planStrips(share.count, stripRows, share.first);
@@ -258,15 +247,15 @@ static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
                                                : ", read once per pass"));
 
   HostMemory cube(nullptr, [](unsigned char*) {});
-  if (result.resident) cube = backend.allocateHost(static_cast<size_t>(cubeBytes));
-  const HostAllocator allocate = [&](size_t bytes) { return backend.allocateHost(bytes); };
+  if (result.resident) cube = kernels.allocateHost(static_cast<size_t>(cubeBytes));
+  const HostAllocator allocate = [&](size_t bytes) { return kernels.allocateHost(bytes); };
   auto residentStrip = [&](const StripRange& range) {
     return cube.get() + (range.row0 - share.first) * inputRowBytes;
   };
   auto stripView = [&](const StripRange& range, const void* data) {
     StripView view;
     view.data = data;
-    view.type = info.type;
+    view.type = input.sampleType;
     view.pixels = range.rows * info.width;
     view.bands = bandCount;
     view.nodata = nodata.data();
@@ -274,7 +263,7 @@ static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
     view.firstPixel = (range.row0 - share.first) * info.width;
     return view;
   };
-  // Read by the reader thread only, in parallel parts; the CPU backend's compute never runs at
+  // Read by the reader thread only, in parallel parts; the CPU kernels' compute never runs at
   // the same time (see StripPipeline), so reading may use every core.
   const int64_t bufferBytes =
       result.resident ? cubeBytes + stripRows * residentRowBytes : stripRows * streamingRowBytes;
@@ -296,18 +285,18 @@ static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
   Moments moments;
   {
     QElapsedTimer timer;
-    StripPipeline pipeline(inputBuffers, inputBytes, 0, 0, backend.usesEveryCore(), allocate);
+    StripPipeline pipeline(inputBuffers, inputBytes, 0, 0, kernels.usesEveryCore(), allocate);
     StripPipeline::Stages stages;
     stages.read = readFromFile;
     stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
       timer.start();
-      backend.accumulateMoments(stripView(range, data));
+      kernels.accumulateMoments(stripView(range, data));
       result.seconds.moments += timer.nsecsElapsed() * 1e-9;
     };
     pipeline.run(strips, stages, feedback, 0.0, pass1End);
     result.seconds.read += pipeline.readSeconds();
     timer.start();
-    moments = group.mergeMoments(backend.takeMoments(bandCount));
+    moments = group.mergeMoments(kernels.takeMoments(bandCount));
     result.seconds.moments += timer.nsecsElapsed() * 1e-9;
   }
 
@@ -370,7 +359,7 @@ static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
   // Output encoding: input nodata preserved for float outputs (NaN when the input declares none
   // but has non-finite pixels); Byte uses 1-255 and 0 for nodata when some pixels are invalid.
   OutputEncoding encoding;
-  encoding.type = gdalType(options.outputType);
+  encoding.type = options.outputType;
   result.outputType = options.outputType;
   const auto declared =
       std::find_if(nodata.begin(), nodata.end(), [](double v) { return !std::isnan(v); });
@@ -392,12 +381,12 @@ static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
   if (byteOutput) {
     ComponentRange range;
     QElapsedTimer timer;
-    StripPipeline pipeline(laterInputBuffers, inputBytes, 0, 0, backend.usesEveryCore(), allocate);
+    StripPipeline pipeline(laterInputBuffers, inputBytes, 0, 0, kernels.usesEveryCore(), allocate);
     StripPipeline::Stages stages;
     stages.read = sourcePass;
     stages.compute = [&](const StripRange& strip, const void* data, unsigned char*) {
       timer.start();
-      range.merge(backend.componentRange(stripView(strip, data), projection));
+      range.merge(kernels.componentRange(stripView(strip, data), projection));
       result.seconds.range += timer.nsecsElapsed() * 1e-9;
     };
     pipeline.run(strips, stages, feedback, pass1End, 60.0);
@@ -421,7 +410,7 @@ static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
   // (writes one at a time); MPI ranks each open the file and write their own rows into it.
   auto createOutput = [&] {
     auto created = std::make_unique<PendingRaster>(options.output, format, info.width, info.height,
-                                                   components, encoding.type);
+                                                   components, gdalType(encoding.type));
     GDALDataset& dataset = created->dataset();
     if (info.hasGeoTransform)
       dataset.SetGeoTransform(const_cast<double*>(info.geoTransform.data()));
@@ -463,18 +452,18 @@ static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
     const int64_t outputBytes = stripRows * info.width * components * outputSize;
     QElapsedTimer timer;
     StripPipeline pipeline(laterInputBuffers, inputBytes, kOutputBuffers,
-                           static_cast<size_t>(outputBytes), backend.usesEveryCore(), allocate);
+                           static_cast<size_t>(outputBytes), kernels.usesEveryCore(), allocate);
     StripPipeline::Stages stages;
     stages.read = sourcePass;
     stages.compute = [&](const StripRange& strip, const void* data, unsigned char* out) {
       timer.start();
-      backend.project(stripView(strip, data), projection, encoding, out);
+      kernels.project(stripView(strip, data), projection, encoding, out);
       result.seconds.projection += timer.nsecsElapsed() * 1e-9;
     };
     stages.write = [&](const StripRange& strip, const unsigned char* out) {
       std::unique_ptr<QMutexLocker> lock;
       if (outputLock) lock = std::make_unique<QMutexLocker>(outputLock);
-      writeStrip(*dataset, encoding.type, strip.row0, strip.rows, out, feedback);
+      writeStrip(*dataset, gdalType(encoding.type), strip.row0, strip.rows, out, feedback);
     };
     pipeline.run(strips, stages, feedback, byteOutput ? 60.0 : pass1End, 100.0);
     result.seconds.read += pipeline.readSeconds();
@@ -491,7 +480,7 @@ static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
       throw Error("OUTPUT", std::string("cannot write rows: ") + CPLGetLastErrorMsg());
   }
   // Every worker's rows are in the file; the device stages took as long as the slowest worker.
-  result.seconds.device = slowest(group.gatherNumbers(packed(backend.deviceTimes())));
+  result.seconds.device = slowest(group.gatherNumbers(packed(kernels.deviceTimes())));
   if (!rankZero) {
     group.synchronize();  // rank 0 has moved it into place
     result.seconds.total = total.nsecsElapsed() * 1e-9;
@@ -565,15 +554,9 @@ static PcaResult runPcaInGroup(const PcaOptions& options, Feedback& feedback, Jo
                                 "CPU (device cpu does that)");
     }
   }
-  try {
-    return runPcaOn(options, options.device, feedback, group);
-  } catch (const DeviceError& e) {
-    // Nothing was written: the output is only renamed into place at the very end.
-    if (!options.device.isAuto())
-      throw Error("DEVICE", std::string("the GPU failed: ") + e.what());
-    feedback.warning(QString("The GPU failed (%1); running again on the CPU").arg(e.what()));
-  }
-  return runPcaOn(options, DeviceChoice::cpu(), feedback, group);
+  return retryingOnTheCpu(options.device, feedback, [&](const DeviceChoice& device) {
+    return runPcaOn(options, device, feedback, group);
+  });
 }
 
 PcaResult runPca(const PcaOptions& options, Feedback& feedback) {

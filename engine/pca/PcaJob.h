@@ -2,10 +2,10 @@
 // Principal component analysis of a raster, file to file: the engine's main job.
 
 #include "core/Feedback.h"
-#include "io/Raster.h"
-#include "pca/PcaModel.h"
 #include "core/JobOptions.h"
-#include "run/ComputeBackend.h"
+#include "io/Raster.h"
+#include "pca/PcaKernels.h"
+#include "pca/PcaModel.h"
 
 #include <cstdint>
 #include <map>

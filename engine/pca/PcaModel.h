@@ -2,7 +2,7 @@
 // The PCA fit: from merged moments to eigenvalues, loadings and the projection that applies them.
 
 #include "pca/Moments.h"
-#include "run/ComputeBackend.h"
+#include "pca/PcaKernels.h"
 
 #include <string>
 #include <vector>

@@ -7,7 +7,7 @@
 
 #include "core/Error.h"
 #include "pca/Moments.h"
-#include "run/ComputeBackend.h"
+#include "pca/PcaKernels.h"
 
 #include <QMutex>
 #include <QWaitCondition>

@@ -298,7 +298,7 @@ double CpuSpp::run(const SppStrip& strip, const SppOutput& output) {
               out[b] = static_cast<O>((static_cast<double>(y[b]) - strip.centroid[b]) * shrink +
                                       strip.centroid[b]);
           };
-          if (strip.outputType == GDT_Float64)
+          if (strip.outputType == OutputType::Float64)
             displace(static_cast<double*>(output.cube));
           else
             displace(static_cast<float*>(output.cube));
@@ -309,6 +309,30 @@ double CpuSpp::run(const SppStrip& strip, const SppOutput& output) {
   double sum = 0;
   for (double a : alphas_) sum += a;
   return sum;
+}
+
+namespace {
+
+class CpuSppKernels : public SppKernels {
+ public:
+  CpuSppKernels() : spp_(threads_, wideVectors()) {}
+  std::string name() const override {
+    return "cpu (" + std::to_string(threads_.count()) + " threads)";
+  }
+  bool usesEveryCore() const override { return true; }
+  double spatialPreprocess(const SppStrip& strip, const SppOutput& output) override {
+    return spp_.run(strip, output);
+  }
+
+ private:
+  WorkerThreads threads_;
+  CpuSpp spp_;
+};
+
+}  // namespace
+
+std::unique_ptr<SppKernels> makeCpuSppKernels() {
+  return std::make_unique<CpuSppKernels>();
 }
 
 }  // namespace hyperstream

@@ -2,7 +2,7 @@
 // Spatial preprocessing of one strip on the CPU (the CPU backend's spatialPreprocess).
 
 #include "core/WorkerThreads.h"
-#include "run/ComputeBackend.h"
+#include "spp/SppKernels.h"
 
 #include <vector>
 

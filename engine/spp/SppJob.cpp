@@ -5,9 +5,10 @@
 #include "core/Samples.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
-#include "run/GpuRuntime.h"
+#include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "spp/CpuSpp.h"
+#include "spp/SppKernels.h"
 
 #include <QElapsedTimer>
 #include <QThread>
@@ -50,7 +51,8 @@ static SppResult runSppOn(const SppOptions& options, const DeviceChoice& device,
   const JobWork work{input.info.width * input.info.height *
                          static_cast<int64_t>(input.bands.size()) * typeSize(input.info.type),
                      options.window * options.window / 25.0};
-  BackendStart starting(device, work, 0);
+  KernelStart<SppKernels> starting(device, work, 0,
+                                   {makeCpuSppKernels, &GpuRuntime::createSppKernels});
   result.input = input.info;
   if (checkAddressSpace(options.ramBytes)) result.input.mappable = false;
   result.bands = input.bands;
@@ -99,9 +101,9 @@ static SppResult runSppOn(const SppOptions& options, const DeviceChoice& device,
   const int64_t cubeBytes = info.height * inputRowBytes;
   result.resident = cubeBytes + blockRows * (perRow - kInputBuffers * inputRowBytes) <= budget;
   const std::vector<StripRange> strips = planStrips(info.height, stripRows);
-  const std::unique_ptr<ComputeBackend> backendOwner = starting.get(feedback);
-  ComputeBackend& backend = *backendOwner;
-  result.backend = backend.name();
+  const std::unique_ptr<SppKernels> kernelsOwner = starting.get(feedback);
+  SppKernels& kernels = *kernelsOwner;
+  result.backend = kernels.name();
   feedback.info(QString("%1: %2 x %3 pixels, %4 bands; window %5 (%6 border), %7 strip(s) of %8 "
                         "rows%9 on %10")
                     .arg(QString::fromStdString(options.input))
@@ -120,7 +122,7 @@ static SppResult runSppOn(const SppOptions& options, const DeviceChoice& device,
                      std::max<int64_t>(0, budget - bufferBytes));
 
   HostMemory cube(nullptr, [](unsigned char*) {});
-  if (result.resident) cube = backend.allocateHost(static_cast<size_t>(cubeBytes));
+  if (result.resident) cube = kernels.allocateHost(static_cast<size_t>(cubeBytes));
 
   // Pass 1: the centroid c of the valid pixels, summed in pixel order (the same for any strips).
   std::vector<double> sum(bands, 0.0);
@@ -136,7 +138,7 @@ static SppResult runSppOn(const SppOptions& options, const DeviceChoice& device,
       return target;
     };
     stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
-      withSampleType(info.type, [&](auto sample) {
+      withSampleType(input.sampleType, [&](auto sample) {
         using T = decltype(sample);
         const ValidPixel<T> isValid(nodata.data(), bands);
         const T* pixel = static_cast<const T*>(data);
@@ -205,8 +207,8 @@ static SppResult runSppOn(const SppOptions& options, const DeviceChoice& device,
   {
     StripPipeline pipeline(result.resident ? 0 : kInputBuffers,
                            static_cast<size_t>(blockRows * inputRowBytes), kOutputBuffers,
-                           static_cast<size_t>(stripRows * outputRowBytes), backend.usesEveryCore(),
-                           [&](size_t bytes) { return backend.allocateHost(bytes); });
+                           static_cast<size_t>(stripRows * outputRowBytes), kernels.usesEveryCore(),
+                           [&](size_t bytes) { return kernels.allocateHost(bytes); });
     StripPipeline::Stages stages;
     auto haloRange = [&](const StripRange& range) {
       const int64_t first = std::max<int64_t>(0, range.row0 - halo);
@@ -222,7 +224,7 @@ static SppResult runSppOn(const SppOptions& options, const DeviceChoice& device,
       const StripRange rows = haloRange(range);
       SppStrip strip;
       strip.data = data;
-      strip.type = info.type;
+      strip.type = input.sampleType;
       strip.bands = bands;
       strip.nodata = nodata.data();
       strip.width = info.width;
@@ -234,10 +236,10 @@ static SppResult runSppOn(const SppOptions& options, const DeviceChoice& device,
       strip.halo = halo;
       strip.mirror = options.border == SppBorder::Mirror;
       strip.centroid = c.data();
-      strip.outputType = outputType;
+      strip.outputType = options.outputType;
       strip.outputNodata = outputNodata;
       auto* alpha = reinterpret_cast<float*>(out + outputCubeBytes);
-      alphaSum += backend.spatialPreprocess(strip, {out, alpha, alpha + range.rows * info.width});
+      alphaSum += kernels.spatialPreprocess(strip, {out, alpha, alpha + range.rows * info.width});
     };
     stages.write = [&](const StripRange& range, const unsigned char* out) {
       writeStrip(output->dataset(), outputType, range.row0, range.rows, out, feedback);
@@ -253,7 +255,7 @@ static SppResult runSppOn(const SppOptions& options, const DeviceChoice& device,
   input.dataset.reset();
   if (feedback.isCanceled()) throw Canceled();
   result.meanAlpha = alphaSum / static_cast<double>(count);
-  result.device = backend.deviceTimes();
+  result.device = kernels.deviceTimes();
   output->commit();
   if (alphaRaster) alphaRaster->commit();
   if (rhoRaster) rhoRaster->commit();
@@ -265,15 +267,9 @@ static SppResult runSppOnDevice(const SppOptions& options, Feedback& feedback) {
   if (options.device.severalGpus())
     throw Error("DEVICE", "SPP runs on one device: auto, cpu, gpu or gpu:N (several GPUs, '" +
                               options.device.text() + "', are for PCA)");
-  try {
-    return runSppOn(options, options.device, feedback);
-  } catch (const DeviceError& e) {
-    // Nothing was written: outputs are only renamed into place at the very end.
-    if (!options.device.isAuto())
-      throw Error("DEVICE", std::string("the GPU failed: ") + e.what());
-    feedback.warning(QString("The GPU failed (%1); running again on the CPU").arg(e.what()));
-  }
-  return runSppOn(options, DeviceChoice::cpu(), feedback);
+  return retryingOnTheCpu(options.device, feedback, [&](const DeviceChoice& device) {
+    return runSppOn(options, device, feedback);
+  });
 }
 
 SppResult runSpp(const SppOptions& options, Feedback& feedback) {

@@ -13,7 +13,7 @@
 #include "core/Feedback.h"
 #include "core/JobOptions.h"
 #include "io/Raster.h"
-#include "run/ComputeBackend.h"
+#include "run/Kernels.h"
 
 #include <cstdint>
 #include <string>

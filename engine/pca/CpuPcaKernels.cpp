@@ -1,13 +1,12 @@
-// The CPU backend, on every core: moments of integer pixels exactly with AVX-512 VNNI
+// PCA's kernels on every CPU core: moments of integer pixels exactly with AVX-512 VNNI
 // (IntegerMoments), of other pixels with OpenBLAS's DSYRK; the projection in plain vector loops
-// on the backend's worker threads (a GEMM with ten columns spends its time packing the pixels).
+// on the kernels' worker threads (a GEMM with ten columns spends its time packing the pixels).
 
 #include "core/Error.h"
 #include "core/Samples.h"
 #include "core/WorkerThreads.h"
 #include "pca/IntegerMoments.h"
-#include "run/ComputeBackend.h"
-#include "spp/CpuSpp.h"
+#include "pca/PcaKernels.h"
 
 #include <cblas.h>
 
@@ -132,17 +131,16 @@ HYPERSTREAM_VECTOR_CLONES void projectBlock(const C* __restrict rows, int64_t co
   }
 }
 
-class CpuBackend : public ComputeBackend {
+class CpuPcaKernels : public PcaKernels {
  public:
-  explicit CpuBackend(bool wideVectors)
+  explicit CpuPcaKernels(bool wideVectors)
       : wideVectors_(wideVectors),
         workers_(threads_.count()),
         integer_(IntegerMoments::supported() ? workers_ : 0),
-        spp_(threads_, wideVectors),
         floatBuffers_(workers_),
         doubleBuffers_(workers_) {}
-  CpuBackend(const CpuBackend&) = delete;
-  CpuBackend& operator=(const CpuBackend&) = delete;
+  CpuPcaKernels(const CpuPcaKernels&) = delete;
+  CpuPcaKernels& operator=(const CpuPcaKernels&) = delete;
 
   std::string name() const override {
     return "cpu (" + std::to_string(workers_) + " threads" +
@@ -173,10 +171,6 @@ class CpuBackend : public ComputeBackend {
   void accumulateMoments(const StripView& strip) override {
     if (total_.bands != strip.bands) total_ = Moments(strip.bands);
     withSampleType(strip.type, [&](auto sample) { accumulate<decltype(sample)>(strip, total_); });
-  }
-
-  double spatialPreprocess(const SppStrip& strip, const SppOutput& output) override {
-    return spp_.run(strip, output);
   }
 
   Moments takeMoments(int bands) override {
@@ -211,29 +205,27 @@ class CpuBackend : public ComputeBackend {
     withSampleType(strip.type, [&](auto sample) {
       using T = decltype(sample);
       switch (encoding.type) {
-        case GDT_Float64:
+        case OutputType::Float64:
           forEachProjectedChunk<T, double>(
               strip, projection, [&](int64_t first, int64_t count, const double* values) {
                 encodeFloat(values, first, count, projection.components, encoding,
                             static_cast<double*>(output));
               });
           break;
-        case GDT_Float32:
+        case OutputType::Float32:
           forEachProjectedChunk<T, float>(strip, projection,
                                           [&](int64_t first, int64_t count, const float* values) {
                                             encodeFloat(values, first, count, projection.components,
                                                         encoding, static_cast<float*>(output));
                                           });
           break;
-        case GDT_Byte:
+        case OutputType::Byte:
           forEachProjectedChunk<T, float>(strip, projection,
                                           [&](int64_t first, int64_t count, const float* values) {
                                             encodeByte(values, first, count, projection.components,
                                                        encoding, static_cast<uint8_t*>(output));
                                           });
           break;
-        default:
-          throw Error("OUTPUT_TYPE", "output type must be Float32, Float64 or Byte");
       }
     });
   }
@@ -466,7 +458,6 @@ class CpuBackend : public ComputeBackend {
   std::vector<IntegerMoments> integer_;  // one per worker thread; empty without AVX-512 VNNI
   std::vector<Moments> groupResults_;
   Moments total_;
-  CpuSpp spp_;
   std::vector<unsigned char> valid_;
   std::vector<double> shift_, sum_;
   std::vector<double> chunk_;
@@ -476,12 +467,12 @@ class CpuBackend : public ComputeBackend {
 
 }  // namespace
 
-std::unique_ptr<ComputeBackend> makeCpuBackend() {
-  return makeCpuBackend(wideVectors());
+std::unique_ptr<PcaKernels> makeCpuPcaKernels() {
+  return makeCpuPcaKernels(wideVectors());
 }
 
-std::unique_ptr<ComputeBackend> makeCpuBackend(bool wideVectors) {
-  return std::make_unique<CpuBackend>(wideVectors);
+std::unique_ptr<PcaKernels> makeCpuPcaKernels(bool wideVectors) {
+  return std::make_unique<CpuPcaKernels>(wideVectors);
 }
 
 }  // namespace hyperstream

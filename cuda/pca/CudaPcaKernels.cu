@@ -1,26 +1,20 @@
-// The CUDA backend: strips cross the bus in the file's own type into page-locked host buffers
-// and two device slots (or straight into a device copy of the whole cube when it fits), are
-// converted and centred on the GPU, and go through cuBLAS GEMMs (the moments' Gram matrix exactly
-// in int8 digits on the tensor cores for 8/16-bit integers, else in float64; the projection in
-// float32 or float64). Uploads run on their own stream, so copying strip
-// i+1 overlaps computing strip i while the engine's reader thread reads strip i+2.
+// PCA's kernels on a GPU: strips cross the bus in the file's own type into page-locked host
+// buffers and two device slots (or straight into a device copy of the whole cube when it fits),
+// are converted and centred on the GPU, and go through cuBLAS GEMMs (the moments' Gram matrix
+// exactly in int8 digits on the tensor cores for 8/16-bit integers, else in float64; the
+// projection in float32 or float64). Uploads run on the copy stream, so copying strip i+1
+// overlaps computing strip i while the engine's reader thread reads strip i+2.
 
-#include "CudaResources.h"
-#include "Kernels.h"
+#include "core/GpuContext.h"
 #include "core/Samples.h"
-#include "run/ComputeBackend.h"
-#include "run/GpuRuntime.h"
-
-#include <sys/mman.h>
+#include "pca/CudaPcaKernels.h"
+#include "pca/PcaDeviceKernels.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -29,57 +23,26 @@ namespace hyperstream::cuda {
 
 namespace {
 
-constexpr int64_t kMiB = int64_t{1} << 20;
 // Pixels per kernel/GEMM chunk at most: the float64 copy of a chunk stays under this size
 // (cuBLAS DGEMM ran the Gram of 198 bands faster in chunks of 165 000 pixels than of 1.35 M).
 constexpr int64_t kChunkBytes = 256 * kMiB;
 
-// Faults the pages of new memory in from several threads before cudaHostRegister pins them: the
-// kernel zeroes each page at its first touch, which for a 64 MiB buffer takes one thread 10 ms.
-void touchPages(unsigned char* memory, size_t size) {
-  constexpr size_t kPage = 4096, kMinimumShare = size_t{8} << 20;
-  const size_t threadCount = std::clamp<size_t>(size / kMinimumShare, 1, 8);
-  const size_t share = (size / threadCount + kPage - 1) / kPage * kPage;
-  std::vector<std::thread> threads;
-  for (size_t first = 0; first < size; first += share)
-    threads.emplace_back([=] {
-      for (size_t at = first; at < std::min(size, first + share); at += kPage) memory[at] = 0;
-    });
-  for (std::thread& thread : threads) thread.join();
-}
-
-std::string version(int v) {
-  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
-}
-
-class CudaBackend final : public ComputeBackend {
+class CudaPcaKernels final : public PcaKernels {
  public:
-  CudaBackend(int device, int64_t memoryBytes, std::string description)
-      : device_(device), memoryBytes_(memoryBytes), description_(std::move(description)) {
-    select();
-    copy_ = std::make_unique<Stream>();
-    compute_ = std::make_unique<Stream>();
-    blas_ = std::make_unique<BlasHandle>(*compute_);
-    // Host waits block rather than spin: a spinning thread takes a core from the reader's.
-    uploaded_ = std::make_unique<Event>(cudaEventBlockingSync | cudaEventDisableTiming);
-    streamDone_ = std::make_unique<Event>(cudaEventBlockingSync | cudaEventDisableTiming);
+  CudaPcaKernels(int device, int64_t memoryBytes, std::string description)
+      : context_(device, memoryBytes, std::move(description)) {
     for (auto& slot : slotFree_) slot = std::make_unique<Event>();
   }
+  // Outstanding work must end before the buffers it uses are freed.
+  ~CudaPcaKernels() override { context_.finishWork(); }
 
-  ~CudaBackend() override {
-    // Outstanding work must end before the buffers it uses are freed.
-    cudaSetDevice(device_);
-    if (copy_) cudaStreamSynchronize(*copy_);
-    if (compute_) cudaStreamSynchronize(*compute_);
-  }
-
-  std::string name() const override { return description_; }
+  std::string name() const override { return context_.description(); }
+  HostMemory allocateHost(size_t bytes) override { return context_.allocateHost(bytes); }
 
   bool prepare(const CubeLayout& layout) override {
-    select();
-    withSampleType(layout.type, [](auto) {});  // rejects unsupported types
+    context_.select();
     layout_ = layout;
-    sampleSize_ = GDALGetDataTypeSizeBytes(layout.type);
+    sampleSize_ = sampleSize(layout.type);
     const int bands = layout.bands;
     const int components = std::max(1, layout.maxComponents);
     const int rows = std::max(bands, components);
@@ -93,7 +56,7 @@ class CudaBackend final : public ComputeBackend {
                                int64_t{rows} * 64 + 8 * kMiB;
     const int64_t longestChunk = std::max<int64_t>(1024, kChunkBytes / (int64_t{bands} * 8));
     chunkPixels_ = std::min(layout.pixels, longestChunk);
-    const int64_t budget = budgetBytes();
+    const int64_t budget = context_.budgetBytes();
     resident_ = cubeBytes + workBytes(chunkPixels_) + fixedBytes <= budget;
     if (!resident_) {
       chunkPixels_ = std::min(layout.maxStripPixels, longestChunk);
@@ -134,41 +97,15 @@ class CudaBackend final : public ComputeBackend {
     return resident_;
   }
 
-  // Page-locked strip buffers. Locking memory the kernel backs with 2 MiB pages is faster than
-  // cudaHostAlloc's 4 KiB ones (bench_gpu_startup); buffers under a page, where the kernel gives
-  // none, or where registering fails: cudaHostAlloc, then pageable memory (which copies slower).
-  HostMemory allocateHost(size_t bytes) override {
-    constexpr size_t kHugePage = size_t{2} << 20;
-    const size_t size = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-    void* memory = nullptr;
-    if (bytes >= kHugePage && posix_memalign(&memory, kHugePage, size) == 0) {
-      madvise(memory, size, MADV_HUGEPAGE);  // a hint: without it the pages are small
-      touchPages(static_cast<unsigned char*>(memory), size);
-      if (cudaHostRegister(memory, size, cudaHostRegisterPortable) == cudaSuccess)
-        return HostMemory(static_cast<unsigned char*>(memory), [](unsigned char* p) {
-          cudaHostUnregister(p);
-          std::free(p);
-        });
-      cudaGetLastError();  // not sticky
-      std::free(memory);
-    }
-    if (cudaHostAlloc(&memory, bytes, cudaHostAllocPortable) != cudaSuccess) {
-      cudaGetLastError();
-      return allocatePageable(bytes);
-    }
-    return HostMemory(static_cast<unsigned char*>(memory),
-                      [](unsigned char* p) { cudaFreeHost(p); });
-  }
-
   void accumulateMoments(const StripView& strip) override {
-    select();
+    context_.select();
     withSampleType(strip.type, [&](auto sample) { accumulate<decltype(sample)>(strip); });
   }
 
   Moments takeMoments(int bands) override {
-    select();
+    context_.select();
     withSampleType(layout_.type, [&](auto sample) { addPendingMoments<decltype(sample)>(); });
-    synchronize();
+    context_.synchronize();
     Moments result;
     result.bands = bands;
     unsigned long long counted = 0;
@@ -199,41 +136,42 @@ class CudaBackend final : public ComputeBackend {
   }
 
   ComponentRange componentRange(const StripView& strip, const Projection& projection) override {
-    select();
+    context_.select();
     const int components = projection.components;
     resetRanges(components);  // the band ranges of pass 1 were taken already
     withSampleType(strip.type, [&](auto sample) {
       using T = decltype(sample);
       const T* raw = stripOnDevice<T>(strip);
-      forEachProjectedChunk<T, float>(
-          strip, raw, projection, 0.0, times_.range,
-          [&](int64_t, int64_t pixels, const float* values) {
-            timed(times_.range, *compute_, [&] {
-              rangePartials(values, pixels, components, valid_.get(), partials_.get(), *compute_);
-              mergePartials(partials_.get(), reductionBlocks(pixels), components, nullptr,
-                            low_.get(), high_.get(), *compute_);
-            });
-          });
+      forEachProjectedChunk<T, float>(strip, raw, projection, 0.0, times_.range,
+                                      [&](int64_t, int64_t pixels, const float* values) {
+                                        context_.timed(times_.range, context_.computeStream(), [&] {
+                                          rangePartials(values, pixels, components, valid_.get(),
+                                                        partials_.get(), context_.computeStream());
+                                          mergePartials(partials_.get(), reductionBlocks(pixels),
+                                                        components, nullptr, low_.get(),
+                                                        high_.get(), context_.computeStream());
+                                        });
+                                      });
       releaseSlot();
     });
     ComponentRange range;
     range.minimum.resize(components);
     range.maximum.resize(components);
-    downloadAsync(range.minimum.data(), low_.get(), components);
-    downloadAsync(range.maximum.data(), high_.get(), components);
-    synchronize();
+    downloadAsync(range.minimum.data(), low_.get(), components, context_.computeStream());
+    downloadAsync(range.maximum.data(), high_.get(), components, context_.computeStream());
+    context_.synchronize();
     return range;
   }
 
   void project(const StripView& strip, const Projection& projection, const OutputEncoding& encoding,
                void* output) override {
-    select();
+    context_.select();
     const int components = projection.components;
-    if (encoding.type == GDT_Byte) {
+    if (encoding.type == OutputType::Byte) {
       std::vector<double> scale(encoding.byteMinimum);
       scale.insert(scale.end(), encoding.byteScale.begin(), encoding.byteScale.end());
       check(cudaMemcpyAsync(scale_.get(), scale.data(), scale.size() * sizeof(double),
-                            cudaMemcpyHostToDevice, *compute_),
+                            cudaMemcpyHostToDevice, context_.computeStream()),
             "upload");
     }
     auto* out = static_cast<unsigned char*>(output);
@@ -242,9 +180,9 @@ class CudaBackend final : public ComputeBackend {
       const T* raw = stripOnDevice<T>(strip);
       auto emit = [&](auto* values, int64_t first, int64_t pixels, size_t size) {
         const size_t bytes = static_cast<size_t>(pixels) * components * size;
-        timed(times_.download, *compute_, [&] {
+        context_.timed(times_.download, context_.computeStream(), [&] {
           check(cudaMemcpyAsync(out + first * components * size, values, bytes,
-                                cudaMemcpyDeviceToHost, *compute_),
+                                cudaMemcpyDeviceToHost, context_.computeStream()),
                 "download");
         });
         times_.downloadBytes += static_cast<int64_t>(bytes);
@@ -257,135 +195,54 @@ class CudaBackend final : public ComputeBackend {
                                       emit(values, first, pixels, sizeof(C));
                                     });
       };
-      if (encoding.type == GDT_Float64) {
+      if (encoding.type == OutputType::Float64) {
         projectFloat(double{});
-      } else if (encoding.type == GDT_Float32) {
+      } else if (encoding.type == OutputType::Float32) {
         projectFloat(float{});
-      } else if (encoding.type == GDT_Byte) {
+      } else if (encoding.type == OutputType::Byte) {
         forEachProjectedChunk<T, float>(
             strip, raw, projection, 0.0, times_.projection,
             [&](int64_t first, int64_t pixels, float* values) {
-              timed(times_.projection, *compute_, [&] {
+              context_.timed(times_.projection, context_.computeStream(), [&] {
                 encodeByte(values, pixels, components, valid_.get(), scale_.get(),
                            scale_.get() + components, encoding.byteLow,
-                           static_cast<unsigned char>(encoding.nodata), bytes_.get(), *compute_);
+                           static_cast<unsigned char>(encoding.nodata), bytes_.get(),
+                           context_.computeStream());
               });
               emit(bytes_.get(), first, pixels, 1);
             });
-      } else {
-        throw Error("OUTPUT_TYPE", "output type must be Float32, Float64 or Byte");
       }
       releaseSlot();
     });
-    synchronize();
-  }
-
-  double spatialPreprocess(const SppStrip& strip, const SppOutput& output) override {
-    select();
-    const int bands = strip.bands;
-    const int64_t blockPixels = strip.blockRows * strip.width;
-    const int64_t pixels = strip.rows * strip.width;
-    const int outputSize = strip.outputType == GDT_Float64 ? 8 : 4;
-    grow(sppUnit_, static_cast<size_t>(blockPixels) * bands);
-    grow(sppValid_, blockPixels);
-    grow(sppCube_, static_cast<size_t>(pixels) * bands * outputSize);
-    grow(sppAlpha_, 2 * static_cast<size_t>(pixels));
-    grow(sppCentroid_, bands);
-    check(cudaMemcpyAsync(sppCentroid_.get(), strip.centroid, bands * sizeof(double),
-                          cudaMemcpyHostToDevice, *compute_),
-          "upload");
-    withSampleType(strip.type, [&](auto sample) {
-      using T = decltype(sample);
-      const size_t bytes = static_cast<size_t>(blockPixels) * bands * sizeof(T);
-      grow(sppRaw_, bytes);
-      grow(sppNodata_, bands * sizeof(T));
-      grow(sppHasNodata_, bands);
-      const ValidPixel<T> isValid(strip.nodata, bands);  // the CPU's rule, uploaded
-      check(cudaMemcpyAsync(sppNodata_.get(), isValid.nodataValues().data(), bands * sizeof(T),
-                            cudaMemcpyHostToDevice, *compute_),
-            "upload");
-      check(cudaMemcpyAsync(sppHasNodata_.get(), isValid.hasNodata().data(), bands,
-                            cudaMemcpyHostToDevice, *compute_),
-            "upload");
-      timed(times_.upload, *compute_, [&] {
-        check(cudaMemcpyAsync(sppRaw_.get(), strip.data, bytes, cudaMemcpyHostToDevice, *compute_),
-              "upload");
-      });
-      times_.uploadBytes += static_cast<int64_t>(bytes);
-      const T* raw = reinterpret_cast<const T*>(sppRaw_.get());
-      float* alpha = sppAlpha_.get();
-      float* rho = alpha + pixels;
-      timed(times_.spp, *compute_, [&] {
-        sppUnitSpectra(raw, blockPixels, bands, reinterpret_cast<const T*>(sppNodata_.get()),
-                       sppHasNodata_.get(), sppUnit_.get(), sppValid_.get(), *compute_);
-        sppAlpha(sppUnit_.get(), sppValid_.get(), strip.width, strip.height, strip.blockRow0,
-                 strip.blockRows, strip.row0, strip.rows, bands, strip.halo, strip.mirror, alpha,
-                 rho, *compute_);
-        const int64_t skip = (strip.row0 - strip.blockRow0) * strip.width;
-        if (strip.outputType == GDT_Float64)
-          sppDisplace(raw + skip * bands, sppValid_.get() + skip, rho, pixels, bands,
-                      sppCentroid_.get(), strip.outputNodata,
-                      reinterpret_cast<double*>(sppCube_.get()), *compute_);
-        else
-          sppDisplace(raw + skip * bands, sppValid_.get() + skip, rho, pixels, bands,
-                      sppCentroid_.get(), strip.outputNodata,
-                      reinterpret_cast<float*>(sppCube_.get()), *compute_);
-      });
-      const size_t cubeBytes = static_cast<size_t>(pixels) * bands * outputSize;
-      timed(times_.download, *compute_, [&] {
-        check(cudaMemcpyAsync(output.cube, sppCube_.get(), cubeBytes, cudaMemcpyDeviceToHost,
-                              *compute_),
-              "download");
-        check(cudaMemcpyAsync(output.alpha, alpha, pixels * sizeof(float), cudaMemcpyDeviceToHost,
-                              *compute_),
-              "download");
-        check(cudaMemcpyAsync(output.rho, rho, pixels * sizeof(float), cudaMemcpyDeviceToHost,
-                              *compute_),
-              "download");
-      });
-      times_.downloadBytes += static_cast<int64_t>(cubeBytes + 2 * pixels * sizeof(float));
-    });
-    synchronize();
-    double sum = 0;  // in pixel order, over valid pixels (NaN marks the others)
-    for (int64_t i = 0; i < pixels; ++i)
-      if (!std::isnan(output.alpha[i])) sum += output.alpha[i];
-    return sum;
+    context_.synchronize();
   }
 
   DeviceTimes deviceTimes() const override { return times_; }
 
  private:
-  void select() const { check(cudaSetDevice(device_), "cudaSetDevice"); }
-
-  int64_t budgetBytes() const {
-    if (memoryBytes_ > 0) return memoryBytes_;
-    size_t freeBytes = 0, totalBytes = 0;
-    check(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo");
-    // Leave room for cuBLAS's workspace, other programs and the display.
-    const int64_t margin = std::max<int64_t>(512 * kMiB, static_cast<int64_t>(totalBytes) / 20);
-    return static_cast<int64_t>(freeBytes) - margin;
-  }
-
   void resetMoments() {
     const int bands = layout_.bands;
-    check(cudaMemsetAsync(gram_.get(), 0, gram_.size() * sizeof(double), *compute_), "memset");
-    check(cudaMemsetAsync(sum_.get(), 0, bands * sizeof(double), *compute_), "memset");
-    check(cudaMemsetAsync(count_.get(), 0, sizeof(unsigned long long), *compute_), "memset");
+    check(cudaMemsetAsync(gram_.get(), 0, gram_.size() * sizeof(double), context_.computeStream()),
+          "memset");
+    check(cudaMemsetAsync(sum_.get(), 0, bands * sizeof(double), context_.computeStream()),
+          "memset");
+    check(cudaMemsetAsync(count_.get(), 0, sizeof(unsigned long long), context_.computeStream()),
+          "memset");
     resetRanges(bands);
     hostCounted_ = 0;
     shiftHost_.clear();
     pendingPixels_ = 0;
-    synchronize();
+    context_.synchronize();
   }
 
   void resetRanges(int rows) {
     const std::vector<double> infinite(rows, std::numeric_limits<double>::infinity());
     const std::vector<double> negative(rows, -std::numeric_limits<double>::infinity());
     check(cudaMemcpyAsync(low_.get(), infinite.data(), rows * sizeof(double),
-                          cudaMemcpyHostToDevice, *compute_),
+                          cudaMemcpyHostToDevice, context_.computeStream()),
           "upload");
     check(cudaMemcpyAsync(high_.get(), negative.data(), rows * sizeof(double),
-                          cudaMemcpyHostToDevice, *compute_),
+                          cudaMemcpyHostToDevice, context_.computeStream()),
           "upload");
   }
 
@@ -405,7 +262,7 @@ class CudaBackend final : public ComputeBackend {
         shiftHost_.assign(bands, 0.0);
         for (int b = 0; b < bands; ++b) shiftHost_[b] = static_cast<double>(data[p * bands + b]);
         check(cudaMemcpyAsync(shift_.get(), shiftHost_.data(), bands * sizeof(double),
-                              cudaMemcpyHostToDevice, *compute_),
+                              cudaMemcpyHostToDevice, context_.computeStream()),
               "upload");
       }
     }
@@ -469,20 +326,22 @@ class CudaBackend final : public ComputeBackend {
       }
     }
     const int bands = strip.bands;
-    timed(times_.moments, *compute_, [&] {
+    context_.timed(times_.moments, context_.computeStream(), [&] {
       for (int64_t first = 0; first < pixelCount; first += chunkPixels_) {
         const int64_t pixels = std::min(chunkPixels_, pixelCount - first);
         const T* chunk = raw + first * bands;
         markValidPixels(strip, chunk, pixels);
         double* x = work_.get();
-        centre(chunk, pixels, bands, valid_.get(), shift_.get(), x, partials_.get(), *compute_);
+        centre(chunk, pixels, bands, valid_.get(), shift_.get(), x, partials_.get(),
+               context_.computeStream());
         mergePartials(partials_.get(), reductionBlocks(pixels), bands, sum_.get(), low_.get(),
-                      high_.get(), *compute_);
+                      high_.get(), context_.computeStream());
         // GEMM rather than SYRK: on the H100 cuBLAS's DGEMM does this shape 2.4x faster than
         // its DSYRK although it computes both triangles (bench_gpu).
         const double one = 1.0;
-        check(cublasDgemm(*blas_, CUBLAS_OP_N, CUBLAS_OP_T, bands, bands, static_cast<int>(pixels),
-                          &one, x, bands, x, bands, &one, gram_.get(), bands),
+        check(cublasDgemm(context_.blas(), CUBLAS_OP_N, CUBLAS_OP_T, bands, bands,
+                          static_cast<int>(pixels), &one, x, bands, x, bands, &one, gram_.get(),
+                          bands),
               "cublasDgemm");
       }
     });
@@ -500,27 +359,27 @@ class CudaBackend final : public ComputeBackend {
     auto* products = reinterpret_cast<int32_t*>(work_.get());
     int8_t* planes = reinterpret_cast<int8_t*>(work_.get()) + digitPlanesOffset_;
     const int stacked = 3 * paddedBands_;
-    timed(times_.moments, *compute_, [&] {
+    context_.timed(times_.moments, context_.computeStream(), [&] {
       for (int64_t first = 0; first < pixelCount; first += digitPixels_) {
         const int64_t pixels = std::min(digitPixels_, pixelCount - first);
         const T* chunk = raw + first * bands;
         markValidPixels(strip, chunk, pixels);
         bandStatistics(chunk, pixels, bands, valid_.get(), shift_.get(), partials_.get(),
-                       *compute_);
+                       context_.computeStream());
         mergePartials(partials_.get(), reductionBlocks(pixels), bands, sum_.get(), low_.get(),
-                      high_.get(), *compute_);
+                      high_.get(), context_.computeStream());
         // The GEMM runs over this chunk's pixels only (padded to 16), not the longest chunk's.
         const int64_t depth = (pixels + 15) / 16 * 16;
         splitDigits(chunk, pixels, bands, valid_.get(), shift_.get(), digitLd_, depth, paddedBands_,
-                    planes, *compute_);
+                    planes, context_.computeStream());
         const int32_t one = 1, zero = 0;
-        check(cublasGemmEx(*blas_, CUBLAS_OP_T, CUBLAS_OP_N, stacked, stacked,
+        check(cublasGemmEx(context_.blas(), CUBLAS_OP_T, CUBLAS_OP_N, stacked, stacked,
                            static_cast<int>(depth), &one, planes, CUDA_R_8I,
                            static_cast<int>(digitLd_), planes, CUDA_R_8I,
                            static_cast<int>(digitLd_), &zero, products, CUDA_R_32I, stacked,
                            CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT),
               "cublasGemmEx (int8)");
-        combineDigits(products, bands, paddedBands_, gram_.get(), *compute_);
+        combineDigits(products, bands, paddedBands_, gram_.get(), context_.computeStream());
       }
     });
   }
@@ -529,7 +388,9 @@ class CudaBackend final : public ComputeBackend {
   // digitPixels_ stays 0 (the float64 path) for other types or when either fails.
   void planDigits() {
     digitPixels_ = 0;
-    if (layout_.type != GDT_Byte && layout_.type != GDT_Int16 && layout_.type != GDT_UInt16) return;
+    if (layout_.type != SampleType::Byte && layout_.type != SampleType::Int16 &&
+        layout_.type != SampleType::UInt16)
+      return;
     constexpr int64_t kMaxDigitPixels = int64_t{1} << 18;
     paddedBands_ = (layout_.bands + 3) / 4 * 4;
     const int64_t pixels = std::min(chunkPixels_, kMaxDigitPixels);
@@ -539,13 +400,13 @@ class CudaBackend final : public ComputeBackend {
     const int64_t needed = digitPlanesOffset_ + 3 * int64_t{paddedBands_} * digitLd_;
     if (needed > static_cast<int64_t>(work_.size() * sizeof(double))) return;
     // One small int8 GEMM on the (zeroed) work array: some GPUs or cuBLAS builds refuse them.
-    check(cudaMemsetAsync(work_.get(), 0, needed, *compute_), "memset");
+    check(cudaMemsetAsync(work_.get(), 0, needed, context_.computeStream()), "memset");
     const int32_t one = 1, zero = 0;
     const auto* planes = reinterpret_cast<const int8_t*>(work_.get()) + digitPlanesOffset_;
     const cublasStatus_t status = cublasGemmEx(
-        *blas_, CUBLAS_OP_T, CUBLAS_OP_N, 4, 4, 16, &one, planes, CUDA_R_8I, 16, planes, CUDA_R_8I,
-        16, &zero, work_.get(), CUDA_R_32I, 4, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
-    synchronize();
+        context_.blas(), CUBLAS_OP_T, CUBLAS_OP_N, 4, 4, 16, &one, planes, CUDA_R_8I, 16, planes,
+        CUDA_R_8I, 16, &zero, work_.get(), CUDA_R_32I, 4, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
+    context_.synchronize();
     if (status == CUBLAS_STATUS_SUCCESS) digitPixels_ = pixels;
   }
 
@@ -555,12 +416,12 @@ class CudaBackend final : public ComputeBackend {
   void markValidPixels(const StripView& strip, const T* chunk, int64_t pixels) {
     learnNodata<T>(strip);
     if (alwaysValid_) {
-      check(cudaMemsetAsync(valid_.get(), 1, pixels, *compute_), "memset");
+      check(cudaMemsetAsync(valid_.get(), 1, pixels, context_.computeStream()), "memset");
       hostCounted_ += pixels;
       return;
     }
     markValid(chunk, pixels, strip.bands, reinterpret_cast<const T*>(nodataValue_.get()),
-              hasNodata_.get(), valid_.get(), count_.get(), *compute_);
+              hasNodata_.get(), valid_.get(), count_.get(), context_.computeStream());
   }
 
   // Uploads the nodata rule of the job's strips (the CPU's rule) on the first strip.
@@ -592,21 +453,23 @@ class CudaBackend final : public ComputeBackend {
       slot_ ^= 1;
       target = slots_[slot_].get();
       // The slot's previous strip must be done with.
-      check(cudaStreamWaitEvent(*copy_, *slotFree_[slot_], 0), "cudaStreamWaitEvent");
+      check(cudaStreamWaitEvent(context_.copyStream(), *slotFree_[slot_], 0),
+            "cudaStreamWaitEvent");
     }
-    timed(times_.upload, *copy_, [&] {
-      check(cudaMemcpyAsync(target, strip.data, bytes, cudaMemcpyHostToDevice, *copy_), "upload");
+    context_.timed(times_.upload, context_.copyStream(), [&] {
+      check(
+          cudaMemcpyAsync(target, strip.data, bytes, cudaMemcpyHostToDevice, context_.copyStream()),
+          "upload");
     });
     times_.uploadBytes += static_cast<int64_t>(bytes);
-    check(cudaEventRecord(*uploaded_, *copy_), "cudaEventRecord");
-    check(cudaStreamWaitEvent(*compute_, *uploaded_, 0), "cudaStreamWaitEvent");
-    check(cudaEventSynchronize(*uploaded_), "upload");
+    context_.computeAfterCopy();
     return reinterpret_cast<const T*>(target);
   }
 
   // Marks the current slot reusable once the compute stream has used it.
   void releaseSlot() {
-    if (!resident_) check(cudaEventRecord(*slotFree_[slot_], *compute_), "cudaEventRecord");
+    if (!resident_)
+      check(cudaEventRecord(*slotFree_[slot_], context_.computeStream()), "cudaEventRecord");
   }
 
   // Projects chunk by chunk in precision C, invalid pixels set to `invalid` and marked in valid_,
@@ -619,10 +482,10 @@ class CudaBackend final : public ComputeBackend {
     C* weights = reinterpret_cast<C*>(weights_.get());  // row-major bands x components
     const std::vector<C> hostWeights(projection.weights.begin(), projection.weights.end());
     check(cudaMemcpyAsync(weights, hostWeights.data(), hostWeights.size() * sizeof(C),
-                          cudaMemcpyHostToDevice, *compute_),
+                          cudaMemcpyHostToDevice, context_.computeStream()),
           "upload");
     check(cudaMemcpyAsync(center_.get(), projection.center.data(), bands * sizeof(double),
-                          cudaMemcpyHostToDevice, *compute_),
+                          cudaMemcpyHostToDevice, context_.computeStream()),
           "upload");
     learnNodata<T>(strip);
     const T* nodata = alwaysValid_ ? nullptr : reinterpret_cast<const T*>(nodataValue_.get());
@@ -630,67 +493,16 @@ class CudaBackend final : public ComputeBackend {
     for (int64_t first = 0; first < strip.pixels; first += chunkPixels_) {
       const int64_t pixels = std::min(chunkPixels_, strip.pixels - first);
       const T* chunk = raw + first * bands;
-      timed(seconds, *compute_, [&] {
+      context_.timed(seconds, context_.computeStream(), [&] {
         cuda::project(chunk, pixels, bands, nodata, hasNodata_.get(), valid_.get(), center_.get(),
-                      weights, components, invalid, values, *compute_);
+                      weights, components, invalid, values, context_.computeStream());
       });
       consume(first, pixels, values);
     }
   }
 
-  template <class F>
-  void timed(double& total, cudaStream_t stream, F&& work) {
-    Span span{std::make_unique<Event>(), std::make_unique<Event>(), &total};
-    check(cudaEventRecord(*span.start, stream), "cudaEventRecord");
-    work();
-    check(cudaEventRecord(*span.stop, stream), "cudaEventRecord");
-    spans_.push_back(std::move(span));
-  }
-
-  // Waits for both streams and adds up the timed spans.
-  void synchronize() {
-    for (cudaStream_t stream : {cudaStream_t{*copy_}, cudaStream_t{*compute_}}) {
-      check(cudaEventRecord(*streamDone_, stream), "cudaEventRecord");
-      check(cudaEventSynchronize(*streamDone_), "stream");
-    }
-    for (const Span& span : spans_) {
-      float ms = 0;
-      check(cudaEventElapsedTime(&ms, *span.start, *span.stop), "cudaEventElapsedTime");
-      *span.total += ms * 1e-3;
-    }
-    spans_.clear();
-  }
-
-  // Reallocates `array` when it holds fewer than `count` elements.
-  template <class T>
-  void grow(DeviceArray<T>& array, size_t count) {
-    if (array.size() < count) {
-      array = DeviceArray<T>();  // free first: the new one may need the room
-      array = DeviceArray<T>(count);
-    }
-  }
-
-  template <class T>
-  void download(T* host, const T* device, size_t count) {
-    check(cudaMemcpy(host, device, count * sizeof(T), cudaMemcpyDeviceToHost), "download");
-  }
-  template <class T>
-  void downloadAsync(T* host, const T* device, size_t count) {
-    check(cudaMemcpyAsync(host, device, count * sizeof(T), cudaMemcpyDeviceToHost, *compute_),
-          "download");
-  }
-
-  struct Span {
-    std::unique_ptr<Event> start, stop;
-    double* total;
-  };
-
-  int device_;
-  int64_t memoryBytes_;
-  std::string description_;
-  std::unique_ptr<Stream> copy_, compute_;
-  std::unique_ptr<BlasHandle> blas_;
-  std::unique_ptr<Event> uploaded_, streamDone_;
+  GpuContext context_;
+  DeviceTimes& times_ = context_.times();
   std::unique_ptr<Event> slotFree_[2];
 
   CubeLayout layout_;
@@ -709,94 +521,19 @@ class CudaBackend final : public ComputeBackend {
       weights_, scale_, nodataValue_;
   DeviceArray<unsigned char> bytes_, valid_, hasNodata_;
   DeviceArray<unsigned long long> count_;
-  // Spatial preprocessing, grown to the largest strip.
-  DeviceArray<unsigned char> sppRaw_, sppNodata_, sppHasNodata_, sppValid_, sppCube_;
-  DeviceArray<float> sppUnit_, sppAlpha_;
-  DeviceArray<double> sppCentroid_;
   bool nodataKnown_ = false, alwaysValid_ = false;
   int64_t hostCounted_ = 0;
   std::vector<double> shiftHost_;
   // Resident pixels whose moments wait for a whole chunk (accumulate).
   int64_t pendingFirst_ = 0, pendingPixels_ = 0;
   StripView pendingStrip_;
-  std::vector<Span> spans_;
-  DeviceTimes times_;
-};
-
-// Throws unless an NVIDIA driver new enough for this build's runtime is there.
-void requireDriver() {
-  int driver = 0, runtime = 0;
-  cudaDriverGetVersion(&driver);
-  cudaRuntimeGetVersion(&runtime);
-  if (driver == 0) throw DeviceError("no NVIDIA driver (libcuda.so.1) on this machine");
-  if (driver < runtime)
-    throw DeviceError("the NVIDIA driver supports CUDA " + version(driver) + ", this build needs " +
-                      version(runtime) + " or newer");
-}
-
-class CudaRuntime final : public GpuRuntime {
- public:
-  std::string versions() const override {
-    int driver = 0, runtime = 0;
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    return (driver > 0 ? "CUDA driver " + version(driver) : std::string("no CUDA driver")) +
-           ", runtime " + version(runtime);
-  }
-
-  int deviceCount() const override {
-    requireDriver();
-    int count = 0;
-    check(cudaGetDeviceCount(&count), "no usable CUDA device");
-    return count;
-  }
-
-  std::vector<GpuDevice> devices() const override {
-    const int count = deviceCount();
-    std::vector<GpuDevice> result;
-    for (int i = 0; i < count; ++i) {
-      cudaDeviceProp properties{};
-      check(cudaGetDeviceProperties(&properties, i), "cudaGetDeviceProperties");
-      GpuDevice device;
-      device.index = i;
-      device.name = properties.name;
-      device.totalBytes = static_cast<int64_t>(properties.totalGlobalMem);
-      device.major = properties.major;
-      device.minor = properties.minor;
-      size_t freeBytes = 0, totalBytes = 0;
-      check(cudaSetDevice(i), "cudaSetDevice");
-      check(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo");
-      device.freeBytes = static_cast<int64_t>(freeBytes);
-      result.push_back(device);
-    }
-    return result;
-  }
-
-  std::unique_ptr<ComputeBackend> createBackend(const GpuBackendOptions& options) override {
-    const int count = deviceCount();
-    if (count == 0) throw DeviceError("no CUDA device");
-    if (options.device < 0 || options.device >= count)
-      throw DeviceError("there is no GPU " + std::to_string(options.device) + " (" +
-                        std::to_string(count) + " found)");
-    cudaDeviceProp properties{};
-    check(cudaGetDeviceProperties(&properties, options.device), "cudaGetDeviceProperties");
-    // The library holds code for compute capability 8.0 and 9.0 (and PTX for newer GPUs).
-    if (properties.major < 8)
-      throw DeviceError(std::string(properties.name) + " has compute capability " +
-                        std::to_string(properties.major) + "." + std::to_string(properties.minor) +
-                        "; this build needs 8.0 or newer");
-    return std::make_unique<CudaBackend>(options.device, options.memoryBytes,
-                                         "gpu " + std::to_string(options.device) + " (" +
-                                             properties.name + ", cuBLAS, " + versions() + ")");
-  }
 };
 
 }  // namespace
 
-}  // namespace hyperstream::cuda
-
-extern "C" __attribute__((visibility("default"))) hyperstream::GpuRuntime*
-hyperstream_gpu_runtime() {
-  static hyperstream::cuda::CudaRuntime runtime;
-  return &runtime;
+std::unique_ptr<PcaKernels> makeCudaPcaKernels(int device, int64_t memoryBytes,
+                                               std::string description) {
+  return std::make_unique<CudaPcaKernels>(device, memoryBytes, std::move(description));
 }
+
+}  // namespace hyperstream::cuda

@@ -1,0 +1,300 @@
+#include "core/Launch.h"
+#include "spp/SppDeviceKernels.h"
+
+#include <cuda_pipeline.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace hyperstream::cuda {
+
+namespace {
+
+// Warp-wide sum and maximum (every lane gets the result).
+template <class V>
+__device__ V warpSum(V value) {
+  for (int step = 16; step > 0; step /= 2) value += __shfl_xor_sync(0xffffffffu, value, step);
+  return value;
+}
+__device__ double warpMax(double value) {
+  for (int step = 16; step > 0; step /= 2)
+    value = fmax(value, __shfl_xor_sync(0xffffffffu, value, step));
+  return value;
+}
+
+// One warp per pixel, lanes over bands.
+template <class T>
+__global__ void sppUnitKernel(const T* __restrict__ raw, int64_t pixels, int bands,
+                              const T* __restrict__ nodataValue,
+                              const unsigned char* __restrict__ hasNodata, float* __restrict__ unit,
+                              unsigned char* __restrict__ valid) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); p < pixels;
+       p += warps) {
+    const T* pixel = raw + p * bands;
+    bool bad = false, nonzero = false;
+    double norm2 = 0, largest = 0;
+    for (int b = lane; b < bands; b += 32) {
+      const T v = pixel[b];
+      if constexpr (std::is_floating_point_v<T>) bad |= !isfinite(v);
+      bad |= hasNodata[b] && v == nodataValue[b];
+      nonzero |= v != T(0);
+      const double x = static_cast<double>(v);
+      norm2 += x * x;
+      largest = fmax(largest, fabs(x));
+    }
+    const bool ok = !__any_sync(0xffffffffu, bad) && __any_sync(0xffffffffu, nonzero);
+    norm2 = warpSum(norm2);
+    double scale = 1.0 / sqrt(norm2);
+    if (ok && !isfinite(norm2)) {  // squares overflow: scale by the largest sample first
+      largest = warpMax(largest);
+      double scaled = 0;
+      for (int b = lane; b < bands; b += 32) {
+        const double x = static_cast<double>(pixel[b]) / largest;
+        scaled += x * x;
+      }
+      scale = 1.0 / (sqrt(warpSum(scaled)) * largest);
+    }
+    for (int b = lane; b < bands; b += 32)
+      unit[p * bands + b] = ok ? static_cast<float>(static_cast<double>(pixel[b]) * scale) : 0.0f;
+    if (lane == 0) valid[p] = ok;
+  }
+}
+
+// Where a pixel `index` along an axis of `size` pixels reads from: itself inside the image;
+// outside, its reflection without repeating the edge (mirror) or nothing (-1, truncate).
+__device__ int64_t sppBorder(int64_t index, int64_t size, bool mirror) {
+  if (index >= 0 && index < size) return index;
+  if (!mirror) return -1;
+  index = index < 0 ? -index : 2 * (size - 1) - index;
+  return index >= 0 && index < size ? index : -1;
+}
+
+// Alpha on a tile of kSppTileRows x kSppTileCols output pixels, one thread each. The tile and its
+// halo are staged in shared memory kSppChunk bands at a time (double-buffered: the next chunk is
+// copied asynchronously while this one is used), band-major so that a warp (a tile row) reads 32
+// consecutive pixels of one band without bank conflicts. Each thread keeps the squared chord to
+// every neighbour of its window in registers across the chunks, RowsPerPass window rows at a time
+// so that at most kSppChords accumulators are live and nothing spills. So each unit spectrum
+// comes from global memory once per tile (and pass) instead of once per neighbour.
+constexpr int kSppTileCols = 32;
+constexpr int kSppTileRows = 4;  // 128 threads: measured faster than 8 rows at windows 11-15
+constexpr int kSppChunk = 8;     // bands staged at a time
+constexpr int kSppChords = 128;
+
+template <int Halo>
+struct SppTile {
+  static constexpr int kWindow = 2 * Halo + 1;
+  static constexpr int kRegionCols = kSppTileCols + 2 * Halo;
+  static constexpr int kRegionPixels = (kSppTileRows + 2 * Halo) * kRegionCols;
+  // Band stride of the staged chunk: = 4 (mod 8), so that the 8 bands of 4 consecutive pixels
+  // that a warp stages fall into 32 different banks.
+  static constexpr int kStride = kRegionPixels + (12 - kRegionPixels % 8) % 8;
+  static constexpr int kPasses = (kWindow * kWindow + kSppChords - 1) / kSppChords;
+  static constexpr int kRowsPerPass = (kWindow + kPasses - 1) / kPasses;
+  static constexpr size_t kSharedBytes = 2 * kSppChunk * kStride * sizeof(float);
+};
+
+template <int Halo>
+__global__ void __launch_bounds__(kSppTileCols* kSppTileRows, 1)
+    sppAlphaKernel(const float* __restrict__ unit, const unsigned char* __restrict__ valid,
+                   int64_t width, int64_t height, int64_t blockRow0, int64_t blockRows,
+                   int64_t row0, int64_t rows, int bands, bool mirror, float* __restrict__ alpha,
+                   float* __restrict__ rho) {
+  using Tile = SppTile<Halo>;
+  constexpr int kWindow = Tile::kWindow, kRegionCols = Tile::kRegionCols;
+  constexpr int kRegionPixels = Tile::kRegionPixels, kStride = Tile::kStride;
+  constexpr int kRowsPerPass = Tile::kRowsPerPass;
+  extern __shared__ float staged[];          // [2][kSppChunk][kStride]
+  __shared__ int64_t source[kRegionPixels];  // the region pixel's index in the block, or -1
+
+  const int64_t tileRow0 = row0 + static_cast<int64_t>(blockIdx.y) * kSppTileRows;
+  const int64_t tileCol0 = static_cast<int64_t>(blockIdx.x) * kSppTileCols;
+  for (int i = threadIdx.x; i < kRegionPixels; i += blockDim.x) {
+    const int64_t r = sppBorder(tileRow0 - Halo + i / kRegionCols, height, mirror) - blockRow0;
+    const int64_t c = sppBorder(tileCol0 - Halo + i % kRegionCols, width, mirror);
+    // Rows past the block are only ever neighbours of rows past the strip's output.
+    const bool inside = r >= 0 && r < blockRows && c >= 0;
+    source[i] = inside && valid[r * width + c] ? r * width + c : -1;
+  }
+  __syncthreads();
+  const int ty = threadIdx.x / kSppTileCols, tx = threadIdx.x % kSppTileCols;
+  const int own = (ty + Halo) * kRegionCols + tx + Halo;
+
+  // Copies bands [b0, b0 + kSppChunk) of the region into buffer `slot`; unusable pixels and bands
+  // past the last are zeros, which add nothing to a chord.
+  auto stage = [&](int slot, int b0) {
+    float* chunk = staged + slot * kSppChunk * kStride;
+    for (int e = threadIdx.x; e < kRegionPixels * kSppChunk; e += blockDim.x) {
+      const int pixel = e / kSppChunk, k = e % kSppChunk;
+      const int64_t from = source[pixel];
+      float* to = chunk + k * kStride + pixel;
+      if (from >= 0 && b0 + k < bands)
+        __pipeline_memcpy_async(to, unit + from * bands + b0 + k, sizeof(float));
+      else
+        *to = 0.0f;
+    }
+    __pipeline_commit();
+  };
+
+  double weights = 0, weighted = 0;
+#pragma unroll 1
+  for (int pass = 0; pass < Tile::kPasses; ++pass) {
+    float chord2[kRowsPerPass][kWindow] = {};
+    stage(0, 0);
+    for (int b0 = 0, slot = 0; b0 < bands; b0 += kSppChunk, slot ^= 1) {
+      const bool more = b0 + kSppChunk < bands;
+      if (more) stage(slot ^ 1, b0 + kSppChunk);
+      __pipeline_wait_prior(more ? 1 : 0);
+      __syncthreads();
+      const float* chunk = staged + slot * kSppChunk * kStride;
+      float u[kSppChunk];
+#pragma unroll
+      for (int k = 0; k < kSppChunk; ++k) u[k] = chunk[k * kStride + own];
+#pragma unroll
+      for (int i = 0; i < kRowsPerPass; ++i) {
+        const int dr = pass * kRowsPerPass + i;
+        if (Tile::kPasses > 1 && dr >= kWindow) break;
+        const float* line = chunk + (ty + dr) * kRegionCols + tx;
+#pragma unroll
+        for (int dc = 0; dc < kWindow; ++dc)
+#pragma unroll
+          for (int k = 0; k < kSppChunk; ++k) {
+            const float d = u[k] - line[k * kStride + dc];
+            chord2[i][dc] = fmaf(d, d, chord2[i][dc]);
+          }
+      }
+      __syncthreads();  // this buffer is used up before the next stage overwrites it
+    }
+#pragma unroll
+    for (int i = 0; i < kRowsPerPass; ++i) {
+      const int dr = pass * kRowsPerPass + i;
+      if (Tile::kPasses > 1 && dr >= kWindow) break;
+#pragma unroll
+      for (int dc = 0; dc < kWindow; ++dc) {
+        if ((dr == Halo && dc == Halo) || source[(ty + dr) * kRegionCols + tx + dc] < 0) continue;
+        const double beta = 1.0 / ((dr - Halo) * (dr - Halo) + (dc - Halo) * (dc - Halo));
+        weights += beta;
+        weighted += beta * 2.0f * asinf(fminf(1.0f, sqrtf(chord2[i][dc]) * 0.5f));
+      }
+    }
+  }
+  const int64_t row = tileRow0 + ty, col = tileCol0 + tx;
+  if (row >= row0 + rows || col >= width) return;
+  const int64_t i = (row - row0) * width + col;
+  if (source[own] < 0) {
+    alpha[i] = rho[i] = __int_as_float(0x7fc00000);  // NaN: nodata
+    return;
+  }
+  const double a = weights > 0 ? weighted / weights : 0.0;
+  alpha[i] = static_cast<float>(a);
+  rho[i] = static_cast<float>((1 + sqrt(a)) * (1 + sqrt(a)));
+}
+
+template <class T, class C, class I>
+__global__ void sppDisplaceKernel(const T* __restrict__ raw,
+                                  const unsigned char* __restrict__ valid,
+                                  const float* __restrict__ rho, I elements, int bands,
+                                  const double* __restrict__ centroid, C nodata,
+                                  C* __restrict__ out) {
+  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
+  for (I e = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; e < elements; e += stride) {
+    const I p = e / static_cast<I>(bands);
+    const int b = static_cast<int>(e - p * static_cast<I>(bands));
+    // rho is float on output; the displacement uses the same rounding as the CPU's float64
+    // shrink only up to float precision (well inside the 1e-5 tolerance).
+    out[e] = valid[p] ? static_cast<C>((static_cast<double>(raw[e]) - centroid[b]) /
+                                           static_cast<double>(rho[p]) +
+                                       centroid[b])
+                      : nodata;
+  }
+}
+}  // namespace
+
+template <class T>
+void sppUnitSpectra(const T* raw, int64_t pixels, int bands, const T* nodataValue,
+                    const unsigned char* hasNodata, float* unit, unsigned char* valid,
+                    cudaStream_t stream) {
+  if (pixels <= 0) return;
+  sppUnitKernel<T><<<gridFor(pixels, kWarps), kThreads, 0, stream>>>(
+      raw, pixels, bands, nodataValue, hasNodata, unit, valid);
+  checkLaunch("SPP unit-spectra kernel");
+}
+
+void sppAlpha(const float* unit, const unsigned char* valid, int64_t width, int64_t height,
+              int64_t blockRow0, int64_t blockRows, int64_t row0, int64_t rows, int bands, int halo,
+              bool mirror, float* alpha, float* rho, cudaStream_t stream) {
+  if (rows * width <= 0) return;
+  const dim3 grid(static_cast<unsigned>((width + kSppTileCols - 1) / kSppTileCols),
+                  static_cast<unsigned>((rows + kSppTileRows - 1) / kSppTileRows));
+  const dim3 block(kSppTileCols * kSppTileRows);
+  auto launch = [&](auto kernel, size_t sharedBytes) {
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(sharedBytes)),
+          "SPP alpha kernel");
+    kernel<<<grid, block, sharedBytes, stream>>>(unit, valid, width, height, blockRow0, blockRows,
+                                                 row0, rows, bands, mirror, alpha, rho);
+  };
+  switch (halo) {
+    case 1:
+      launch(sppAlphaKernel<1>, SppTile<1>::kSharedBytes);
+      break;
+    case 2:
+      launch(sppAlphaKernel<2>, SppTile<2>::kSharedBytes);
+      break;
+    case 3:
+      launch(sppAlphaKernel<3>, SppTile<3>::kSharedBytes);
+      break;
+    case 4:
+      launch(sppAlphaKernel<4>, SppTile<4>::kSharedBytes);
+      break;
+    case 5:
+      launch(sppAlphaKernel<5>, SppTile<5>::kSharedBytes);
+      break;
+    case 6:
+      launch(sppAlphaKernel<6>, SppTile<6>::kSharedBytes);
+      break;
+    case 7:
+      launch(sppAlphaKernel<7>, SppTile<7>::kSharedBytes);
+      break;
+    default:
+      throw DeviceError("SPP alpha kernel: window " + std::to_string(2 * halo + 1) +
+                        " is outside 3..15");
+  }
+  checkLaunch("SPP alpha kernel");
+}
+
+template <class T, class C>
+void sppDisplace(const T* raw, const unsigned char* valid, const float* rho, int64_t pixels,
+                 int bands, const double* centroid, double nodata, C* out, cudaStream_t stream) {
+  if (pixels <= 0) return;
+  const int64_t elements = pixels * bands;
+  if (elements < (int64_t{1} << 32))  // 32-bit index arithmetic where it fits: much faster
+    sppDisplaceKernel<T, C, uint32_t><<<gridFor(elements, kThreads * 8), kThreads, 0, stream>>>(
+        raw, valid, rho, static_cast<uint32_t>(elements), bands, centroid, static_cast<C>(nodata),
+        out);
+  else
+    sppDisplaceKernel<T, C, int64_t><<<gridFor(elements, kThreads * 8), kThreads, 0, stream>>>(
+        raw, valid, rho, elements, bands, centroid, static_cast<C>(nodata), out);
+  checkLaunch("SPP displacement kernel");
+}
+
+// The sample types GDAL hands us.
+#define HYPERSTREAM_SAMPLE_TYPE(T)                                                                 \
+  template void sppUnitSpectra<T>(const T*, int64_t, int, const T*, const unsigned char*, float*,  \
+                                  unsigned char*, cudaStream_t);                                   \
+  template void sppDisplace<T, float>(const T*, const unsigned char*, const float*, int64_t, int,  \
+                                      const double*, double, float*, cudaStream_t);                \
+  template void sppDisplace<T, double>(const T*, const unsigned char*, const float*, int64_t, int, \
+                                       const double*, double, double*, cudaStream_t);
+HYPERSTREAM_SAMPLE_TYPE(uint8_t)
+HYPERSTREAM_SAMPLE_TYPE(uint16_t)
+HYPERSTREAM_SAMPLE_TYPE(int16_t)
+HYPERSTREAM_SAMPLE_TYPE(uint32_t)
+HYPERSTREAM_SAMPLE_TYPE(int32_t)
+HYPERSTREAM_SAMPLE_TYPE(float)
+HYPERSTREAM_SAMPLE_TYPE(double)
+#undef HYPERSTREAM_SAMPLE_TYPE
+
+}  // namespace hyperstream::cuda

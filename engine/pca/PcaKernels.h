@@ -1,0 +1,99 @@
+#pragma once
+// PCA's heavy per-strip work, behind one interface so that the job runs unchanged on the CPU
+// (OpenBLAS) or a GPU (the CUDA library).
+
+#include "core/JobOptions.h"
+#include "core/Samples.h"
+#include "pca/Moments.h"
+#include "run/Kernels.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace hyperstream {
+
+// A strip of pixel-interleaved values in the file's own type (pixel p, band b at p*bands+b).
+struct StripView {
+  const void* data = nullptr;
+  SampleType type = SampleType::Float64;
+  int64_t pixels = 0;
+  int bands = 0;
+  // Per band nodata value, NaN where the band has none. A pixel is valid when every band is
+  // finite and differs from its nodata value.
+  const double* nodata = nullptr;
+  // Pixels per group (a fixed number of whole image rows; the last group of the image may be
+  // shorter). Strips hold whole groups and kernels work group by group, so that results do not
+  // depend on how the image was cut into strips.
+  int64_t groupPixels = 0;
+  // Index of the strip's first pixel in the image (row0 x width).
+  int64_t firstPixel = 0;
+};
+
+// The whole job's shape, told to the kernels before the first pass.
+struct CubeLayout {
+  int64_t pixels = 0;  // of the image
+  int bands = 0;
+  SampleType type = SampleType::Float64;
+  int64_t maxStripPixels = 0;
+  int maxComponents = 0;  // at most this many components are projected
+};
+
+// Image rows per group for an image of this width: enough pixels for BLAS to run at full rate.
+int64_t groupRows(int64_t width);
+
+// A linear transform of centred pixels: component k of pixel p = sum_b (x[p,b] - center[b]) *
+// weights[b*components + k].
+struct Projection {
+  int bands = 0;
+  int components = 0;
+  std::vector<double> center;   // per band
+  std::vector<double> weights;  // bands x components, row-major
+};
+
+// Per component min/max over valid pixels (the range of the Byte rescale).
+struct ComponentRange {
+  std::vector<double> minimum;
+  std::vector<double> maximum;
+  void merge(const ComponentRange& other);
+};
+
+// How projected values become output values.
+struct OutputEncoding {
+  OutputType type = OutputType::Float32;
+  double nodata = 0.0;  // written for invalid pixels
+  // Byte only: value v of component k becomes round(byteLow + (v - min[k]) * scale[k]),
+  // rounding half away from zero.
+  double byteLow = 0.0;
+  std::vector<double> byteMinimum;
+  std::vector<double> byteScale;
+};
+
+class PcaKernels : public Kernels {
+ public:
+  // Called once before the first pass. Returns true when the kernels keep the whole cube
+  // themselves from the first pass on (in device memory): the later passes then pass StripViews
+  // with null data and nothing is read again.
+  virtual bool prepare(const CubeLayout& layout) = 0;
+  // Adds the valid pixels of one strip to the running moments: count, mean, centred co-moment
+  // and band ranges. Strip data may be reused as soon as this returns.
+  virtual void accumulateMoments(const StripView& strip) = 0;
+  // The moments of every strip accumulated since the last call, and starts afresh.
+  virtual Moments takeMoments(int bands) = 0;
+  // Range of each projected component over the strip's valid pixels.
+  virtual ComponentRange componentRange(const StripView& strip, const Projection& projection) = 0;
+  // Projects a strip and encodes it into `output` (pixel-interleaved, encoding.type); invalid
+  // pixels get encoding.nodata.
+  virtual void project(const StripView& strip, const Projection& projection,
+                       const OutputEncoding& encoding, void* output) = 0;
+};
+
+// The multi-core CPU kernels (their own worker threads and OpenBLAS, all cores). The moments are
+// summed group by group in order (Chan's merge), and each pixel is projected on its own, so the
+// results are bitwise the same whatever the strip heights. The own loops use 64-byte vectors on
+// CPUs with AVX-512, else 32-byte ones; `wideVectors` forces one or the other (the results agree
+// to rounding).
+std::unique_ptr<PcaKernels> makeCpuPcaKernels();
+std::unique_ptr<PcaKernels> makeCpuPcaKernels(bool wideVectors);
+
+}  // namespace hyperstream
