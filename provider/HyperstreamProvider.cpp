@@ -12,7 +12,8 @@
 namespace hyperstream {
 
 QString HyperstreamProvider::longName() const {
-  return QStringLiteral("Hyperstream %1 (hyperspectral PCA, streamed)").arg(HYPERSTREAM_VERSION);
+  return QStringLiteral("Hyperstream %1 (hyperspectral PCA and SPP, streamed, GPU or CPU)")
+      .arg(HYPERSTREAM_VERSION);
 }
 
 QIcon HyperstreamProvider::icon() const {

@@ -603,22 +603,30 @@ class ErrorTests : public QObject {
     }
     TestFeedback feedback;
     {
-      KernelStart<PcaKernels> automatic(DeviceChoice(), JobWork{int64_t{1} << 40}, 0, kPcaKernels);
+      KernelStart<PcaKernels> automatic(DeviceChoice(), 0, kPcaKernels);
+      automatic.weigh(JobWork{int64_t{1} << 40});
       const std::unique_ptr<PcaKernels> backend = automatic.get(feedback);
       QVERIFY2(QString::fromStdString(backend->name()).startsWith("cpu"), backend->name().c_str());
       QVERIFY2(feedback.infos.join('\n').contains("No usable GPU"),
                qPrintable(feedback.infos.join('\n')));
     }
     try {
-      KernelStart<PcaKernels> gpu(DeviceChoice::anyGpu(), JobWork{}, 0, kPcaKernels);
+      KernelStart<PcaKernels> gpu(DeviceChoice::anyGpu(), 0, kPcaKernels);
       gpu.get(feedback);
       QFAIL("a GPU was requested without one");
     } catch (const Error& error) {
       QCOMPARE(QString::fromStdString(error.parameter()), QString("DEVICE"));
     }
+    { KernelStart<PcaKernels> neverTaken(DeviceChoice::anyGpu(), 0, kPcaKernels); }  // waits
     {
-      KernelStart<PcaKernels> neverTaken(DeviceChoice(), JobWork{}, 0, kPcaKernels);
-    }  // waits for its thread
+      // auto with a small job: the CPU, without looking for a driver
+      KernelStart<PcaKernels> small(DeviceChoice(), 0, kPcaKernels);
+      small.weigh(JobWork{1 << 20});
+      TestFeedback said;
+      QVERIFY(QString::fromStdString(small.get(said)->name()).startsWith("cpu"));
+      QVERIFY2(said.infos.join('\n').contains("Device auto: the CPU"),
+               qPrintable(said.infos.join('\n')));
+    }
     const QString dir = testing::tempDir();
     TestFeedback quiet;
     PcaOptions options = optionsFor(dir + "/none.tif", dir + "/out.tif");

@@ -126,12 +126,12 @@ static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
   QElapsedTimer total;
   total.start();
   PcaResult result;
-  JobInput input = openJobInput(options.input, options.bands, "PCA");
-  // The kernels start while the outputs are checked and the job planned.
-  const JobWork work{input.info.width * input.info.height / group.size() *
-                     static_cast<int64_t>(input.bands.size()) * typeSize(input.info.type)};
-  KernelStart<PcaKernels> starting(device, work, options.gpuMemoryBytes,
+  // The kernels start while the input is opened, the outputs checked and the job planned.
+  KernelStart<PcaKernels> starting(device, options.gpuMemoryBytes,
                                    {makeCpuPcaKernels, &GpuRuntime::createPcaKernels});
+  JobInput input = openJobInput(options.input, options.bands, "PCA");
+  starting.weigh({input.info.width * input.info.height / group.size() *
+                  static_cast<int64_t>(input.bands.size()) * typeSize(input.info.type)});
   result.input = input.info;
   if (checkAddressSpace(options.ramBytes)) result.input.mappable = false;
   result.bands = input.bands;

@@ -81,13 +81,13 @@ std::unique_ptr<Kernels> startKernels(
       throw Error("DEVICE", std::string("GPU requested, but no usable GPU: ") + e.what());
     }
   }
-  std::string whyNot;
+  // Small jobs go to the CPU before the driver is even looked at (cuInit takes 0.1 s).
+  std::string whyNot = tooSmallForGpu(work, std::max(1, QThread::idealThreadCount()), gpuRunning);
+  if (!whyNot.empty()) {
+    feedback.info(QString::fromStdString("Device auto: the CPU, for " + whyNot));
+    return onCpu();
+  }
   if (gpuDriverPresent(&whyNot)) {
-    whyNot = tooSmallForGpu(work, std::max(1, QThread::idealThreadCount()), gpuRunning);
-    if (!whyNot.empty()) {
-      feedback.info(QString::fromStdString("Device auto: the CPU, for " + whyNot));
-      return onCpu();
-    }
     try {
       return startGpu(0);
     } catch (const DeviceError& e) {

@@ -45,21 +45,33 @@ std::unique_ptr<Kernels> startKernels(
     const std::function<std::unique_ptr<Kernels>(GpuRuntime&, const GpuKernelOptions&)>& onGpu);
 
 // startKernels on a thread of its own: starting a GPU (the CUDA driver and a context, 0.2-0.3 s
-// on an H100) then overlaps the job's checks of its outputs and planning. The CPU needs no
-// thread. get() waits for the kernels, passes on what startKernels said (so that a job failing
-// first says nothing about devices) and throws what it threw; the destructor waits too.
+// on an H100) then overlaps the job's opening of its input, the checks of its outputs and its
+// planning. A GPU or the CPU named by the user starts at once; `auto` starts once weigh() has
+// told it the job's size. get() waits for the kernels, passes on what startKernels said (so that
+// a job failing first says nothing about devices) and throws what it threw; the destructor waits
+// too.
 template <class K>
 class KernelStart {
  public:
-  KernelStart(const DeviceChoice& device, const JobWork& work, int64_t gpuMemoryBytes,
-              KernelMaker<K> make);
+  KernelStart(const DeviceChoice& device, int64_t gpuMemoryBytes, KernelMaker<K> make)
+      : device_(device), gpuMemoryBytes_(gpuMemoryBytes), make_(make) {
+    if (!device.isAuto()) start(JobWork{});
+  }
+  // For `auto`: the job's size, which decides the device.
+  void weigh(const JobWork& work) {
+    if (device_.isAuto()) start(work);
+  }
   std::unique_ptr<K> get(Feedback& feedback) {
     std::unique_ptr<Kernels> kernels = kernels_.get();
     for (const std::string& message : said_) feedback.info(QString::fromStdString(message));
-    return std::unique_ptr<K>(static_cast<K*>(kernels.release()));  // made by `make`
+    return std::unique_ptr<K>(static_cast<K*>(kernels.release()));  // made by make_
   }
 
  private:
+  void start(const JobWork& work);
+  DeviceChoice device_;
+  int64_t gpuMemoryBytes_;
+  KernelMaker<K> make_;
   std::vector<std::string> said_;  // startKernels' messages, all of level Info
   std::future<std::unique_ptr<Kernels>> kernels_;
 };
@@ -77,16 +89,16 @@ class RecordingFeedback : public Feedback {
 };
 
 template <class K>
-KernelStart<K>::KernelStart(const DeviceChoice& device, const JobWork& work, int64_t gpuMemoryBytes,
-                            KernelMaker<K> make) {
+void KernelStart<K>::start(const JobWork& work) {
+  const KernelMaker<K> make = make_;
   auto onCpu = [make]() -> std::unique_ptr<Kernels> { return make.cpu(); };
-  if (device.isCpu()) {
+  if (device_.isCpu()) {
     kernels_ = std::async(std::launch::deferred, onCpu);
     return;
   }
-  kernels_ = std::async(std::launch::async, [this, device, work, gpuMemoryBytes, make, onCpu] {
+  kernels_ = std::async(std::launch::async, [this, work, make, onCpu] {
     RecordingFeedback recorder(said_);
-    return startKernels(device, work, gpuMemoryBytes, recorder, onCpu,
+    return startKernels(device_, work, gpuMemoryBytes_, recorder, onCpu,
                         [make](GpuRuntime& runtime, const GpuKernelOptions& options) {
                           return std::unique_ptr<Kernels>((runtime.*make.gpu)(options));
                         });

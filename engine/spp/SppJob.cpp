@@ -45,14 +45,14 @@ static SppResult runSppOn(const SppOptions& options, const DeviceChoice& device,
   if (options.ramBytes < (16ll << 20))
     throw Error("RAM_MB", "the RAM budget must be at least 16 MiB");
   SppResult result;
+  // The kernels start while the input is opened, the outputs checked and the job planned.
+  KernelStart<SppKernels> starting(device, 0, {makeCpuSppKernels, &GpuRuntime::createSppKernels});
   JobInput input = openJobInput(options.input, options.bands, "SPP");
-  // The backend starts while the outputs are checked and the job planned. A window 5 pixels wide
-  // is about as much work per byte as PCA; the work grows with the window's area.
-  const JobWork work{input.info.width * input.info.height *
-                         static_cast<int64_t>(input.bands.size()) * typeSize(input.info.type),
-                     options.window * options.window / 25.0};
-  KernelStart<SppKernels> starting(device, work, 0,
-                                   {makeCpuSppKernels, &GpuRuntime::createSppKernels});
+  // A window 5 pixels wide is about as much work per byte as PCA's; it grows with the window's
+  // area.
+  starting.weigh({input.info.width * input.info.height * static_cast<int64_t>(input.bands.size()) *
+                      typeSize(input.info.type),
+                  options.window * options.window / 25.0});
   result.input = input.info;
   if (checkAddressSpace(options.ramBytes)) result.input.mappable = false;
   result.bands = input.bands;

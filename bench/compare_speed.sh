@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Two builds side by side, interleaved: the 2.09 GB PCA (Jasper Ridge tiled to 2300 x 2300 x 198,
+# uint16) and the SPP of a 350 x 350 x 188 int16 scene at window 11, ROUNDS rounds each; prints
+# every round, the medians and new/old. For checking that a change costs no speed.
+#
+#   bench/compare_speed.sh OLD_BUILD NEW_BUILD [ROUNDS=5] [DEVICE=cpu] [DATA=/tmp/hyperstream-bench]
+#
+# DATA keeps the inputs between runs (about 2.2 GB); the PCA input is made with
+# ../shared/tools/tile_cube.py (python3-gdal, python3-numpy), the SPP input with `hyperstream synth`.
+set -euo pipefail
+old=$(realpath "$1")/cli/hyperstream
+new=$(realpath "$2")/cli/hyperstream
+rounds=${3:-5} device=${4:-cpu} data=${5:-/tmp/hyperstream-bench}
+here=$(dirname "$(realpath "$0")")
+mkdir -p "$data"
+pca_input=$data/jasper_2300.tif spp_input=$data/synth_350x350x188.tif
+[[ -f $pca_input ]] || /usr/bin/python3 "$here/../../shared/tools/tile_cube.py" \
+  "$here/../../shared/data/jasper_ridge_100x100x198_uint16.tif" 2300 2300 "$pca_input" >/dev/null
+[[ -f $spp_input ]] || "$new" synth "$spp_input" --rows 350 --cols 350 --bands 188 -q
+out=$(mktemp -d /tmp/compare_speed.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+seconds() {  # seconds PROGRAM ARGS...: wall time of one run
+  local start end
+  start=$(date +%s%N)
+  "$@" --device "$device" -q 2>/dev/null >/dev/null
+  end=$(date +%s%N)
+  echo "scale=3; ($end - $start) / 1000000000" | bc
+}
+median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2)}'; }
+
+for job in pca spp; do
+  olds=() news=()
+  for ((r = 1; r <= rounds; r++)); do
+    for build in old new; do
+      program=$old
+      [[ $build == new ]] && program=$new
+      if [[ $job == pca ]]; then
+        t=$(seconds "$program" pca "$pca_input" "$out/pca.tif")
+      else
+        t=$(seconds "$program" spp "$spp_input" "$out/spp.tif" --window 11)
+      fi
+      if [[ $build == old ]]; then olds+=("$t"); else news+=("$t"); fi
+    done
+    echo "$job round $r: old ${olds[-1]} s, new ${news[-1]} s"
+  done
+  mo=$(printf '%s\n' "${olds[@]}" | median) mn=$(printf '%s\n' "${news[@]}" | median)
+  echo "$job median: old $mo s, new $mn s, new/old $(echo "scale=3; $mn / $mo" | bc)"
+done
