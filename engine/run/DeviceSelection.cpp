@@ -16,8 +16,9 @@ std::atomic<bool> gpuRunning{false};
 // start first.
 constexpr int64_t kGpuWorthBytesPerCore = 16ll << 20;
 
-QString mebibytes(double bytes) {
-  return QString::number(bytes / (1 << 20), 'f', 0) + " MiB";
+QString sizeText(double bytes) {
+  return bytes < (1 << 20) ? QString::number(bytes / (1 << 10), 'f', 0) + " KiB"
+                           : QString::number(bytes / (1 << 20), 'f', 0) + " MiB";
 }
 
 }  // namespace
@@ -28,9 +29,9 @@ std::string tooSmallForGpu(const JobWork& work, int cores, bool gpuStarted) {
   const double worth = static_cast<double>(kGpuWorthBytesPerCore) * cores;
   if (weighted >= worth) return {};
   return QString("%1 of work on %2 CPU cores, below the %3 from which a GPU makes up for its start")
-      .arg(mebibytes(weighted))
+      .arg(sizeText(weighted))
       .arg(cores)
-      .arg(mebibytes(worth))
+      .arg(sizeText(worth))
       .toStdString();
 }
 
