@@ -106,8 +106,12 @@ run_case() {  # run_case DIR PROGRAM INPUT COMMAND OPTIONS...
   shift 4
   mkdir -p "$dir"
   local rc=0
-  (cd "$dir" && "$program" "$command" "$work/in/$input" "$@" --device "$device" -q \
-    >stdout.txt 2>stderr.txt) || rc=$?
+  if [[ $command == synth ]]; then  # no input, no device
+    (cd "$dir" && "$program" synth "$@" -q >stdout.txt 2>stderr.txt) || rc=$?
+  else
+    (cd "$dir" && "$program" "$command" "$work/in/$input" "$@" --device "$device" -q \
+      >stdout.txt 2>stderr.txt) || rc=$?
+  fi
   echo "$rc" >"$dir/rc.txt"
 }
 
@@ -125,9 +129,17 @@ same_outputs() {  # same_outputs OLD_DIR NEW_DIR: every file equal, JSON without
   done
 }
 
+synth_cases=(
+  "synth|out.tif --rows 37 --cols 41 --bands 23 --truth"
+  "synth|out.img --format ENVI --type float32 --rows 20 --cols 30 --bands 12 --seed 7"
+  "synth|out.tif --type uint16 --dead-bands 0 --border 0 --rows 9 --cols 70 --bands 40"
+)
+
 failures=0 unstable=0 count=0
-for input in "${inputs[@]}"; do
-  for entry in "${pca_cases[@]}" "${spp_cases[@]}"; do
+for input in "${inputs[@]}" "(none)"; do
+  cases=("${pca_cases[@]}" "${spp_cases[@]}")
+  [[ $input == "(none)" ]] && cases=("${synth_cases[@]}")
+  for entry in "${cases[@]}"; do
     command=${entry%%|*}
     read -r -a options <<<"${entry#*|}"
     count=$((count + 1))

@@ -211,4 +211,16 @@ void PendingRaster::commit() {
   committed_ = true;
 }
 
+std::unique_ptr<PendingRaster> createLike(const RasterInfo& input, const std::string& destination,
+                                          const RasterFormat& format, int bands,
+                                          GDALDataType type) {
+  auto raster =
+      std::make_unique<PendingRaster>(destination, format, input.width, input.height, bands, type);
+  GDALDataset& dataset = raster->dataset();
+  if (input.hasGeoTransform)
+    dataset.SetGeoTransform(const_cast<double*>(input.geoTransform.data()));
+  if (!input.crsWkt.empty()) dataset.SetProjection(input.crsWkt.c_str());
+  return raster;
+}
+
 }  // namespace hyperstream

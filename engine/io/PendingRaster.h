@@ -7,6 +7,7 @@
 #include "io/PendingFiles.h"
 #include "io/Raster.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,11 @@ class PendingRaster {
 };
 
 // Opens a raster that another process created for update; throws Error(parameter).
+// A pending raster of `bands` bands of `type` over the same grid as `input`: its size,
+// geotransform and CRS.
+std::unique_ptr<PendingRaster> createLike(const RasterInfo& input, const std::string& destination,
+                                          const RasterFormat& format, int bands, GDALDataType type);
+
 DatasetPtr openForUpdate(const std::string& path, const std::string& parameter);
 
 // The files of an existing raster dataset at `path` (its sidecars included), or {path} when GDAL

@@ -120,227 +120,342 @@ std::string describeBackends(const std::vector<std::string>& names) {
 
 }  // namespace
 
-// The whole job, on the CPU or on the device the options ask for.
-static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device, Feedback& feedback,
-                          JobGroup& group) {
-  QElapsedTimer total;
-  total.start();
-  PcaResult result;
-  // The kernels start while the input is opened, the outputs checked and the job planned.
-  KernelStart<PcaKernels> starting(device, options.gpuMemoryBytes,
-                                   {makeCpuPcaKernels, &GpuRuntime::createPcaKernels});
-  JobInput input = openJobInput(options.input, options.bands, "PCA");
-  starting.weigh({input.info.width * input.info.height / group.size() *
-                  static_cast<int64_t>(input.bands.size()) * typeSize(input.info.type)});
-  result.input = input.info;
-  if (checkAddressSpace(options.ramBytes)) result.input.mappable = false;
-  result.bands = input.bands;
-  const RasterInfo& info = result.input;
-  const std::vector<int>& bands = result.bands;
-  const int bandCount = static_cast<int>(bands.size());
-  const std::vector<double>& nodata = input.nodata;
-  // This process's rows (all of them unless it is one of several MPI ranks).
-  const RowShare share = rowShare(group.rank(), group.size(), info.height);
-  if (share.count < 1)
-    throw Error("MPI", std::to_string(group.size()) + " processes for an image of " +
-                           std::to_string(info.height) + " rows: use at most one per row");
-  const bool rankZero = group.rank() == 0, shared = group.size() > 1;
-  // Processes that write their rows into one file need a layout that allows it.
-  RasterFormat format{outputDriver(options.output, options.format), options.creationOptions};
-  if (shared && !group.inOneProcess())
-    format.creationOptions = sharedWritingOptions(format.driver, options.creationOptions);
-  {
-    OutputCheck outputs(info.files, feedback);
-    outputs.raster("OUTPUT", options.output, format, bandCount, gdalType(options.outputType));
-    if (!options.statsJson.empty()) outputs.file("OUTPUT_STATS", options.statsJson);
-    if (!options.tableCsv.empty()) outputs.file("OUTPUT_TABLE", options.tableCsv);
-    if (!options.htmlReport.empty()) outputs.file("OUTPUT_HTML_FILE", options.htmlReport);
-  }
-  result.totalPixels = info.width * info.height;
-  QElapsedTimer setup;
-  setup.start();
-  const std::unique_ptr<PcaKernels> kernelsOwner = starting.get(feedback);
-  PcaKernels& kernels = *kernelsOwner;
-  result.backend = describeBackends(group.gatherText(kernels.name()));
-  if (!kernels.advice().empty()) feedback.info(QString::fromStdString(kernels.advice()));
+namespace {
 
-  // Memory plan: a strip pool for each pass, or the whole cube when it fits.
-  const int sampleSize = typeSize(info.type);
-  const int outputSize = typeSize(gdalType(options.outputType));
-  const int64_t inputRowBytes = info.width * bandCount * sampleSize;
-  const int64_t maskRowBytes = info.width;
+// Bytes per image row of what the strips of the job hold.
+struct RowBytes {
+  int64_t input = 0;      // the selected bands, in the file's type
+  int64_t output = 0;     // every band's component, in the output type (at most one per band)
+  int64_t streaming = 0;  // per row of a strip when the file is read in every pass
+  int64_t resident = 0;   // per row of a strip when the cube stays in memory
+};
+
+// The memory plan: strips of `stripRows` rows, whether the cube fits the budget, and what the
+// reader may map of the file.
+struct MemoryPlan {
+  RowBytes row;
+  int64_t stripRows = 0;
+  bool cubeFits = false;
+  int readers = 1;
+  int64_t budget = 0;           // for strip buffers and the cube
+  int64_t mappedPerReader = 0;  // kept for the reader's mapping of the file
+  int64_t cubeBytes = 0;        // this worker's rows
+};
+
+// One worker's run of the job (the whole image, or its rows when it is one of several GPUs or
+// MPI ranks), as named steps: plan, the moments pass, the fit, the range pass (Byte output only),
+// the projection pass, and the reports and commit.
+class PcaRun {
+ public:
+  PcaRun(const PcaOptions& options, const DeviceChoice& device, Feedback& feedback, JobGroup& group)
+      : options_(options),
+        feedback_(feedback),
+        group_(group),
+        starting_(device, options.gpuMemoryBytes,
+                  {makeCpuPcaKernels, &GpuRuntime::createPcaKernels}) {
+    total_.start();
+  }
+
+  PcaResult run() {
+    openInput();
+    checkOutputs();
+    startKernels();
+    planMemory();
+    prepareKernels();
+    const Moments moments = momentsPass();
+    fit(moments);
+    chooseComponents();
+    OutputEncoding encoding = outputEncoding();
+    if (options_.outputType == OutputType::Byte) rangePass(encoding);
+    projectionPass(encoding);
+    return finish();
+  }
+
+ private:
+  bool byteOutput() const { return options_.outputType == OutputType::Byte; }
+  double pass1End() const { return byteOutput() ? 40.0 : 50.0; }
+  int bandCount() const { return static_cast<int>(result_.bands.size()); }
+
+  void openInput();
+  void checkOutputs();
+  void startKernels();
+  void planMemory();
+  void leaveRoomForTheMapping();
+  void prepareKernels();
+  Moments momentsPass();
+  void fit(const Moments& moments);
+  void chooseComponents();
+  OutputEncoding outputEncoding();
+  void rangePass(OutputEncoding& encoding);
+  // Where this worker writes its rows: the output it shares, or (MPI ranks but 0) its own handle
+  // on rank 0's file.
+  struct OutputHandle {
+    GDALDataset* dataset = nullptr;
+    QMutex* lock = nullptr;  // writes one at a time (threads sharing one dataset)
+    DatasetPtr rankOutput;
+  };
+  std::unique_ptr<PendingRaster> createOutput(const OutputEncoding& encoding) const;
+  OutputHandle openOutput(const OutputEncoding& encoding);
+  void projectionPass(const OutputEncoding& encoding);
+  PcaResult finish();
+
+  StripView stripView(const StripRange& range, const void* data) const;
+  unsigned char* residentStrip(const StripRange& range) const {
+    return cube_.get() + (range.row0 - share_.first) * plan_.row.input;
+  }
+  const void* readFromFile(const StripRange& range, unsigned char* buffer) {
+    unsigned char* target = result_.resident ? residentStrip(range) : buffer;
+    reader_->read(range.row0, range.rows, target);
+    return target;
+  }
+  // The later passes' source: the GPU's copy (null), the host's, or the file again.
+  const void* readAgain(const StripRange& range, unsigned char* buffer) {
+    if (result_.deviceResident) return nullptr;
+    return result_.resident ? residentStrip(range) : readFromFile(range, buffer);
+  }
+  int inputBuffers() const { return result_.resident ? 0 : kInputBuffers; }
+  // Once the kernels hold the cube, the later passes read nothing.
+  int laterInputBuffers() const { return result_.deviceResident ? 0 : inputBuffers(); }
+  size_t inputStripBytes() const { return static_cast<size_t>(plan_.stripRows * plan_.row.input); }
+  HostAllocator allocator() {
+    return [this](size_t bytes) { return kernels_->allocateHost(bytes); };
+  }
+
+  const PcaOptions& options_;
+  Feedback& feedback_;
+  JobGroup& group_;
+  QElapsedTimer total_, setup_;
+  double selectionSeconds_ = 0;
+  KernelStart<PcaKernels> starting_;
+  JobInput input_;
+  PcaResult result_;
+  RowShare share_;
+  RasterFormat format_;
+  std::unique_ptr<PcaKernels> kernels_;
+  MemoryPlan plan_;
+  int64_t rowsPerGroup_ = 1;
+  std::vector<StripRange> strips_;
+  HostMemory cube_{nullptr, [](unsigned char*) {}};
+  std::unique_ptr<StripReader> reader_;
+  Projection projection_;
+  std::unique_ptr<PendingRaster> ownOutput_;  // one worker, or MPI rank 0
+  PendingRaster* output_ = nullptr;           // the output rank 0 commits
+};
+
+// The input, this worker's rows and the output's format.
+void PcaRun::openInput() {
+  input_ = openJobInput(options_.input, options_.bands, "PCA");
+  const RasterInfo& info = input_.info;
+  starting_.weigh({info.width * info.height / group_.size() *
+                   static_cast<int64_t>(input_.bands.size()) * typeSize(info.type)});
+  result_.input = info;
+  if (checkAddressSpace(options_.ramBytes)) result_.input.mappable = false;
+  result_.bands = input_.bands;
+  result_.totalPixels = info.width * info.height;
+  // This process's rows (all of them unless it is one of several MPI ranks).
+  share_ = rowShare(group_.rank(), group_.size(), info.height);
+  if (share_.count < 1)
+    throw Error("MPI", std::to_string(group_.size()) + " processes for an image of " +
+                           std::to_string(info.height) + " rows: use at most one per row");
+  // Processes that write their rows into one file need a layout that allows it.
+  format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};
+  if (group_.size() > 1 && !group_.inOneProcess())
+    format_.creationOptions = sharedWritingOptions(format_.driver, options_.creationOptions);
+}
+
+void PcaRun::checkOutputs() {
+  OutputCheck outputs(result_.input.files, feedback_);
+  outputs.raster("OUTPUT", options_.output, format_, bandCount(), gdalType(options_.outputType));
+  if (!options_.statsJson.empty()) outputs.file("OUTPUT_STATS", options_.statsJson);
+  if (!options_.tableCsv.empty()) outputs.file("OUTPUT_TABLE", options_.tableCsv);
+  if (!options_.htmlReport.empty()) outputs.file("OUTPUT_HTML_FILE", options_.htmlReport);
+}
+
+void PcaRun::startKernels() {
+  setup_.start();
+  kernels_ = starting_.get(feedback_);
+  result_.backend = describeBackends(group_.gatherText(kernels_->name()));
+  if (!kernels_->advice().empty()) feedback_.info(QString::fromStdString(kernels_->advice()));
+}
+
+// A strip pool for each pass, or the whole cube when it fits.
+void PcaRun::planMemory() {
+  const RasterInfo& info = result_.input;
+  const int64_t bands = bandCount();
+  RowBytes& row = plan_.row;
+  row.input = info.width * bands * typeSize(info.type);
+  row.output = info.width * bands * typeSize(gdalType(options_.outputType));
+  const int64_t mask = info.width;
+  row.streaming = kInputBuffers * row.input + kOutputBuffers * row.output + mask;
+  row.resident = kOutputBuffers * row.output + mask;
   // An eighth of the budget (at most 128 MiB per reader handle) is kept for the reader's mapping
   // of the file; the rest, less a reserve, holds strip buffers, and the mapping may also use what
-  // they leave.
-  // Workers in one process (a thread per GPU) share the cores: each reads with its share.
-  const int sharing = group.inOneProcess() ? group.size() : 1;
-  const int readers = std::max(1, QThread::idealThreadCount() / sharing);
-  const int64_t mappedPerReader = std::min<int64_t>(128ll << 20, options.ramBytes / 8 / readers);
-  const int64_t budget =
-      options.ramBytes - reserveBytes(options.ramBytes) - readers * mappedPerReader;
-  const int64_t cubeBytes = inputRowBytes * share.count;
-  // Pass 2 writes at most one component per band.
-  const int64_t outputRowBytes = info.width * bandCount * outputSize;
-  const int64_t streamingRowBytes =
-      kInputBuffers * inputRowBytes + kOutputBuffers * outputRowBytes + maskRowBytes;
-  const int64_t residentRowBytes = kOutputBuffers * outputRowBytes + maskRowBytes;
-  int64_t stripRows = rowsFitting(budget / streamingRowBytes, inputRowBytes, info, share.count);
-  if (stripRows < 1)
+  // they leave. Workers in one process (a thread per GPU) share the cores: each reads with its
+  // share.
+  const int sharing = group_.inOneProcess() ? group_.size() : 1;
+  plan_.readers = std::max(1, QThread::idealThreadCount() / sharing);
+  plan_.mappedPerReader = std::min<int64_t>(128ll << 20, options_.ramBytes / 8 / plan_.readers);
+  plan_.budget =
+      options_.ramBytes - reserveBytes(options_.ramBytes) - plan_.readers * plan_.mappedPerReader;
+  plan_.cubeBytes = row.input * share_.count;
+  plan_.stripRows = rowsFitting(plan_.budget / row.streaming, row.input, info, share_.count);
+  if (plan_.stripRows < 1)
     throw Error("RAM_MB", "the RAM budget is too small for one strip of image rows (" +
-                              std::to_string((streamingRowBytes >> 20) + 1) + " MiB needed)");
-  // With a tight budget (a small RAM_MB, or one GPU's share of it when several run) strips of that
-  // height can leave the reader too little to map the file, and GDAL's block cache reads several
-  // times slower (StripReader). Then take the tallest strips, half as tall as planned, a row per
-  // reader and a block at least, that leave it room for three strips: reopening, which unmaps,
-  // then comes every other strip or so. Files that cannot be mapped keep their strips, and so do
-  // band-interleaved files that would need far shorter ones (their map holds a 2 MiB folio per
-  // band whatever the strip's height).
+                              std::to_string((row.streaming >> 20) + 1) + " MiB needed)");
+  leaveRoomForTheMapping();
+  // The cube stays in memory when it fits beside the output buffers of a strip of that height.
+  plan_.cubeFits = plan_.cubeBytes + plan_.stripRows * row.resident <= plan_.budget;
+  if (options_.stripRows > 0) plan_.stripRows = std::min(options_.stripRows, share_.count);
+  // Strips hold whole groups of rows (see StripView::groupPixels).
+  rowsPerGroup_ = groupRows(info.width);
+  if (plan_.stripRows < share_.count)
+    plan_.stripRows = std::max(rowsPerGroup_, plan_.stripRows - plan_.stripRows % rowsPerGroup_);
+  result_.stripRows = plan_.stripRows;
+}
+
+// With a tight budget (a small RAM_MB, or one GPU's share of it when several run) strips of the
+// planned height can leave the reader too little to map the file, and GDAL's block cache reads
+// several times slower (StripReader). Then take the tallest strips, half as tall as planned, a row
+// per reader and a block at least, that leave it room for three strips: reopening, which unmaps,
+// then comes every other strip or so. Files that cannot be mapped keep their strips, and so do
+// band-interleaved files that would need far shorter ones (their map holds a 2 MiB folio per
+// band whatever the strip's height).
+void PcaRun::leaveRoomForTheMapping() {
+  const RasterInfo& info = result_.input;
+  const RowBytes& row = plan_.row;
   auto mappingRoom = [&](int64_t rows) {
-    return readers * mappedPerReader + budget - rows * streamingRowBytes;
+    return plan_.readers * plan_.mappedPerReader + plan_.budget - rows * row.streaming;
   };
   auto mappingNeeded = [&](int64_t rows) {
-    return StripReader::mappingNeeded(rows, inputRowBytes, bandCount, info.bandInterleaved,
-                                      readers);
+    return StripReader::mappingNeeded(rows, row.input, bandCount(), info.bandInterleaved,
+                                      plan_.readers);
   };
-  if (info.mappable && mappingRoom(stripRows) < mappingNeeded(stripRows)) {
-    int64_t rows = stripRows;
-    auto roomy = [&](int64_t r) {
-      return mappingRoom(r) >= mappingNeeded(r) + 2 * r * inputRowBytes;
-    };
-    const int64_t fewest = std::max<int64_t>({readers, info.blockHeight, (stripRows + 1) / 2});
-    while (rows > fewest && !roomy(rows)) --rows;
-    if (roomy(rows)) stripRows = rowsFitting(rows, inputRowBytes, info, share.count);
-  }
-  // The cube stays in memory when it fits beside the output buffers of a strip of that height.
-  const bool fitsInRam = cubeBytes + stripRows * residentRowBytes <= budget;
-  if (options.stripRows > 0) stripRows = std::min(options.stripRows, share.count);
-  // Strips hold whole groups of rows (see StripView::groupPixels).
-  const int64_t rowsPerGroup = groupRows(info.width);
-  if (stripRows < share.count)
-    stripRows = std::max(rowsPerGroup, stripRows - stripRows % rowsPerGroup);
-  result.stripRows = stripRows;
-  // GPU kernels keep the cube in their own memory when it fits there; else the host keeps it
-  // when it fits the RAM budget.
-  CubeLayout layout;
-  layout.pixels = share.count * info.width;
-  layout.bands = bandCount;
-  layout.type = input.sampleType;
-  layout.maxStripPixels = stripRows * info.width;
-  layout.maxComponents = bandCount;
-  const double selection = setup.nsecsElapsed() * 1e-9;
-  setup.start();
-  result.deviceResident = kernels.prepare(layout);
-  result.seconds.setup = selection + setup.nsecsElapsed() * 1e-9;
-  result.resident = fitsInRam && !result.deviceResident;
-  const std::vector<StripRange> strips = planStrips(share.count, stripRows, share.first);
-  feedback.info(QString("%1: %2 x %3 pixels, %4 of %5 bands, %6; %7 strip(s) of %8 rows%9")
-                    .arg(QString::fromStdString(options.input))
-                    .arg(info.width)
-                    .arg(info.height)
-                    .arg(bandCount)
-                    .arg(info.bandCount)
-                    .arg(GDALGetDataTypeName(info.type))
-                    .arg(strips.size())
-                    .arg(stripRows)
-                    .arg(result.deviceResident ? ", the cube stays in GPU memory between the passes"
-                         : result.resident     ? ", the cube stays in memory between the passes"
-                                               : ", read once per pass"));
+  if (!info.mappable || mappingRoom(plan_.stripRows) >= mappingNeeded(plan_.stripRows)) return;
+  auto roomy = [&](int64_t r) { return mappingRoom(r) >= mappingNeeded(r) + 2 * r * row.input; };
+  int64_t rows = plan_.stripRows;
+  const int64_t fewest =
+      std::max<int64_t>({plan_.readers, info.blockHeight, (plan_.stripRows + 1) / 2});
+  while (rows > fewest && !roomy(rows)) --rows;
+  if (roomy(rows)) plan_.stripRows = rowsFitting(rows, row.input, info, share_.count);
+}
 
-  HostMemory cube(nullptr, [](unsigned char*) {});
-  if (result.resident) cube = kernels.allocateHost(static_cast<size_t>(cubeBytes));
-  const HostAllocator allocate = [&](size_t bytes) { return kernels.allocateHost(bytes); };
-  auto residentStrip = [&](const StripRange& range) {
-    return cube.get() + (range.row0 - share.first) * inputRowBytes;
-  };
-  auto stripView = [&](const StripRange& range, const void* data) {
-    StripView view;
-    view.data = data;
-    view.type = input.sampleType;
-    view.pixels = range.rows * info.width;
-    view.bands = bandCount;
-    view.nodata = nodata.data();
-    view.groupPixels = rowsPerGroup * info.width;
-    view.firstPixel = (range.row0 - share.first) * info.width;
-    return view;
-  };
+// GPU kernels keep the cube in their own memory when it fits there; else the host keeps it when
+// it fits the RAM budget. The reader maps what the buffers leave of the budget.
+void PcaRun::prepareKernels() {
+  const RasterInfo& info = result_.input;
+  CubeLayout layout;
+  layout.pixels = share_.count * info.width;
+  layout.bands = bandCount();
+  layout.type = input_.sampleType;
+  layout.maxStripPixels = plan_.stripRows * info.width;
+  layout.maxComponents = bandCount();
+  selectionSeconds_ = setup_.nsecsElapsed() * 1e-9;
+  setup_.start();
+  result_.deviceResident = kernels_->prepare(layout);
+  result_.seconds.setup = selectionSeconds_ + setup_.nsecsElapsed() * 1e-9;
+  result_.resident = plan_.cubeFits && !result_.deviceResident;
+  strips_ = planStrips(share_.count, plan_.stripRows, share_.first);
+  feedback_.info(QString("%1: %2 x %3 pixels, %4 of %5 bands, %6; %7 strip(s) of %8 rows%9")
+                     .arg(QString::fromStdString(options_.input))
+                     .arg(info.width)
+                     .arg(info.height)
+                     .arg(bandCount())
+                     .arg(info.bandCount)
+                     .arg(GDALGetDataTypeName(info.type))
+                     .arg(strips_.size())
+                     .arg(plan_.stripRows)
+                     .arg(result_.deviceResident
+                              ? ", the cube stays in GPU memory between the passes"
+                          : result_.resident ? ", the cube stays in memory between the passes"
+                                             : ", read once per pass"));
+  if (result_.resident) cube_ = kernels_->allocateHost(static_cast<size_t>(plan_.cubeBytes));
   // Read by the reader thread only, in parallel parts; the CPU kernels' compute never runs at
   // the same time (see StripPipeline), so reading may use every core.
-  const int64_t bufferBytes =
-      result.resident ? cubeBytes + stripRows * residentRowBytes : stripRows * streamingRowBytes;
-  StripReader reader(info, bands, readers,
-                     readers * mappedPerReader + std::max<int64_t>(0, budget - bufferBytes));
-  auto readFromFile = [&](const StripRange& range, unsigned char* buffer) -> const void* {
-    unsigned char* target = result.resident ? residentStrip(range) : buffer;
-    reader.read(range.row0, range.rows, target);
-    return target;
+  const int64_t bufferBytes = result_.resident
+                                  ? plan_.cubeBytes + plan_.stripRows * plan_.row.resident
+                                  : plan_.stripRows * plan_.row.streaming;
+  reader_ = std::make_unique<StripReader>(
+      info, result_.bands, plan_.readers,
+      plan_.readers * plan_.mappedPerReader + std::max<int64_t>(0, plan_.budget - bufferBytes));
+}
+
+StripView PcaRun::stripView(const StripRange& range, const void* data) const {
+  StripView view;
+  view.data = data;
+  view.type = input_.sampleType;
+  view.pixels = range.rows * result_.input.width;
+  view.bands = bandCount();
+  view.nodata = input_.nodata.data();
+  view.groupPixels = rowsPerGroup_ * result_.input.width;
+  view.firstPixel = (range.row0 - share_.first) * result_.input.width;
+  return view;
+}
+
+// Pass 1: count, mean and co-moments of the valid pixels, merged over the workers.
+Moments PcaRun::momentsPass() {
+  QElapsedTimer timer;
+  StripPipeline pipeline(inputBuffers(), inputStripBytes(), 0, 0, kernels_->usesEveryCore(),
+                         allocator());
+  StripPipeline::Stages stages;
+  stages.read = [this](const StripRange& range, unsigned char* buffer) {
+    return readFromFile(range, buffer);
   };
-  const int inputBuffers = result.resident ? 0 : kInputBuffers;
-  // Once the backend holds the cube, the later passes read nothing.
-  const int laterInputBuffers = result.deviceResident ? 0 : inputBuffers;
-  const size_t inputBytes = static_cast<size_t>(stripRows * inputRowBytes);
-
-  // Pass 1: statistics.
-  const bool byteOutput = options.outputType == OutputType::Byte;
-  const double pass1End = byteOutput ? 40.0 : 50.0;
-  Moments moments;
-  {
-    QElapsedTimer timer;
-    StripPipeline pipeline(inputBuffers, inputBytes, 0, 0, kernels.usesEveryCore(), allocate);
-    StripPipeline::Stages stages;
-    stages.read = readFromFile;
-    stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
-      timer.start();
-      kernels.accumulateMoments(stripView(range, data));
-      result.seconds.moments += timer.nsecsElapsed() * 1e-9;
-    };
-    pipeline.run(strips, stages, feedback, 0.0, pass1End);
-    result.seconds.read += pipeline.readSeconds();
+  stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
     timer.start();
-    moments = group.mergeMoments(kernels.takeMoments(bandCount));
-    result.seconds.moments += timer.nsecsElapsed() * 1e-9;
-  }
+    kernels_->accumulateMoments(stripView(range, data));
+    result_.seconds.moments += timer.nsecsElapsed() * 1e-9;
+  };
+  pipeline.run(strips_, stages, feedback_, 0.0, pass1End());
+  result_.seconds.read += pipeline.readSeconds();
+  timer.start();
+  Moments moments = group_.mergeMoments(kernels_->takeMoments(bandCount()));
+  result_.seconds.moments += timer.nsecsElapsed() * 1e-9;
+  return moments;
+}
 
-  // The fit.
-  {
-    QElapsedTimer timer;
-    timer.start();
-    result.model = fitPca(moments, options.matrix, result.warnings);
-    if (shared) {
-      // Every worker fitted the same merged moments, but LAPACK's last bits may differ between
-      // machines (CPU kernels, threads): all take rank 0's eigen-decomposition, so that every
-      // row is projected by one model.
-      PcaModel& model = result.model;
-      std::vector<double> eigen = model.eigenvalues;
-      eigen.insert(eigen.end(), model.eigenvectors.begin(), model.eigenvectors.end());
-      eigen = group.shareNumbers(eigen);
-      const auto split = eigen.begin() + static_cast<int64_t>(model.eigenvalues.size());
-      model.eigenvalues.assign(eigen.begin(), split);
-      model.eigenvectors.assign(split, eigen.end());
-    }
-    result.seconds.eigen = timer.nsecsElapsed() * 1e-9;
+void PcaRun::fit(const Moments& moments) {
+  QElapsedTimer timer;
+  timer.start();
+  result_.model = fitPca(moments, options_.matrix, result_.warnings);
+  if (group_.size() > 1) {
+    // Every worker fitted the same merged moments, but LAPACK's last bits may differ between
+    // machines (CPU kernels, threads): all take rank 0's eigen-decomposition, so that every
+    // row is projected by one model.
+    PcaModel& model = result_.model;
+    std::vector<double> eigen = model.eigenvalues;
+    eigen.insert(eigen.end(), model.eigenvectors.begin(), model.eigenvectors.end());
+    eigen = group_.shareNumbers(eigen);
+    const auto split = eigen.begin() + static_cast<int64_t>(model.eigenvalues.size());
+    model.eigenvalues.assign(eigen.begin(), split);
+    model.eigenvectors.assign(split, eigen.end());
   }
-  for (const std::string& warning : result.warnings)
-    feedback.warning(QString::fromStdString(warning));
-  const PcaModel& model = result.model;
+  result_.seconds.eigen = timer.nsecsElapsed() * 1e-9;
+  for (const std::string& warning : result_.warnings)
+    feedback_.warning(QString::fromStdString(warning));
+}
+
+// How many components to write: by count, all, or by cumulative variance.
+void PcaRun::chooseComponents() {
+  const PcaModel& model = result_.model;
   const int available = model.componentCount();
-  if (options.components == kAllComponents) {
-    result.components = available;
-  } else if (options.components == 0) {
-    result.components = model.componentsForVariance(options.variancePercent);
-  } else if (options.components > available) {
-    throw Error("COMPONENTS", "asks for " + std::to_string(options.components) +
+  if (options_.components == kAllComponents) {
+    result_.components = available;
+  } else if (options_.components == 0) {
+    result_.components = model.componentsForVariance(options_.variancePercent);
+  } else if (options_.components > available) {
+    throw Error("COMPONENTS", "asks for " + std::to_string(options_.components) +
                                   " components, but there are only " + std::to_string(available) +
                                   " (non-constant selected bands)");
   } else {
-    result.components = options.components;
+    result_.components = options_.components;
   }
-  const int components = result.components;
-  feedback.info(QString("%1 valid of %2 pixels; %3 component(s) explain %4 % of the variance")
-                    .arg(model.validPixels)
-                    .arg(result.totalPixels)
-                    .arg(components)
-                    .arg(model.cumulativePercent(components - 1), 0, 'f', 2));
-  if (options.outputType == OutputType::Float32)
+  const int components = result_.components;
+  feedback_.info(QString("%1 valid of %2 pixels; %3 component(s) explain %4 % of the variance")
+                     .arg(model.validPixels)
+                     .arg(result_.totalPixels)
+                     .arg(components)
+                     .arg(model.cumulativePercent(components - 1), 0, 'f', 2));
+  if (options_.outputType == OutputType::Float32)
     for (int k = 0; k < components; ++k)
       if (model.componentBound(k) > std::numeric_limits<float>::max())
         throw Error("OUTPUT_TYPE",
@@ -349,151 +464,173 @@ static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
                         .arg(k + 1)
                         .arg(model.componentBound(k), 0, 'g', 3)
                         .toStdString());
-  const Projection projection = model.projection(components);
-  const bool someInvalid = model.validPixels < result.totalPixels;
-  const auto sourcePass = [&](const StripRange& range, unsigned char* buffer) -> const void* {
-    if (result.deviceResident) return nullptr;
-    return result.resident ? residentStrip(range) : readFromFile(range, buffer);
-  };
+  projection_ = model.projection(components);
+}
 
-  // Output encoding: input nodata preserved for float outputs (NaN when the input declares none
-  // but has non-finite pixels); Byte uses 1-255 and 0 for nodata when some pixels are invalid.
+// Input nodata preserved for float outputs (NaN when the input declares none but has non-finite
+// pixels); Byte uses 1-255 and 0 for nodata when some pixels are invalid.
+OutputEncoding PcaRun::outputEncoding() {
+  const std::vector<double>& nodata = input_.nodata;
+  const bool someInvalid = result_.model.validPixels < result_.totalPixels;
   OutputEncoding encoding;
-  encoding.type = options.outputType;
-  result.outputType = options.outputType;
+  encoding.type = options_.outputType;
+  result_.outputType = options_.outputType;
   const auto declared =
       std::find_if(nodata.begin(), nodata.end(), [](double v) { return !std::isnan(v); });
-  if (byteOutput) {
-    result.hasOutputNodata = someInvalid;
+  if (byteOutput()) {
+    result_.hasOutputNodata = someInvalid;
     encoding.nodata = 0;
     encoding.byteLow = someInvalid ? 1.0 : 0.0;
-    if (someInvalid) feedback.info("Byte output: valid pixels rescaled to 1-255, 0 marks nodata");
+    if (someInvalid) feedback_.info("Byte output: valid pixels rescaled to 1-255, 0 marks nodata");
   } else if (declared != nodata.end()) {
-    result.hasOutputNodata = true;
+    result_.hasOutputNodata = true;
     encoding.nodata = *declared;
   } else if (someInvalid) {
-    result.hasOutputNodata = true;
+    result_.hasOutputNodata = true;
     encoding.nodata = std::numeric_limits<double>::quiet_NaN();
   }
-  result.outputNodata = encoding.nodata;
+  result_.outputNodata = encoding.nodata;
+  return encoding;
+}
 
-  // Byte rescale: the components' ranges over the valid pixels first.
-  if (byteOutput) {
-    ComponentRange range;
-    QElapsedTimer timer;
-    StripPipeline pipeline(laterInputBuffers, inputBytes, 0, 0, kernels.usesEveryCore(), allocate);
-    StripPipeline::Stages stages;
-    stages.read = sourcePass;
-    stages.compute = [&](const StripRange& strip, const void* data, unsigned char*) {
-      timer.start();
-      range.merge(kernels.componentRange(stripView(strip, data), projection));
-      result.seconds.range += timer.nsecsElapsed() * 1e-9;
-    };
-    pipeline.run(strips, stages, feedback, pass1End, 60.0);
-    result.seconds.read += pipeline.readSeconds();
-    if (range.minimum.empty()) {  // no strip had a valid pixel
-      range.minimum.assign(components, std::numeric_limits<double>::infinity());
-      range.maximum.assign(components, -std::numeric_limits<double>::infinity());
-    }
-    range = group.mergeRanges(range);
-    result.byteMinimum = range.minimum;
-    result.byteMaximum = range.maximum;
-    const double span = 255.0 - encoding.byteLow;
-    for (int k = 0; k < components; ++k) {
-      const double width = range.maximum[k] - range.minimum[k];
-      encoding.byteMinimum.push_back(range.minimum[k]);
-      encoding.byteScale.push_back(width > 0 ? span / width : 0.0);
-    }
-  }
-
-  // Pass 2: project and write. Rank 0 creates the output. Threads on several GPUs share it
-  // (writes one at a time); MPI ranks each open the file and write their own rows into it.
-  auto createOutput = [&] {
-    auto created = std::make_unique<PendingRaster>(options.output, format, info.width, info.height,
-                                                   components, gdalType(encoding.type));
-    GDALDataset& dataset = created->dataset();
-    if (info.hasGeoTransform)
-      dataset.SetGeoTransform(const_cast<double*>(info.geoTransform.data()));
-    if (!info.crsWkt.empty()) dataset.SetProjection(info.crsWkt.c_str());
-    for (int k = 0; k < components; ++k) {
-      GDALRasterBand* band = dataset.GetRasterBand(k + 1);
-      band->SetDescription(QString("PC%1 (%2 %, cum. %3 %)")
-                               .arg(k + 1)
-                               .arg(model.explainedPercent(k), 0, 'f', 1)
-                               .arg(model.cumulativePercent(k), 0, 'f', 1)
-                               .toUtf8()
-                               .constData());
-      if (result.hasOutputNodata) band->SetNoDataValue(encoding.nodata);
-    }
-    return created;
+// Byte output: the components' ranges over the valid pixels, for the rescale.
+void PcaRun::rangePass(OutputEncoding& encoding) {
+  const int components = result_.components;
+  ComponentRange range;
+  QElapsedTimer timer;
+  StripPipeline pipeline(laterInputBuffers(), inputStripBytes(), 0, 0, kernels_->usesEveryCore(),
+                         allocator());
+  StripPipeline::Stages stages;
+  stages.read = [this](const StripRange& strip, unsigned char* buffer) {
+    return readAgain(strip, buffer);
   };
-  std::unique_ptr<PendingRaster> ownOutput;  // one worker, or MPI rank 0
-  PendingRaster* output = nullptr;           // the output rank 0 commits
-  DatasetPtr rankOutput;                     // MPI ranks but 0: their handle on the file
-  GDALDataset* dataset = nullptr;
-  QMutex* outputLock = nullptr;
-  if (!shared) {
-    ownOutput = createOutput();
-    output = ownOutput.get();
-  } else if (group.inOneProcess()) {
-    output = &group.shareOutput(rankZero ? createOutput() : nullptr);
-    outputLock = &group.outputLock();
+  stages.compute = [&](const StripRange& strip, const void* data, unsigned char*) {
+    timer.start();
+    range.merge(kernels_->componentRange(stripView(strip, data), projection_));
+    result_.seconds.range += timer.nsecsElapsed() * 1e-9;
+  };
+  pipeline.run(strips_, stages, feedback_, pass1End(), 60.0);
+  result_.seconds.read += pipeline.readSeconds();
+  if (range.minimum.empty()) {  // no strip had a valid pixel
+    range.minimum.assign(components, std::numeric_limits<double>::infinity());
+    range.maximum.assign(components, -std::numeric_limits<double>::infinity());
+  }
+  range = group_.mergeRanges(range);
+  result_.byteMinimum = range.minimum;
+  result_.byteMaximum = range.maximum;
+  const double span = 255.0 - encoding.byteLow;
+  for (int k = 0; k < components; ++k) {
+    const double width = range.maximum[k] - range.minimum[k];
+    encoding.byteMinimum.push_back(range.minimum[k]);
+    encoding.byteScale.push_back(width > 0 ? span / width : 0.0);
+  }
+}
+
+// The output raster, georeferenced, its bands described and given their nodata value.
+std::unique_ptr<PendingRaster> PcaRun::createOutput(const OutputEncoding& encoding) const {
+  const PcaModel& model = result_.model;
+  auto created = createLike(result_.input, options_.output, format_, result_.components,
+                            gdalType(encoding.type));
+  GDALDataset& dataset = created->dataset();
+  for (int k = 0; k < result_.components; ++k) {
+    GDALRasterBand* band = dataset.GetRasterBand(k + 1);
+    band->SetDescription(QString("PC%1 (%2 %, cum. %3 %)")
+                             .arg(k + 1)
+                             .arg(model.explainedPercent(k), 0, 'f', 1)
+                             .arg(model.cumulativePercent(k), 0, 'f', 1)
+                             .toUtf8()
+                             .constData());
+    if (result_.hasOutputNodata) band->SetNoDataValue(encoding.nodata);
+  }
+  return created;
+}
+
+// Rank 0 creates the output. Threads on several GPUs share it (writes one at a time); MPI ranks
+// each open the file and write their own rows into it.
+PcaRun::OutputHandle PcaRun::openOutput(const OutputEncoding& encoding) {
+  const bool rankZero = group_.rank() == 0;
+  OutputHandle handle;
+  if (group_.size() == 1) {
+    ownOutput_ = createOutput(encoding);
+    output_ = ownOutput_.get();
+  } else if (group_.inOneProcess()) {
+    output_ = &group_.shareOutput(rankZero ? createOutput(encoding) : nullptr);
+    handle.lock = &group_.outputLock();
   } else {
     if (rankZero) {
-      ownOutput = createOutput();
-      output = ownOutput.get();
-      output->reopen();
+      ownOutput_ = createOutput(encoding);
+      output_ = ownOutput_.get();
+      output_->reopen();
     }
-    const std::string path = group.shareText(rankZero ? output->temporaryPath() : std::string());
-    if (!rankZero) rankOutput = openForUpdate(path, "OUTPUT");
+    const std::string path = group_.shareText(rankZero ? output_->temporaryPath() : std::string());
+    if (!rankZero) handle.rankOutput = openForUpdate(path, "OUTPUT");
   }
-  dataset = rankOutput ? rankOutput.get() : &output->dataset();
-  {
-    const int64_t outputBytes = stripRows * info.width * components * outputSize;
-    QElapsedTimer timer;
-    StripPipeline pipeline(laterInputBuffers, inputBytes, kOutputBuffers,
-                           static_cast<size_t>(outputBytes), kernels.usesEveryCore(), allocate);
-    StripPipeline::Stages stages;
-    stages.read = sourcePass;
-    stages.compute = [&](const StripRange& strip, const void* data, unsigned char* out) {
-      timer.start();
-      kernels.project(stripView(strip, data), projection, encoding, out);
-      result.seconds.projection += timer.nsecsElapsed() * 1e-9;
-    };
-    stages.write = [&](const StripRange& strip, const unsigned char* out) {
-      std::unique_ptr<QMutexLocker> lock;
-      if (outputLock) lock = std::make_unique<QMutexLocker>(outputLock);
-      writeStrip(*dataset, gdalType(encoding.type), strip.row0, strip.rows, out, feedback);
-    };
-    pipeline.run(strips, stages, feedback, byteOutput ? 60.0 : pass1End, 100.0);
-    result.seconds.read += pipeline.readSeconds();
-    result.seconds.write += pipeline.writeSeconds();
-  }
-  cube.reset();
-  input.dataset.reset();
-  if (feedback.isCanceled()) throw Canceled();
-  if (rankOutput) {
+  handle.dataset = handle.rankOutput ? handle.rankOutput.get() : &output_->dataset();
+  return handle;
+}
+
+// Pass 2: project and write.
+void PcaRun::projectionPass(const OutputEncoding& encoding) {
+  OutputHandle output = openOutput(encoding);
+  const int64_t outputBytes = plan_.stripRows * result_.input.width * result_.components *
+                              typeSize(gdalType(encoding.type));
+  QElapsedTimer timer;
+  StripPipeline pipeline(laterInputBuffers(), inputStripBytes(), kOutputBuffers,
+                         static_cast<size_t>(outputBytes), kernels_->usesEveryCore(), allocator());
+  StripPipeline::Stages stages;
+  stages.read = [this](const StripRange& strip, unsigned char* buffer) {
+    return readAgain(strip, buffer);
+  };
+  stages.compute = [&](const StripRange& strip, const void* data, unsigned char* out) {
+    timer.start();
+    kernels_->project(stripView(strip, data), projection_, encoding, out);
+    result_.seconds.projection += timer.nsecsElapsed() * 1e-9;
+  };
+  stages.write = [&](const StripRange& strip, const unsigned char* out) {
+    std::unique_ptr<QMutexLocker> lock;
+    if (output.lock) lock = std::make_unique<QMutexLocker>(output.lock);
+    writeStrip(*output.dataset, gdalType(encoding.type), strip.row0, strip.rows, out, feedback_);
+  };
+  pipeline.run(strips_, stages, feedback_, byteOutput() ? 60.0 : pass1End(), 100.0);
+  result_.seconds.read += pipeline.readSeconds();
+  result_.seconds.write += pipeline.writeSeconds();
+  cube_.reset();
+  input_.dataset.reset();
+  if (feedback_.isCanceled()) throw Canceled();
+  if (output.rankOutput) {
     QuietGdalErrors quiet;
     CPLErrorReset();
-    rankOutput.reset();  // flushes this rank's rows
+    output.rankOutput.reset();  // flushes this rank's rows
     if (CPLGetLastErrorType() >= CE_Failure)
       throw Error("OUTPUT", std::string("cannot write rows: ") + CPLGetLastErrorMsg());
   }
-  // Every worker's rows are in the file; the device stages took as long as the slowest worker.
-  result.seconds.device = slowest(group.gatherNumbers(packed(kernels.deviceTimes())));
-  if (!rankZero) {
-    group.synchronize();  // rank 0 has moved it into place
-    result.seconds.total = total.nsecsElapsed() * 1e-9;
-    return result;
+}
+
+// Every worker's rows are in the file: rank 0 writes the reports and moves the output into place.
+PcaResult PcaRun::finish() {
+  // The device stages took as long as the slowest worker.
+  result_.seconds.device = slowest(group_.gatherNumbers(packed(kernels_->deviceTimes())));
+  result_.seconds.total = total_.nsecsElapsed() * 1e-9;
+  if (group_.rank() != 0) {
+    group_.synchronize();  // rank 0 has moved it into place
+    result_.seconds.total = total_.nsecsElapsed() * 1e-9;
+    return result_;
   }
-  result.seconds.total = total.nsecsElapsed() * 1e-9;
-  if (!options.statsJson.empty()) writeStatsJson(result, options, options.statsJson);
-  if (!options.tableCsv.empty()) writeTableCsv(result, options.tableCsv);
-  if (!options.htmlReport.empty()) writeHtmlReport(result, options, options.htmlReport);
-  output->commit();
-  group.synchronize();
-  result.seconds.total = total.nsecsElapsed() * 1e-9;
-  return result;
+  if (!options_.statsJson.empty()) writeStatsJson(result_, options_, options_.statsJson);
+  if (!options_.tableCsv.empty()) writeTableCsv(result_, options_.tableCsv);
+  if (!options_.htmlReport.empty()) writeHtmlReport(result_, options_, options_.htmlReport);
+  output_->commit();
+  group_.synchronize();
+  result_.seconds.total = total_.nsecsElapsed() * 1e-9;
+  return result_;
+}
+
+}  // namespace
+
+// The whole job, on the CPU or on the device given.
+static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device, Feedback& feedback,
+                          JobGroup& group) {
+  return PcaRun(options, device, feedback, group).run();
 }
 
 // Forwards cancel only: the other GPUs' threads of a job on several GPUs report nothing.

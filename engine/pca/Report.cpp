@@ -20,13 +20,6 @@ QJsonArray toArray(const std::vector<double>& values) {
 
 }  // namespace
 
-void saveFileAtomically(const std::string& path, const QByteArray& content,
-                        const std::string& parameter) {
-  QSaveFile file(QString::fromStdString(path));
-  if (!file.open(QIODevice::WriteOnly) || file.write(content) != content.size() || !file.commit())
-    throw Error(parameter, "cannot write '" + path + "': " + file.errorString().toStdString());
-}
-
 QJsonObject statsJson(const PcaResult& result, const PcaOptions& options) {
   const PcaModel& model = result.model;
   const int all = model.componentCount();

@@ -2,6 +2,7 @@
 // The statistics report of a PCA run: JSON (everything needed to apply the same transform to
 // another image) and CSV (one row per component).
 
+#include "io/TextFile.h"
 #include "pca/PcaJob.h"
 
 #include <QJsonObject>
@@ -9,11 +10,6 @@
 #include <string>
 
 namespace hyperstream {
-
-// Writes `content` to a temporary file beside `path` and renames it over `path` when complete;
-// throws Error(parameter) on failure.
-void saveFileAtomically(const std::string& path, const QByteArray& content,
-                        const std::string& parameter);
 
 QJsonObject statsJson(const PcaResult& result, const PcaOptions& options);
 // Both write atomically (temporary file, renamed when complete); throw Error on failure.

@@ -4,7 +4,7 @@
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "io/Raster.h"
-#include "pca/Report.h"
+#include "io/TextFile.h"
 
 #include <ogr_spatialref.h>
 
@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <memory>
 #include <random>
 
 namespace hyperstream {
@@ -151,7 +152,9 @@ std::vector<double> endmemberSpectra(int endmembers, const std::vector<double>& 
   return spectra;
 }
 
-static SynthResult synthesize(const SynthOptions& options, Feedback& feedback) {
+namespace {
+
+void checkOptions(const SynthOptions& options) {
   if (options.rows < 1 || options.cols < 1 || options.rows > INT32_MAX || options.cols > INT32_MAX)
     throw Error("ROWS", "rows and columns must be between 1 and 2^31-1");
   if (options.bands < 2 || options.bands > 65536)
@@ -163,6 +166,186 @@ static SynthResult synthesize(const SynthOptions& options, Feedback& feedback) {
   if (options.deadBands < -1)
     throw Error("DEAD_BANDS", "the number of dead bands cannot be negative");
   if (options.border < -1) throw Error("BORDER", "the border width cannot be negative");
+}
+
+// Dead bands: the `count` nearest the centres of the atmospheric water-vapour absorptions.
+std::vector<int> deadBands(const std::vector<double>& wavelengthsNm, int count) {
+  const double centres[] = {1380.0, 1880.0, 1400.0, 1900.0, 1360.0, 1860.0, 2500.0, 400.0};
+  const int bands = static_cast<int>(wavelengthsNm.size());
+  std::vector<char> taken(bands, 0);
+  std::vector<int> dead;  // 1-based
+  for (int d = 0; d < count; ++d) {
+    int best = -1;
+    for (int b = 0; b < bands; ++b)
+      if (!taken[b] && (best < 0 || std::abs(wavelengthsNm[b] - centres[d % 8]) <
+                                        std::abs(wavelengthsNm[best] - centres[d % 8])))
+        best = b;
+    taken[best] = 1;
+    dead.push_back(best + 1);
+  }
+  std::sort(dead.begin(), dead.end());
+  return dead;
+}
+
+// The scene: endmember spectra mixed by smooth abundance fields, shaded, with noise, dead bands
+// and a nodata border. Each row comes out the same whatever thread fills it.
+class Scene {
+ public:
+  Scene(const SynthOptions& options, SynthResult& result) : options_(options) {
+    const int bands = options.bands;
+    for (int b = 0; b < bands; ++b)
+      result.wavelengthsNm.push_back(400.0 + 2100.0 * b / std::max(1, bands - 1));
+    spectra_ = endmemberSpectra(options.endmembers, result.wavelengthsNm, options.seed);
+    const int dead = options.deadBands >= 0
+                         ? std::min(options.deadBands, bands - 2)
+                         : std::max(1, static_cast<int>(std::lround(bands / 56.0)));
+    result.deadBands = deadBands(result.wavelengthsNm, dead);
+    isDead_.assign(bands, 0);
+    for (const int b : result.deadBands) isDead_[b - 1] = 1;
+    border_ = options.border >= 0 ? options.border
+                                  : std::max<int64_t>(1, std::min(options.rows, options.cols) / 64);
+    result.nodata = nodata_ = options.type == GDT_UInt16 ? 65535.0 : -9999.0;
+    std::mt19937_64 random(options.seed);
+    fields_.reserve(options.endmembers);
+    const double scale = std::max<double>(16.0, std::min(options.rows, options.cols) / 8.0);
+    for (int e = 0; e < options.endmembers; ++e) fields_.emplace_back(random, scale, 6);
+    shading_ = std::make_unique<SmoothField>(random, scale * 2, 3);
+  }
+
+  const std::vector<double>& spectra() const { return spectra_; }
+
+  // Row `row`'s pixels into `out` (cols x bands) and, when not null, its abundances into
+  // `abundances` (cols x endmembers).
+  template <class T>
+  void fillRow(int64_t row, T* out, float* abundances) const {
+    const int bands = options_.bands, endmembers = options_.endmembers;
+    std::mt19937_64 noise(options_.seed * 0x100000001b3ull + static_cast<uint64_t>(row));
+    std::normal_distribution<double> normal(0.0, options_.noise);
+    std::vector<double> abundance(endmembers);
+    const bool borderRow = row < border_ || row >= options_.rows - border_;
+    for (int64_t col = 0; col < options_.cols; ++col) {
+      T* pixel = out + col * bands;
+      mixture(row, col, abundance);
+      if (abundances)
+        for (int e = 0; e < endmembers; ++e)
+          abundances[col * endmembers + e] = static_cast<float>(abundance[e]);
+      if (borderRow || col < border_ || col >= options_.cols - border_) {
+        std::fill(pixel, pixel + bands, static_cast<T>(nodata_));
+        continue;
+      }
+      const double brightness =
+          10000.0 * (1.0 + 0.1 * (*shading_)(static_cast<double>(col), static_cast<double>(row)));
+      for (int b = 0; b < bands; ++b) {
+        if (isDead_[b]) {
+          pixel[b] = T(0);
+          continue;
+        }
+        double r = 0;
+        for (int e = 0; e < endmembers; ++e)
+          r += abundance[e] * spectra_[static_cast<size_t>(e) * bands + b];
+        pixel[b] = toSample<T>(brightness * r + normal(noise));
+      }
+    }
+  }
+
+ private:
+  // The abundances at a pixel: a softmax of the fields, summing to one.
+  void mixture(int64_t row, int64_t col, std::vector<double>& abundance) const {
+    double total = 0;
+    for (size_t e = 0; e < abundance.size(); ++e) {
+      abundance[e] = std::exp(2.5 * fields_[e](static_cast<double>(col), static_cast<double>(row)));
+      total += abundance[e];
+    }
+    for (double& a : abundance) a /= total;
+  }
+
+  const SynthOptions& options_;
+  std::vector<double> spectra_;
+  std::vector<char> isDead_;
+  int64_t border_ = 0;
+  double nodata_ = 0;
+  std::vector<SmoothField> fields_;
+  std::unique_ptr<SmoothField> shading_;
+};
+
+// 20 m pixels in UTM 10N, wavelengths and nodata on every band.
+void describeScene(GDALDataset& dataset, const SynthOptions& options, const SynthResult& result) {
+  double transform[6] = {560000.0, 20.0, 0.0, 4140000.0, 0.0, -20.0};
+  dataset.SetGeoTransform(transform);
+  OGRSpatialReference utm;
+  if (utm.importFromEPSG(32610) == OGRERR_NONE) dataset.SetSpatialRef(&utm);
+  dataset.SetMetadataItem("HYPERSTREAM_SYNTH_SEED", std::to_string(options.seed).c_str());
+  for (int b = 0; b < options.bands; ++b) {
+    GDALRasterBand* band = dataset.GetRasterBand(b + 1);
+    const std::string nm = QString::number(result.wavelengthsNm[b], 'f', 1).toStdString();
+    band->SetDescription(("Band " + std::to_string(b + 1) + " (" + nm + " nm)").c_str());
+    band->SetMetadataItem("wavelength", nm.c_str());
+    band->SetMetadataItem("wavelength_units", "nm");
+    band->SetNoDataValue(result.nodata);
+  }
+}
+
+void georeferenceTruth(GDALDataset& dataset) {
+  double transform[6] = {560000.0, 20.0, 0.0, 4140000.0, 0.0, -20.0};
+  dataset.SetGeoTransform(transform);
+  OGRSpatialReference utm;
+  if (utm.importFromEPSG(32610) == OGRERR_NONE) dataset.SetSpatialRef(&utm);
+}
+
+QByteArray endmembersCsv(const std::vector<double>& wavelengthsNm,
+                         const std::vector<double>& spectra, int endmembers) {
+  const size_t bands = wavelengthsNm.size();
+  QByteArray csv = "wavelength_nm";
+  for (int e = 0; e < endmembers; ++e) csv += ",endmember_" + QByteArray::number(e + 1);
+  csv += "\n";
+  for (size_t b = 0; b < bands; ++b) {
+    csv += QByteArray::number(wavelengthsNm[b], 'f', 2);
+    for (int e = 0; e < endmembers; ++e)
+      csv += "," + QByteArray::number(spectra[static_cast<size_t>(e) * bands + b], 'g', 10);
+    csv += "\n";
+  }
+  return csv;
+}
+
+// Fills and writes the scene (and the abundances, when `truth`) in strips of 64 MiB, each
+// strip's rows on the threads of a pool.
+void writeScene(const Scene& scene, const SynthOptions& options, GDALDataset& dataset,
+                GDALDataset* truth, Feedback& feedback) {
+  const int bands = options.bands, endmembers = options.endmembers;
+  const int64_t stripRows = std::max<int64_t>(1, (64ll << 20) / (options.cols * bands * 4));
+  const int sampleSize = typeSize(options.type);
+  std::vector<unsigned char> strip(static_cast<size_t>(stripRows * options.cols * bands) *
+                                   sampleSize);
+  std::vector<float> abundances(truth ? static_cast<size_t>(stripRows * options.cols) * endmembers
+                                      : 0);
+  QThreadPool pool;
+  for (int64_t row0 = 0; row0 < options.rows; row0 += stripRows) {
+    if (feedback.isCanceled()) throw Canceled();
+    const int64_t rows = std::min(stripRows, options.rows - row0);
+    for (int64_t row = row0; row < row0 + rows; ++row)
+      pool.start([&, row, row0] {
+        const int64_t at = (row - row0) * options.cols;
+        float* rowAbundances = truth ? abundances.data() + at * endmembers : nullptr;
+        auto fill = [&](auto sample) {
+          using T = decltype(sample);
+          scene.fillRow(row, reinterpret_cast<T*>(strip.data()) + at * bands, rowAbundances);
+        };
+        if (options.type == GDT_Int16)
+          fill(int16_t{});
+        else if (options.type == GDT_UInt16)
+          fill(uint16_t{});
+        else
+          fill(float{});
+      });
+    pool.waitForDone();
+    writeStrip(dataset, options.type, row0, rows, strip.data(), feedback);
+    if (truth) writeStrip(*truth, GDT_Float32, row0, rows, abundances.data(), feedback);
+    feedback.setProgress(100.0 * static_cast<double>(row0 + rows) / options.rows);
+  }
+}
+
+SynthResult synthesize(const SynthOptions& options, Feedback& feedback) {
+  checkOptions(options);
   const RasterFormat format{outputDriver(options.output, options.format), {}};
   const RasterFormat truthFormat{GetGDALDriverManager()->GetDriverByName("GTiff"), {}};
   SynthResult result;
@@ -180,154 +363,28 @@ static SynthResult synthesize(const SynthOptions& options, Feedback& feedback) {
       outputs.file("OUTPUT", result.endmembersPath);
     }
   }
-
-  const int bands = options.bands;
-  for (int b = 0; b < bands; ++b)
-    result.wavelengthsNm.push_back(400.0 + 2100.0 * b / std::max(1, bands - 1));
-  const int endmembers = options.endmembers;
-  const std::vector<double> spectra =
-      endmemberSpectra(endmembers, result.wavelengthsNm, options.seed);
-
-  // Dead bands: the ones nearest the centres of the atmospheric water-vapour absorptions.
-  const int dead = options.deadBands >= 0
-                       ? std::min(options.deadBands, bands - 2)
-                       : std::max(1, static_cast<int>(std::lround(bands / 56.0)));
-  const double centres[] = {1380.0, 1880.0, 1400.0, 1900.0, 1360.0, 1860.0, 2500.0, 400.0};
-  std::vector<char> isDead(bands, 0);
-  for (int d = 0; d < dead; ++d) {
-    int best = -1;
-    for (int b = 0; b < bands; ++b)
-      if (!isDead[b] && (best < 0 || std::abs(result.wavelengthsNm[b] - centres[d % 8]) <
-                                         std::abs(result.wavelengthsNm[best] - centres[d % 8])))
-        best = b;
-    isDead[best] = 1;
-    result.deadBands.push_back(best + 1);
-  }
-  std::sort(result.deadBands.begin(), result.deadBands.end());
-  const int64_t border = options.border >= 0
-                             ? options.border
-                             : std::max<int64_t>(1, std::min(options.rows, options.cols) / 64);
-  result.nodata = options.type == GDT_UInt16 ? 65535.0 : -9999.0;
-
-  std::mt19937_64 random(options.seed);
-  std::vector<SmoothField> fields;
-  fields.reserve(endmembers);
-  const double scale = std::max<double>(16.0, std::min(options.rows, options.cols) / 8.0);
-  for (int e = 0; e < endmembers; ++e) fields.emplace_back(random, scale, 6);
-  const SmoothField shading(random, scale * 2, 3);
-
-  PendingRaster raster(options.output, format, options.cols, options.rows, bands, options.type);
-  PendingRaster* truth = nullptr;
-  std::unique_ptr<PendingRaster> abundanceRaster;
+  const Scene scene(options, result);
+  PendingRaster raster(options.output, format, options.cols, options.rows, options.bands,
+                       options.type);
+  std::unique_ptr<PendingRaster> truth;
   if (options.writeTruth) {
-    abundanceRaster = std::make_unique<PendingRaster>(
-        result.abundancesPath, truthFormat, options.cols, options.rows, endmembers, GDT_Float32);
-    truth = abundanceRaster.get();
+    truth = std::make_unique<PendingRaster>(result.abundancesPath, truthFormat, options.cols,
+                                            options.rows, options.endmembers, GDT_Float32);
+    georeferenceTruth(truth->dataset());
   }
-  GDALDataset& dataset = raster.dataset();
-  double transform[6] = {560000.0, 20.0, 0.0, 4140000.0, 0.0, -20.0};  // 20 m, UTM 10N
-  dataset.SetGeoTransform(transform);
-  OGRSpatialReference utm;
-  if (utm.importFromEPSG(32610) == OGRERR_NONE) dataset.SetSpatialRef(&utm);
+  describeScene(raster.dataset(), options, result);
+  writeScene(scene, options, raster.dataset(), truth ? &truth->dataset() : nullptr, feedback);
   if (truth) {
-    truth->dataset().SetGeoTransform(transform);
-    truth->dataset().SetSpatialRef(&utm);
-  }
-  dataset.SetMetadataItem("HYPERSTREAM_SYNTH_SEED", std::to_string(options.seed).c_str());
-  for (int b = 0; b < bands; ++b) {
-    GDALRasterBand* band = dataset.GetRasterBand(b + 1);
-    const std::string nm = QString::number(result.wavelengthsNm[b], 'f', 1).toStdString();
-    band->SetDescription(("Band " + std::to_string(b + 1) + " (" + nm + " nm)").c_str());
-    band->SetMetadataItem("wavelength", nm.c_str());
-    band->SetMetadataItem("wavelength_units", "nm");
-    band->SetNoDataValue(result.nodata);
-  }
-
-  const int64_t stripRows = std::max<int64_t>(1, (64ll << 20) / (options.cols * bands * 4));
-  const int sampleSize = typeSize(options.type);
-  std::vector<unsigned char> strip(static_cast<size_t>(stripRows * options.cols * bands) *
-                                   sampleSize);
-  std::vector<float> abundanceStrip(
-      truth ? static_cast<size_t>(stripRows * options.cols) * endmembers : 0);
-  auto fillRow = [&](int64_t row, int64_t stripRow0, auto sample) {
-    using T = decltype(sample);
-    T* out = reinterpret_cast<T*>(strip.data()) + (row - stripRow0) * options.cols * bands;
-    std::mt19937_64 noise(options.seed * 0x100000001b3ull + static_cast<uint64_t>(row));
-    std::normal_distribution<double> normal(0.0, options.noise);
-    std::vector<double> abundance(endmembers);
-    const bool borderRow = row < border || row >= options.rows - border;
-    for (int64_t col = 0; col < options.cols; ++col) {
-      T* pixel = out + col * bands;
-      double total = 0;
-      for (int e = 0; e < endmembers; ++e) {
-        abundance[e] =
-            std::exp(2.5 * fields[e](static_cast<double>(col), static_cast<double>(row)));
-        total += abundance[e];
-      }
-      for (int e = 0; e < endmembers; ++e) abundance[e] /= total;
-      if (truth) {
-        float* a = abundanceStrip.data() + ((row - stripRow0) * options.cols + col) * endmembers;
-        for (int e = 0; e < endmembers; ++e) a[e] = static_cast<float>(abundance[e]);
-      }
-      if (borderRow || col < border || col >= options.cols - border) {
-        std::fill(pixel, pixel + bands, static_cast<T>(result.nodata));
-        continue;
-      }
-      const double brightness =
-          10000.0 * (1.0 + 0.1 * shading(static_cast<double>(col), static_cast<double>(row)));
-      for (int b = 0; b < bands; ++b) {
-        if (isDead[b]) {
-          pixel[b] = T(0);
-          continue;
-        }
-        double r = 0;
-        for (int e = 0; e < endmembers; ++e)
-          r += abundance[e] * spectra[static_cast<size_t>(e) * bands + b];
-        pixel[b] = toSample<T>(brightness * r + normal(noise));
-      }
-    }
-  };
-
-  QThreadPool pool;
-  for (int64_t row0 = 0; row0 < options.rows; row0 += stripRows) {
-    if (feedback.isCanceled()) throw Canceled();
-    const int64_t rows = std::min(stripRows, options.rows - row0);
-    for (int64_t row = row0; row < row0 + rows; ++row)
-      pool.start([&, row, row0] {
-        switch (options.type) {
-          case GDT_Int16:
-            fillRow(row, row0, int16_t{});
-            break;
-          case GDT_UInt16:
-            fillRow(row, row0, uint16_t{});
-            break;
-          default:
-            fillRow(row, row0, float{});
-            break;
-        }
-      });
-    pool.waitForDone();
-    writeStrip(dataset, options.type, row0, rows, strip.data(), feedback);
-    if (truth)
-      writeStrip(truth->dataset(), GDT_Float32, row0, rows, abundanceStrip.data(), feedback);
-    feedback.setProgress(100.0 * static_cast<double>(row0 + rows) / options.rows);
-  }
-  if (truth) {
-    QByteArray csv = "wavelength_nm";
-    for (int e = 0; e < endmembers; ++e) csv += ",endmember_" + QByteArray::number(e + 1);
-    csv += "\n";
-    for (int b = 0; b < bands; ++b) {
-      csv += QByteArray::number(result.wavelengthsNm[b], 'f', 2);
-      for (int e = 0; e < endmembers; ++e)
-        csv += "," + QByteArray::number(spectra[static_cast<size_t>(e) * bands + b], 'g', 10);
-      csv += "\n";
-    }
-    saveFileAtomically(result.endmembersPath, csv, "OUTPUT");
+    saveFileAtomically(result.endmembersPath,
+                       endmembersCsv(result.wavelengthsNm, scene.spectra(), options.endmembers),
+                       "OUTPUT");
     truth->commit();
   }
   raster.commit();
   return result;
 }
+
+}  // namespace
 
 SynthResult synthesizeScene(const SynthOptions& options, Feedback& feedback) {
   try {
