@@ -1,8 +1,8 @@
 #pragma once
 // What the command-line programs (hyperstream, hyperstream-mpi) share: option parsing helpers,
-// the pca command's options and summary, and one-line error reports.
+// the options every job command takes, and one-line error reports.
 
-#include "pca/PcaJob.h"
+#include "core/JobOptions.h"
 
 #include <QString>
 #include <QStringList>
@@ -36,15 +36,17 @@ constexpr int kMaxBandCount = 1 << 20;
 void parseOrExit(QCommandLineParser& parser, const QStringList& arguments, int positionals,
                  const char* help);
 
-struct PcaCommand {
-  PcaOptions options;
-  bool quiet = false;
+// What the shared options say for one command.
+struct SharedOptionHelp {
+  QString bandsExample;  // e.g. "1-100,120,130-198"
+  QString outputs;       // "the output" or "the outputs"
+  QString device;        // --device's help
 };
-// The pca command's options ("PROGRAM pca INPUT OUTPUT [options]"); `arguments` without the
-// command word. extraHelp goes at the end of the --help text's description.
-PcaCommand parsePcaArguments(const QStringList& arguments, const char* program,
-                             const char* extraHelp = "");
-void printPcaSummary(const PcaResult& result, const PcaOptions& options);
+// Declares the options every job command shares: --bands, --format, --co, --ram, --device,
+// --strip-rows and --quiet.
+void addSharedOptions(QCommandLineParser& parser, const SharedOptionHelp& help);
+// INPUT and OUTPUT (the first two file arguments) and the shared options into `options`.
+void readSharedOptions(const QCommandLineParser& parser, JobOptions& options);
 
 // Runs `command`; a thrown error becomes one line on stderr and the exit status (usage 2,
 // cancel 130, other errors 1).

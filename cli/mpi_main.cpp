@@ -3,7 +3,7 @@
 // fits the same model and projects its rows into the one output file that rank 0 created.
 //   mpirun -np 4 hyperstream-mpi pca INPUT OUTPUT [options of hyperstream pca]
 
-#include "Arguments.h"
+#include "Commands.h"
 #include "ConsoleFeedback.h"
 #include "CudaSettings.h"
 #include "MpiGroup.h"

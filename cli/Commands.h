@@ -1,0 +1,28 @@
+#pragma once
+// The commands of the hyperstream program, one file each (PcaCommand.cpp, SppCommand.cpp,
+// SynthCommand.cpp, DevicesCommand.cpp). Each takes its arguments without the command word
+// ("hyperstream ARGS...") and returns the exit status; errors are thrown (see reportingErrors).
+
+#include "Arguments.h"
+#include "pca/PcaJob.h"
+
+#include <QStringList>
+
+namespace hyperstream {
+
+struct PcaCommand {
+  PcaOptions options;
+  bool quiet = false;
+};
+// The pca command's options ("PROGRAM pca INPUT OUTPUT [options]"); `arguments` without the
+// command word. extraHelp goes at the end of the --help text's description.
+PcaCommand parsePcaArguments(const QStringList& arguments, const char* program,
+                             const char* extraHelp = "");
+void printPcaSummary(const PcaResult& result, const PcaOptions& options);
+
+int runPcaCommand(const QStringList& arguments);
+int runSppCommand(const QStringList& arguments);
+int runSynthCommand(const QStringList& arguments);
+int runDevicesCommand(const QStringList& arguments);
+
+}  // namespace hyperstream

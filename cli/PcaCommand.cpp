@@ -1,0 +1,133 @@
+// hyperstream pca: principal component analysis, file to file.
+
+#include "Commands.h"
+#include "ConsoleFeedback.h"
+
+#include <QCommandLineParser>
+
+#include <cstdio>
+#include <string>
+
+namespace hyperstream {
+
+namespace {
+
+// The options only PCA has, then the shared ones.
+void addPcaOptions(QCommandLineParser& parser) {
+  parser.addOptions({
+      {"components",
+       "Number of components to write (a number, or 'all'); default: as many as "
+       "--variance needs.",
+       "N"},
+      {"variance",
+       "Write the fewest components whose cumulative explained variance reaches PCT "
+       "percent (default 99).",
+       "PCT"},
+      {"matrix", "covariance (default) or correlation (standardised bands).", "TYPE"},
+      {"type",
+       "Output type: float32 (default), float64, or byte (each component rescaled to "
+       "0-255 from its min/max).",
+       "TYPE"},
+      {"stats", "Write the statistics report (JSON) here.", "FILE.json"},
+      {"table", "Write one row per component (CSV) here.", "FILE.csv"},
+      {"html", "Write the HTML report (scree plot, loadings, eigenvalues) here.", "FILE.html"},
+      {"gpus",
+       "Several GPUs at once: a list such as 0,1, or all. Each GPU takes a band of rows (and "
+       "keeps it in its memory when it fits); the output is written as one file.",
+       "LIST"},
+      {"gpu-memory", "GPU memory budget in MiB (default: the GPU's free memory less a margin).",
+       "MiB"},
+  });
+  addSharedOptions(
+      parser, {"1-100,120,130-198", "the output",
+               "auto (default: the GPU when one is usable and the image large enough for it, "
+               "else the CPU), cpu, gpu or gpu:N (GPU number N; an error when no GPU is usable)."});
+}
+
+void readPcaOptions(const QCommandLineParser& parser, PcaOptions& options) {
+  readSharedOptions(parser, options);
+  if (parser.isSet("components") && parser.isSet("variance"))
+    usage("give --components or --variance, not both");
+  if (parser.isSet("components")) {
+    const QString value = parser.value("components");
+    options.components =
+        value == "all" ? kAllComponents : positiveInt(value, "components", kMaxBandCount);
+  }
+  if (parser.isSet("variance")) {
+    bool ok = false;
+    options.variancePercent = parser.value("variance").toDouble(&ok);
+    if (!ok) usage("--variance takes a percentage, e.g. 99");
+  }
+  const QString matrix = parser.value("matrix");
+  if (matrix == "correlation")
+    options.matrix = MatrixType::Correlation;
+  else if (!matrix.isEmpty() && matrix != "covariance")
+    usage("--matrix is covariance or correlation, not '" + matrix + "'");
+  const QString type = parser.value("type").toLower();
+  if (type == "float64")
+    options.outputType = OutputType::Float64;
+  else if (type == "byte")
+    options.outputType = OutputType::Byte;
+  else if (!type.isEmpty() && type != "float32")
+    usage("--type is float32, float64 or byte, not '" + type + "'");
+  options.statsJson = parser.value("stats").toStdString();
+  options.tableCsv = parser.value("table").toStdString();
+  options.htmlReport = parser.value("html").toStdString();
+  if (parser.isSet("gpus")) {
+    if (parser.isSet("device")) usage("give --device or --gpus, not both");
+    options.device = DeviceChoice::parse("gpu:" + parser.value("gpus").toStdString());
+  }
+  if (parser.isSet("gpu-memory"))
+    options.gpuMemoryBytes = mebibytes(parser.value("gpu-memory"), "gpu-memory");
+}
+
+}  // namespace
+
+PcaCommand parsePcaArguments(const QStringList& arguments, const char* program,
+                             const char* extraHelp) {
+  QCommandLineParser parser;
+  addPcaOptions(parser);
+  parser.addPositionalArgument("INPUT", "Input raster (any GDAL format).");
+  parser.addPositionalArgument("OUTPUT", "Output raster of principal components.");
+  parseOrExit(parser, arguments, 2,
+              (std::string("usage: ") + program + " pca INPUT OUTPUT [options]\n\n" +
+               "Principal component analysis of every valid pixel of INPUT, streamed in strips;\n"
+               "writes the components to OUTPUT (GeoTIFF unless the extension or --format says\n"
+               "otherwise), georeferencing and nodata kept.\n\n" +
+               extraHelp)
+                  .c_str());
+  PcaCommand command;
+  readPcaOptions(parser, command.options);
+  command.quiet = parser.isSet("quiet");
+  return command;
+}
+
+void printPcaSummary(const PcaResult& result, const PcaOptions& options) {
+  std::printf("%d component(s), %.2f %% of the variance, %lld valid pixels, %.2f s on %s\n",
+              result.components, result.model.cumulativePercent(result.components - 1),
+              static_cast<long long>(result.model.validPixels), result.seconds.total,
+              result.backend.c_str());
+  const DeviceTimes& device = result.seconds.device;
+  if (device.moments > 0)
+    std::printf(
+        "GPU: upload %.3f s (%.1f GB/s), moments %.1f ms, projection %.1f ms, download "
+        "%.3f s%s\n",
+        device.upload, device.upload > 0 ? device.uploadBytes / device.upload / 1e9 : 0.0,
+        device.moments * 1e3, (device.projection + device.range) * 1e3, device.download,
+        result.deviceResident ? ", cube resident on the GPU" : "");
+  std::printf("components: %s\n", options.output.c_str());
+  if (!options.statsJson.empty()) std::printf("statistics: %s\n", options.statsJson.c_str());
+  if (!options.tableCsv.empty()) std::printf("table:      %s\n", options.tableCsv.c_str());
+  if (!options.htmlReport.empty()) std::printf("report:     %s\n", options.htmlReport.c_str());
+}
+
+int runPcaCommand(const QStringList& arguments) {
+  const PcaCommand command = parsePcaArguments(arguments, "hyperstream");
+  ConsoleFeedback feedback(command.quiet);
+  const PcaResult result = runPca(command.options, feedback);
+  feedback.finish();
+  if (!command.quiet) printPcaSummary(result, command.options);
+  return 0;
+}
+
+}  // namespace hyperstream

@@ -1,0 +1,76 @@
+// hyperstream spp: spatial preprocessing, file to file.
+
+#include "Commands.h"
+#include "ConsoleFeedback.h"
+#include "spp/SppJob.h"
+
+#include <QCommandLineParser>
+
+#include <cstdio>
+
+namespace hyperstream {
+
+namespace {
+
+void readSppOptions(const QCommandLineParser& parser, SppOptions& options) {
+  readSharedOptions(parser, options);
+  if (parser.isSet("window")) options.window = positiveInt(parser.value("window"), "window");
+  const QString border = parser.value("border");
+  if (border == "mirror")
+    options.border = SppBorder::Mirror;
+  else if (!border.isEmpty() && border != "truncate")
+    usage("--border is truncate or mirror, not '" + border + "'");
+  const QString type = parser.value("type").toLower();
+  if (type == "float64")
+    options.outputType = OutputType::Float64;
+  else if (!type.isEmpty() && type != "float32")
+    usage("--type is float32 or float64, not '" + type + "'");
+  options.alphaOutput = parser.value("alpha").toStdString();
+  options.rhoOutput = parser.value("rho").toStdString();
+}
+
+void printSppSummary(const SppResult& result, const SppOptions& options) {
+  std::printf("%lld valid pixels, mean alpha %.4g rad, %.2f s on %s\n",
+              static_cast<long long>(result.validPixels), result.meanAlpha, result.seconds,
+              result.backend.c_str());
+  if (result.device.spp > 0)
+    std::printf("GPU: upload %.1f ms, SPP kernels %.2f ms, download %.1f ms\n",
+                result.device.upload * 1e3, result.device.spp * 1e3, result.device.download * 1e3);
+  std::printf("output: %s\n", options.output.c_str());
+  if (!options.alphaOutput.empty()) std::printf("alpha:  %s\n", options.alphaOutput.c_str());
+  if (!options.rhoOutput.empty()) std::printf("rho:    %s\n", options.rhoOutput.c_str());
+}
+
+}  // namespace
+
+int runSppCommand(const QStringList& arguments) {
+  QCommandLineParser parser;
+  parser.addOptions({
+      {"window", "Odd window size in pixels, 3 to 15 (default 5).", "N"},
+      {"border", "truncate (default: neighbours outside the image are left out) or mirror.",
+       "MODE"},
+      {"type", "float32 (default) or float64.", "TYPE"},
+      {"alpha", "Also write alpha (the weighted mean spectral angle) as one band here.", "FILE"},
+      {"rho", "Also write rho = (1 + sqrt(alpha))^2 as one band here.", "FILE"},
+  });
+  addSharedOptions(parser, {"1-50,60", "the outputs",
+                            "auto (default: the GPU when one is usable and the image large "
+                            "enough for it, else the CPU), cpu, gpu or gpu:N."});
+  parser.addPositionalArgument("INPUT", "Input raster (any GDAL format).");
+  parser.addPositionalArgument("OUTPUT", "Output raster: the displaced spectra.");
+  parseOrExit(parser, arguments, 2,
+              "usage: hyperstream spp INPUT OUTPUT [options]\n\n"
+              "Spatial preprocessing (Zortea & Plaza 2009): moves each valid pixel toward the\n"
+              "mean spectrum by how much it differs in spectral angle from its neighbours, so\n"
+              "that endmember extraction afterwards prefers spatially homogeneous areas.\n\n");
+  SppOptions options;
+  readSppOptions(parser, options);
+  const bool quiet = parser.isSet("quiet");
+  ConsoleFeedback feedback(quiet);
+  const SppResult result = runSpp(options, feedback);
+  feedback.finish();
+  if (!quiet) printSppSummary(result, options);
+  return 0;
+}
+
+}  // namespace hyperstream
