@@ -94,6 +94,20 @@ void addSharedOptions(QCommandLineParser& parser, const SharedOptionHelp& help) 
   });
 }
 
+OutputType outputTypeOption(const QCommandLineParser& parser,
+                            const std::vector<OutputType>& allowed) {
+  const QString type = parser.value("type");
+  if (type.isEmpty()) return allowed.front();
+  QStringList names;
+  for (const OutputType candidate : allowed) {
+    const QString name = QString::fromStdString(outputTypeName(candidate)).toLower();
+    if (type.toLower() == name) return candidate;
+    names << name;
+  }
+  const QString last = names.takeLast();
+  usage("--type is " + names.join(", ") + " or " + last + ", not '" + type + "'");
+}
+
 void readSharedOptions(const QCommandLineParser& parser, JobOptions& options) {
   options.input = parser.positionalArguments()[0].toStdString();
   options.output = parser.positionalArguments()[1].toStdString();

@@ -45,6 +45,9 @@ struct SharedOptionHelp {
 // Declares the options every job command shares: --bands, --format, --co, --ram, --device,
 // --strip-rows and --quiet.
 void addSharedOptions(QCommandLineParser& parser, const SharedOptionHelp& help);
+// --type: one of `allowed` (the first is the default), by name in any case.
+OutputType outputTypeOption(const QCommandLineParser& parser,
+                            const std::vector<OutputType>& allowed);
 // INPUT and OUTPUT (the first two file arguments) and the shared options into `options`.
 void readSharedOptions(const QCommandLineParser& parser, JobOptions& options);
 

@@ -63,13 +63,8 @@ void readPcaOptions(const QCommandLineParser& parser, PcaOptions& options) {
     options.matrix = MatrixType::Correlation;
   else if (!matrix.isEmpty() && matrix != "covariance")
     usage("--matrix is covariance or correlation, not '" + matrix + "'");
-  const QString type = parser.value("type").toLower();
-  if (type == "float64")
-    options.outputType = OutputType::Float64;
-  else if (type == "byte")
-    options.outputType = OutputType::Byte;
-  else if (!type.isEmpty() && type != "float32")
-    usage("--type is float32, float64 or byte, not '" + type + "'");
+  options.outputType = outputTypeOption(parser, {OutputType::Float32, OutputType::Float64,
+                                                 OutputType::Byte});
   options.statsJson = parser.value("stats").toStdString();
   options.tableCsv = parser.value("table").toStdString();
   options.htmlReport = parser.value("html").toStdString();

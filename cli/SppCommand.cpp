@@ -20,11 +20,7 @@ void readSppOptions(const QCommandLineParser& parser, SppOptions& options) {
     options.border = SppBorder::Mirror;
   else if (!border.isEmpty() && border != "truncate")
     usage("--border is truncate or mirror, not '" + border + "'");
-  const QString type = parser.value("type").toLower();
-  if (type == "float64")
-    options.outputType = OutputType::Float64;
-  else if (!type.isEmpty() && type != "float32")
-    usage("--type is float32 or float64, not '" + type + "'");
+  options.outputType = outputTypeOption(parser, {OutputType::Float32, OutputType::Float64});
   options.alphaOutput = parser.value("alpha").toStdString();
   options.rhoOutput = parser.value("rho").toStdString();
 }

@@ -14,7 +14,7 @@ QIcon EngineAlgorithm::icon() const {
 }
 
 void EngineAlgorithm::initAlgorithm(const QVariantMap&) {
-  const SharedTexts texts = sharedTexts();
+  const Texts& texts = texts_;
   addParameter(withHelp(
       new QgsProcessingParameterRasterLayer(QStringLiteral("INPUT"), QObject::tr("Input raster")),
       QObject::tr("The hyperspectral image (any GDAL raster file).")));

@@ -8,25 +8,37 @@
 
 #include <qgsprocessingalgorithm.h>
 
+#include <utility>
+
 namespace hyperstream {
 
 class EngineAlgorithm : public QgsProcessingAlgorithm {
  public:
-  QIcon icon() const override;
-  // INPUT and BANDS, then addJobParameters(), then DEVICE, RAM_MB, CREATION_OPTIONS and OUTPUT,
-  // then addJobOutputs().
-  void initAlgorithm(const QVariantMap& configuration = QVariantMap()) final;
-
- protected:
-  // What the shared parameters say of this algorithm.
-  struct SharedTexts {
+  // What an algorithm says of itself, and what the shared parameters say of it.
+  struct Texts {
+    QString name, displayName, group, groupId;
+    QString tags;  // comma-separated
+    QString help;
     QString bandsHelp;   // BANDS
     QString deviceHelp;  // DEVICE
     QString ramHelp;     // RAM_MB
     QString outputName;  // OUTPUT
     QString outputHelp;
   };
-  virtual SharedTexts sharedTexts() const = 0;
+  explicit EngineAlgorithm(Texts texts) : texts_(std::move(texts)) {}
+
+  QString name() const override { return texts_.name; }
+  QString displayName() const override { return texts_.displayName; }
+  QString group() const override { return texts_.group; }
+  QString groupId() const override { return texts_.groupId; }
+  QStringList tags() const override { return texts_.tags.split(','); }
+  QString shortHelpString() const override { return texts_.help; }
+  QIcon icon() const override;
+  // INPUT and BANDS, then addJobParameters(), then DEVICE, RAM_MB, CREATION_OPTIONS and OUTPUT,
+  // then addJobOutputs().
+  void initAlgorithm(const QVariantMap& configuration = QVariantMap()) final;
+
+ protected:
   // Whether DEVICE offers "All GPUs" (a job split over the machine's GPUs).
   virtual bool runsOnSeveralGpus() const { return false; }
   virtual void addJobParameters() = 0;
@@ -52,6 +64,8 @@ class EngineAlgorithm : public QgsProcessingAlgorithm {
                             QString* message = nullptr) const final;
   QVariantMap processAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
                                QgsProcessingFeedback* feedback) final;
+
+  Texts texts_;
 };
 
 }  // namespace hyperstream

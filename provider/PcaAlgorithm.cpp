@@ -9,28 +9,22 @@
 
 namespace hyperstream {
 
-QString PcaAlgorithm::displayName() const {
-  return QObject::tr("Principal component analysis");
-}
-QString PcaAlgorithm::group() const {
-  return QObject::tr("Dimensionality reduction");
-}
-QStringList PcaAlgorithm::tags() const {
-  return QObject::tr("pca,principal,component,hyperspectral,dimensionality,reduction,eigen")
-      .split(',');
-}
-QString PcaAlgorithm::shortHelpString() const {
-  return QObject::tr(
+namespace {
+
+EngineAlgorithm::Texts pcaTexts() {
+  EngineAlgorithm::Texts texts;
+  texts.name = QStringLiteral("pca");
+  texts.displayName = QObject::tr("Principal component analysis");
+  texts.group = QObject::tr("Dimensionality reduction");
+  texts.groupId = QStringLiteral("dimensionalityreduction");
+  texts.tags = QObject::tr("pca,principal,component,hyperspectral,dimensionality,reduction,eigen");
+  texts.help = QObject::tr(
       "Principal component analysis of a multi- or hyperspectral raster of any size, streamed "
       "from disk in strips and computed on a GPU or all CPU cores.\n\n"
       "Pixels with a nodata or non-finite value in any selected band are left out of the "
       "statistics and written as nodata. Constant bands are left out of the fit with a warning. "
       "The output keeps the georeferencing; its bands are described as 'PC1 (42.1 %, cum. "
       "42.1 %)'. A failed or canceled run leaves no output behind.");
-}
-
-PcaAlgorithm::SharedTexts PcaAlgorithm::sharedTexts() const {
-  SharedTexts texts;
   texts.bandsHelp = QObject::tr("Bands to analyse; all when none is selected.");
   texts.deviceHelp = QObject::tr(
       "Auto uses the first GPU when one can be used and the image is large enough for it to "
@@ -45,6 +39,10 @@ PcaAlgorithm::SharedTexts PcaAlgorithm::sharedTexts() const {
   texts.outputHelp = QObject::tr("One band per component.");
   return texts;
 }
+
+}  // namespace
+
+PcaAlgorithm::PcaAlgorithm() : EngineAlgorithm(pcaTexts()) {}
 
 void PcaAlgorithm::addJobParameters() {
   addParameter(withHelp(

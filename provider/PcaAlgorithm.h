@@ -8,16 +8,10 @@ namespace hyperstream {
 
 class PcaAlgorithm : public EngineAlgorithm {
  public:
-  QString name() const override { return QStringLiteral("pca"); }
-  QString displayName() const override;
-  QString group() const override;
-  QString groupId() const override { return QStringLiteral("dimensionalityreduction"); }
-  QString shortHelpString() const override;
-  QStringList tags() const override;
+  PcaAlgorithm();
   PcaAlgorithm* createInstance() const override { return new PcaAlgorithm(); }
 
  protected:
-  SharedTexts sharedTexts() const override;
   bool runsOnSeveralGpus() const override { return true; }
   void addJobParameters() override;
   void addJobOutputs() override;

@@ -7,18 +7,17 @@
 
 namespace hyperstream {
 
-QString SppAlgorithm::displayName() const {
-  return QObject::tr("Spatial preprocessing (SPP)");
-}
-QString SppAlgorithm::group() const {
-  return QObject::tr("Spectral unmixing");
-}
-QStringList SppAlgorithm::tags() const {
-  return QObject::tr("spp,spatial,preprocessing,endmember,unmixing,hyperspectral,spectral angle")
-      .split(',');
-}
-QString SppAlgorithm::shortHelpString() const {
-  return QObject::tr(
+namespace {
+
+EngineAlgorithm::Texts sppTexts() {
+  EngineAlgorithm::Texts texts;
+  texts.name = QStringLiteral("spp");
+  texts.displayName = QObject::tr("Spatial preprocessing (SPP)");
+  texts.group = QObject::tr("Spectral unmixing");
+  texts.groupId = QStringLiteral("spectralunmixing");
+  texts.tags =
+      QObject::tr("spp,spatial,preprocessing,endmember,unmixing,hyperspectral,spectral angle");
+  texts.help = QObject::tr(
       "Spatial preprocessing (Zortea & Plaza, 2009) of a hyperspectral raster: each pixel moves "
       "toward the image's mean spectrum by how much it differs, in spectral angle, from its "
       "neighbours within the window, so that an endmember extraction run afterwards prefers "
@@ -27,10 +26,6 @@ QString SppAlgorithm::shortHelpString() const {
       "y' = (y - c) / rho + c with c the mean spectrum. Pixels with nodata, a non-finite value or "
       "an all-zero spectrum are left out and written as nodata. Streamed in strips with their "
       "halo rows, on a GPU or all CPU cores; a failed or canceled run leaves no output behind.");
-}
-
-SppAlgorithm::SharedTexts SppAlgorithm::sharedTexts() const {
-  SharedTexts texts;
   texts.bandsHelp = QObject::tr("Bands to use and write; all when none is selected.");
   texts.deviceHelp = QObject::tr(
       "Auto uses the first GPU when one can be used and the image is large enough for it to "
@@ -43,6 +38,10 @@ SppAlgorithm::SharedTexts SppAlgorithm::sharedTexts() const {
   texts.outputHelp = QObject::tr("The displaced spectra, same bands as the input.");
   return texts;
 }
+
+}  // namespace
+
+SppAlgorithm::SppAlgorithm() : EngineAlgorithm(sppTexts()) {}
 
 void SppAlgorithm::addJobParameters() {
   addParameter(withHelp(

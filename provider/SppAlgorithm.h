@@ -8,16 +8,10 @@ namespace hyperstream {
 
 class SppAlgorithm : public EngineAlgorithm {
  public:
-  QString name() const override { return QStringLiteral("spp"); }
-  QString displayName() const override;
-  QString group() const override;
-  QString groupId() const override { return QStringLiteral("spectralunmixing"); }
-  QString shortHelpString() const override;
-  QStringList tags() const override;
+  SppAlgorithm();
   SppAlgorithm* createInstance() const override { return new SppAlgorithm(); }
 
  protected:
-  SharedTexts sharedTexts() const override;
   void addJobParameters() override;
   void addJobOutputs() override;
   void prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) override;

@@ -5,6 +5,11 @@
 
 #include <cstdint>
 
+// Expands INSTANTIATE(T) for every sample type the kernels take (core/Samples.h's SampleType).
+#define HYPERSTREAM_FOR_EACH_SAMPLE_TYPE(INSTANTIATE)                                       \
+  INSTANTIATE(uint8_t) INSTANTIATE(uint16_t) INSTANTIATE(int16_t) INSTANTIATE(uint32_t) \
+  INSTANTIATE(int32_t) INSTANTIATE(float) INSTANTIATE(double)
+
 namespace hyperstream::cuda {
 
 constexpr int kWarps = 8;  // per block

@@ -378,13 +378,7 @@ void combineDigits(const int32_t* products, int bands, int paddedBands, double* 
   template void project<T, double>(const T*, int64_t, int, const T*, const unsigned char*,      \
                                    unsigned char*, const double*, const double*, int, double,   \
                                    double*, cudaStream_t);
-HYPERSTREAM_SAMPLE_TYPE(uint8_t)
-HYPERSTREAM_SAMPLE_TYPE(uint16_t)
-HYPERSTREAM_SAMPLE_TYPE(int16_t)
-HYPERSTREAM_SAMPLE_TYPE(uint32_t)
-HYPERSTREAM_SAMPLE_TYPE(int32_t)
-HYPERSTREAM_SAMPLE_TYPE(float)
-HYPERSTREAM_SAMPLE_TYPE(double)
+HYPERSTREAM_FOR_EACH_SAMPLE_TYPE(HYPERSTREAM_SAMPLE_TYPE)
 #undef HYPERSTREAM_SAMPLE_TYPE
 template void rangePartials<float>(const float*, int64_t, int, const unsigned char*, double*,
                                    cudaStream_t);

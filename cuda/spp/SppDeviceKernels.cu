@@ -288,13 +288,7 @@ void sppDisplace(const T* raw, const unsigned char* valid, const float* rho, int
                                       const double*, double, float*, cudaStream_t);                \
   template void sppDisplace<T, double>(const T*, const unsigned char*, const float*, int64_t, int, \
                                        const double*, double, double*, cudaStream_t);
-HYPERSTREAM_SAMPLE_TYPE(uint8_t)
-HYPERSTREAM_SAMPLE_TYPE(uint16_t)
-HYPERSTREAM_SAMPLE_TYPE(int16_t)
-HYPERSTREAM_SAMPLE_TYPE(uint32_t)
-HYPERSTREAM_SAMPLE_TYPE(int32_t)
-HYPERSTREAM_SAMPLE_TYPE(float)
-HYPERSTREAM_SAMPLE_TYPE(double)
+HYPERSTREAM_FOR_EACH_SAMPLE_TYPE(HYPERSTREAM_SAMPLE_TYPE)
 #undef HYPERSTREAM_SAMPLE_TYPE
 
 }  // namespace hyperstream::cuda

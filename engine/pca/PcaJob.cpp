@@ -16,6 +16,7 @@
 #include <QThread>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <limits>
 
@@ -182,6 +183,9 @@ class PcaRun {
   void planMemory();
   void leaveRoomForTheMapping();
   void prepareKernels();
+  void computePass(int inputBuffers, const StripPipeline::Stages::Read& read,
+                   const std::function<void(const StripView&)>& compute, double& seconds,
+                   double progressFrom, double progressTo);
   Moments momentsPass();
   void fit(const Moments& moments);
   void chooseComponents();
@@ -209,9 +213,11 @@ class PcaRun {
     return target;
   }
   // The later passes' source: the GPU's copy (null), the host's, or the file again.
-  const void* readAgain(const StripRange& range, unsigned char* buffer) {
-    if (result_.deviceResident) return nullptr;
-    return result_.resident ? residentStrip(range) : readFromFile(range, buffer);
+  StripPipeline::Stages::Read readAgainStage() {
+    return [this](const StripRange& range, unsigned char* buffer) -> const void* {
+      if (result_.deviceResident) return nullptr;
+      return result_.resident ? residentStrip(range) : readFromFile(range, buffer);
+    };
   }
   int inputBuffers() const { return result_.resident ? 0 : kInputBuffers; }
   // Once the kernels hold the cube, the later passes read nothing.
@@ -391,22 +397,32 @@ StripView PcaRun::stripView(const StripRange& range, const void* data) const {
   return view;
 }
 
-// Pass 1: count, mean and co-moments of the valid pixels, merged over the workers.
-Moments PcaRun::momentsPass() {
+// A pass that writes nothing: `compute` on every strip, timed into `seconds`.
+void PcaRun::computePass(int inputBuffers, const StripPipeline::Stages::Read& read,
+                         const std::function<void(const StripView&)>& compute, double& seconds,
+                         double progressFrom, double progressTo) {
   QElapsedTimer timer;
-  StripPipeline pipeline(inputBuffers(), inputStripBytes(), 0, 0, kernels_->usesEveryCore(),
+  StripPipeline pipeline(inputBuffers, inputStripBytes(), 0, 0, kernels_->usesEveryCore(),
                          allocator());
   StripPipeline::Stages stages;
-  stages.read = [this](const StripRange& range, unsigned char* buffer) {
-    return readFromFile(range, buffer);
-  };
+  stages.read = read;
   stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
     timer.start();
-    kernels_->accumulateMoments(stripView(range, data));
-    result_.seconds.moments += timer.nsecsElapsed() * 1e-9;
+    compute(stripView(range, data));
+    seconds += timer.nsecsElapsed() * 1e-9;
   };
-  pipeline.run(strips_, stages, feedback_, 0.0, pass1End());
+  pipeline.run(strips_, stages, feedback_, progressFrom, progressTo);
   result_.seconds.read += pipeline.readSeconds();
+}
+
+// Pass 1: count, mean and co-moments of the valid pixels, merged over the workers.
+Moments PcaRun::momentsPass() {
+  computePass(
+      inputBuffers(),
+      [this](const StripRange& range, unsigned char* buffer) { return readFromFile(range, buffer); },
+      [this](const StripView& strip) { kernels_->accumulateMoments(strip); },
+      result_.seconds.moments, 0.0, pass1End());
+  QElapsedTimer timer;
   timer.start();
   Moments moments = group_.mergeMoments(kernels_->takeMoments(bandCount()));
   result_.seconds.moments += timer.nsecsElapsed() * 1e-9;
@@ -497,20 +513,11 @@ OutputEncoding PcaRun::outputEncoding() {
 void PcaRun::rangePass(OutputEncoding& encoding) {
   const int components = result_.components;
   ComponentRange range;
-  QElapsedTimer timer;
-  StripPipeline pipeline(laterInputBuffers(), inputStripBytes(), 0, 0, kernels_->usesEveryCore(),
-                         allocator());
-  StripPipeline::Stages stages;
-  stages.read = [this](const StripRange& strip, unsigned char* buffer) {
-    return readAgain(strip, buffer);
-  };
-  stages.compute = [&](const StripRange& strip, const void* data, unsigned char*) {
-    timer.start();
-    range.merge(kernels_->componentRange(stripView(strip, data), projection_));
-    result_.seconds.range += timer.nsecsElapsed() * 1e-9;
-  };
-  pipeline.run(strips_, stages, feedback_, pass1End(), 60.0);
-  result_.seconds.read += pipeline.readSeconds();
+  computePass(laterInputBuffers(), readAgainStage(),
+              [&](const StripView& strip) {
+                range.merge(kernels_->componentRange(strip, projection_));
+              },
+              result_.seconds.range, pass1End(), 60.0);
   if (range.minimum.empty()) {  // no strip had a valid pixel
     range.minimum.assign(components, std::numeric_limits<double>::infinity());
     range.maximum.assign(components, -std::numeric_limits<double>::infinity());
@@ -578,9 +585,7 @@ void PcaRun::projectionPass(const OutputEncoding& encoding) {
   StripPipeline pipeline(laterInputBuffers(), inputStripBytes(), kOutputBuffers,
                          static_cast<size_t>(outputBytes), kernels_->usesEveryCore(), allocator());
   StripPipeline::Stages stages;
-  stages.read = [this](const StripRange& strip, unsigned char* buffer) {
-    return readAgain(strip, buffer);
-  };
+  stages.read = readAgainStage();
   stages.compute = [&](const StripRange& strip, const void* data, unsigned char* out) {
     timer.start();
     kernels_->project(stripView(strip, data), projection_, encoding, out);

@@ -45,7 +45,8 @@ class StripPipeline {
   struct Stages {
     // Reader thread: bring strip `range` into memory; `buffer` is a free input buffer (nullptr
     // when the pipeline has no input pool: the data already lives elsewhere). Returns the data.
-    std::function<const void*(const StripRange& range, unsigned char* buffer)> read;
+    using Read = std::function<const void*(const StripRange& range, unsigned char* buffer)>;
+    Read read;
     // Calling thread: process the strip; `output` is a free output buffer (nullptr without a
     // writer).
     std::function<void(const StripRange& range, const void* input, unsigned char* output)> compute;
