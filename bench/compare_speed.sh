@@ -23,6 +23,7 @@ trap 'rm -rf "$out"' EXIT
 seconds() {  # seconds PROGRAM ARGS...: wall time of one run
   local start end
   start=$(date +%s%N)
+  rm -f "$out/pca.tif" "$out/spp.tif"  # replacing a finished output would add freeing its pages
   "$@" --device "$device" -q 2>/dev/null >/dev/null
   end=$(date +%s%N)
   echo "scale=3; ($end - $start) / 1000000000" | bc
