@@ -10,6 +10,7 @@
 // has planned the job, the PCA's second once pass 1 and the fit are done). STRIP_ROWS > 0 sets
 // the PCA's strip height (0: the engine's choice).
 
+#include "DeviceOption.h"
 #include "IoFloor.h"
 #include "core/Feedback.h"
 #include "pca/PcaJob.h"
@@ -31,7 +32,7 @@ Options jobOptions(const std::string& input, const std::string& output, const st
   Options options;
   options.input = input;
   options.output = output;
-  options.device = DeviceChoice::parse(device);
+  options.device = parseDevice(device);
   return options;
 }
 

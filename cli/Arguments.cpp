@@ -1,4 +1,5 @@
 #include "Arguments.h"
+#include "DeviceOption.h"
 
 #include "core/Error.h"
 
@@ -116,8 +117,7 @@ void readSharedOptions(const QCommandLineParser& parser, JobOptions& options) {
   for (const QString& option : parser.values("co"))
     options.creationOptions.push_back(option.toStdString());
   if (parser.isSet("ram")) options.ramBytes = mebibytes(parser.value("ram"), "ram");
-  if (parser.isSet("device"))
-    options.device = DeviceChoice::parse(parser.value("device").toStdString());
+  if (parser.isSet("device")) options.device = parseDevice(parser.value("device").toStdString());
   if (parser.isSet("strip-rows"))
     options.stripRows = positiveInteger(parser.value("strip-rows"), "strip-rows");
 }

@@ -2,6 +2,7 @@
 
 #include "Commands.h"
 #include "ConsoleFeedback.h"
+#include "DeviceOption.h"
 
 #include <QCommandLineParser>
 
@@ -63,14 +64,14 @@ void readPcaOptions(const QCommandLineParser& parser, PcaOptions& options) {
     options.matrix = MatrixType::Correlation;
   else if (!matrix.isEmpty() && matrix != "covariance")
     usage("--matrix is covariance or correlation, not '" + matrix + "'");
-  options.outputType = outputTypeOption(parser, {OutputType::Float32, OutputType::Float64,
-                                                 OutputType::Byte});
+  options.outputType =
+      outputTypeOption(parser, {OutputType::Float32, OutputType::Float64, OutputType::Byte});
   options.statsJson = parser.value("stats").toStdString();
   options.tableCsv = parser.value("table").toStdString();
   options.htmlReport = parser.value("html").toStdString();
   if (parser.isSet("gpus")) {
     if (parser.isSet("device")) usage("give --device or --gpus, not both");
-    options.device = DeviceChoice::parse("gpu:" + parser.value("gpus").toStdString());
+    options.device = parseDevice("gpu:" + parser.value("gpus").toStdString());
   }
   if (parser.isSet("gpu-memory"))
     options.gpuMemoryBytes = mebibytes(parser.value("gpu-memory"), "gpu-memory");

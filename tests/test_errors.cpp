@@ -1,5 +1,6 @@
 // Integration tests: bad input gives a clear error naming the parameter, and leaves no file.
 
+#include "DeviceOption.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
 #include "core/Error.h"
@@ -236,7 +237,7 @@ class ErrorTests : public QObject {
     options.variancePercent = 0;
     expectError(options, "VARIANCE", "percentage", dir);
     options = optionsFor(input, dir + "/out.tif");
-    options.device = DeviceChoice::parse("gpu:99");  // no such GPU here, nor on the GPU machine
+    options.device = parseDevice("gpu:99");  // no such GPU here, nor on the GPU machine
     expectError(options, "DEVICE", "GPU", dir);
     // Device texts are parsed where the user gives them (CLI, QGIS), before any job.
     const std::pair<const char*, const char*> badDevices[] = {{"tpu", "unknown device"},
@@ -246,17 +247,17 @@ class ErrorTests : public QObject {
                                                               {"gpu:1,1", "twice"}};
     for (const auto& [text, message] : badDevices) {
       try {
-        DeviceChoice::parse(text);
+        parseDevice(text);
         QFAIL(text);
       } catch (const Error& error) {
         QCOMPARE(QString::fromStdString(error.parameter()), QString("DEVICE"));
         QVERIFY2(QString(error.what()).contains(message), error.what());
       }
     }
-    QCOMPARE(DeviceChoice::parse("gpu:2,0").text(), std::string("gpu:2,0"));
-    QVERIFY(DeviceChoice::parse("gpu:all").severalGpus());
-    QVERIFY(!DeviceChoice::parse("gpu:3").severalGpus());
-    options.device = DeviceChoice::parse("gpu:0,98");  // no GPU 98 here, nor on the GPU machines
+    QCOMPARE(parseDevice("gpu:2,0").text(), std::string("gpu:2,0"));
+    QVERIFY(parseDevice("gpu:all").severalGpus());
+    QVERIFY(!parseDevice("gpu:3").severalGpus());
+    options.device = parseDevice("gpu:0,98");  // no GPU 98 here, nor on the GPU machines
     expectError(options, "DEVICE", "GPU", dir);
     options = optionsFor(input, dir + "/out.tif");
     options.format = "NoSuchDriver";
@@ -630,7 +631,7 @@ class ErrorTests : public QObject {
     const QString dir = testing::tempDir();
     TestFeedback quiet;
     PcaOptions options = optionsFor(dir + "/none.tif", dir + "/out.tif");
-    options.device = DeviceChoice::parse("auto");
+    options.device = parseDevice("auto");
     try {
       runPca(options, quiet);
       QFAIL("no error");

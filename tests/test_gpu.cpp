@@ -2,6 +2,7 @@
 // relative, components within 1e-4 of their standard deviation. Skipped (QSKIP, with the reason)
 // where no CUDA device is usable; run on the GPU machine.
 
+#include "DeviceOption.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
 #include "core/Error.h"
@@ -27,7 +28,7 @@ PcaOptions optionsFor(const QString& input, const QString& output, const std::st
   PcaOptions options;
   options.input = input.toStdString();
   options.output = output.toStdString();
-  options.device = DeviceChoice::parse(device);
+  options.device = parseDevice(device);
   options.components = kAllComponents;
   return options;
 }
@@ -308,7 +309,7 @@ class GpuTests : public QObject {
     options.outputType = OutputType(outputType);
     const Run cpu = run(options);
     options.output = (dir + "/gpu.tif").toStdString();
-    options.device = DeviceChoice::parse("gpu");
+    options.device = parseDevice("gpu");
     const Run gpu = run(options);
     compareRuns(cpu, gpu);
   }
@@ -338,7 +339,7 @@ class GpuTests : public QObject {
     options.stripRows = 1;  // the first strip has no valid pixel
     const Run cpu = run(options);
     options.output = (dir + "/gpu.tif").toStdString();
-    options.device = DeviceChoice::parse("gpu");
+    options.device = parseDevice("gpu");
     const Run gpu = run(options);
     compareRuns(cpu, gpu);
     compareWithReference(dir + "/in.tif", gpu);
@@ -367,7 +368,7 @@ class GpuTests : public QObject {
     options.stripRows = 17;
     options.ramBytes = 16ll << 20;  // not resident on the host either
     const Run cpu = run(options);
-    options.device = DeviceChoice::parse("gpu");
+    options.device = parseDevice("gpu");
     options.gpuMemoryBytes = 12ll << 20;  // the cube is 10 MB
     options.output = (dir + "/gpu.tif").toStdString();
     const Run gpu = run(options);
@@ -410,7 +411,7 @@ class GpuTests : public QObject {
     options.outputType = OutputType(type);
     options.stripRows = 23;
     const Run cpu = run(options);
-    options.device = DeviceChoice::parse(device.toStdString());
+    options.device = parseDevice(device.toStdString());
     options.gpuMemoryBytes = int64_t{gpuMemoryMiB} << 20;
     options.output = (dir + "/gpus.tif").toStdString();
     const Run gpus = run(options);
@@ -445,12 +446,12 @@ class GpuTests : public QObject {
              qPrintable(feedback.warnings.join("\n")));
     QCOMPARE(testing::readCube(options.output).values, cpu.written.values);
 
-    options.device = DeviceChoice::parse("gpu");
+    options.device = parseDevice("gpu");
     options.output = (dir + "/gpu.tif").toStdString();
     QVERIFY(deviceError(options).contains("too small"));
     QVERIFY(!QFileInfo::exists(dir + "/gpu.tif"));
     QCOMPARE(testing::filesIn(dir).size(), 3);  // in, cpu, auto
-    options.device = DeviceChoice::parse("gpu:99");
+    options.device = parseDevice("gpu:99");
     QVERIFY(deviceError(options).contains("no GPU 99"));
   }
 
@@ -530,7 +531,7 @@ class GpuTests : public QObject {
       PcaOptions options = optionsFor(data + "/" + name, dir + "/cpu-" + name, "cpu");
       options.outputType = OutputType::Float64;
       const Run cpu = run(options);
-      options.device = DeviceChoice::parse("gpu");
+      options.device = parseDevice("gpu");
       options.output = (dir + "/gpu-" + name).toStdString();
       const Run gpu = run(options);
       compareRuns(cpu, gpu);
@@ -539,7 +540,7 @@ class GpuTests : public QObject {
       options = optionsFor(data + "/" + name, dir + "/cpu32-" + name, "cpu");
       options.components = 0;
       const Run cpu32 = run(options);
-      options.device = DeviceChoice::parse("gpu");
+      options.device = parseDevice("gpu");
       options.output = (dir + "/gpu32-" + name).toStdString();
       compareRuns(cpu32, run(options));
     }

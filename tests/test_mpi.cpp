@@ -3,6 +3,7 @@
 // count, a rank whose rows are all nodata, Byte and ENVI outputs; a rank that fails to read its
 // rows and a rank that is killed both end the job with no output left behind.
 
+#include "DeviceOption.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
 #include "core/Error.h"
@@ -108,7 +109,7 @@ class MpiTests : public QObject {
     options.output = (dir + "/one." + extension).toStdString();
     options.statsJson = (dir + "/one.json").toStdString();
     options.outputType = type == "byte" ? OutputType::Byte : OutputType::Float32;
-    options.device = DeviceChoice::parse("cpu");
+    options.device = parseDevice("cpu");
     if (extension == "img") options.format = "ENVI";
     TestFeedback feedback;
     runPca(options, feedback);

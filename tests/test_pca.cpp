@@ -1,6 +1,7 @@
 // Integration tests: file-to-file PCA against the float64 reference, on generated cubes and the
 // real scenes in ../shared/data.
 
+#include "DeviceOption.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
 #include "core/Error.h"
@@ -24,7 +25,8 @@ PcaOptions optionsFor(const QString& input, const QString& output) {
   PcaOptions options;
   options.input = input.toStdString();
   options.output = output.toStdString();
-  options.device = DeviceChoice::parse("cpu");  // the CPU backend's own properties (bitwise equalities); GPU: test_gpu
+  options.device =
+      parseDevice("cpu");  // the CPU backend's own properties (bitwise equalities); GPU: test_gpu
   return options;
 }
 
@@ -455,7 +457,7 @@ class PcaTests : public QObject {
     PcaOptions options;
     options.input = (dir + "/in.tif").toStdString();
     options.output = (dir + "/one.tif").toStdString();
-    options.device = DeviceChoice::parse("cpu");
+    options.device = parseDevice("cpu");
     options.stripRows = 16;
     options.creationOptions = {"COMPRESS=DEFLATE"};  // one shared dataset: any layout
     TestFeedback feedback;

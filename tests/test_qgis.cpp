@@ -128,9 +128,9 @@ class QgisTests : public QObject {
     QVERIFY(algorithm);
     QCOMPARE(algorithm->displayName(), QString("Spatial preprocessing (SPP)"));
     QCOMPARE(algorithm->group(), QString("Spectral unmixing"));
-    for (const char* name : {"INPUT", "BANDS", "WINDOW", "BORDER", "OUTPUT_TYPE", "DEVICE",
-                             "RAM_MB", "CREATION_OPTIONS", "OUTPUT", "OUTPUT_ALPHA",
-                             "OUTPUT_RHO"}) {
+    for (const char* name :
+         {"INPUT", "BANDS", "WINDOW", "BORDER", "OUTPUT_TYPE", "DEVICE", "RAM_MB",
+          "CREATION_OPTIONS", "OUTPUT", "OUTPUT_ALPHA", "OUTPUT_RHO"}) {
       const QgsProcessingParameterDefinition* parameter = algorithm->parameterDefinition(name);
       QVERIFY2(parameter && !parameter->help().isEmpty(), name);
     }
@@ -150,7 +150,8 @@ class QgisTests : public QObject {
                                              feedback, ok, "hyperstream:spp");
     QVERIFY2(ok, qPrintable(feedback.errors.join('\n')));
     for (const char* output : {"OUTPUT", "OUTPUT_ALPHA"}) {  // creation options reach every output
-      const hyperstream::DatasetPtr written = hyperstream::openRaster(results.value(output).toString().toStdString(), "");
+      const hyperstream::DatasetPtr written =
+          hyperstream::openRaster(results.value(output).toString().toStdString(), "");
       QCOMPARE(QString(written->GetMetadataItem("COMPRESSION", "IMAGE_STRUCTURE")),
                QString("DEFLATE"));
     }

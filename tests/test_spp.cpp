@@ -1,6 +1,7 @@
 // Spatial preprocessing against a float64 reference written here (plain loops over pixels and
 // window offsets): alpha within 1e-6 absolute, displaced spectra within 1e-5 relative.
 
+#include "DeviceOption.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
 #include "core/Error.h"
@@ -101,7 +102,7 @@ SppOptions optionsFor(const QString& input, const QString& output) {
   SppOptions options;
   options.input = input.toStdString();
   options.output = output.toStdString();
-  options.device = DeviceChoice::parse("cpu");
+  options.device = parseDevice("cpu");
   return options;
 }
 
@@ -299,11 +300,11 @@ class SppTests : public QObject {
     options.outputType = OutputType::Byte;
     expectError(options, "OUTPUT_TYPE", "Float32 or Float64");
     options.outputType = OutputType::Float32;
-    options.device = DeviceChoice::parse("gpu:99");  // no such GPU here, nor on the GPU machine
+    options.device = parseDevice("gpu:99");  // no such GPU here, nor on the GPU machine
     expectError(options, "DEVICE", "GPU");
-    options.device = DeviceChoice::parse("gpu:all");
+    options.device = parseDevice("gpu:all");
     expectError(options, "DEVICE", "one device");
-    options.device = DeviceChoice::parse("cpu");
+    options.device = parseDevice("cpu");
     options.alphaOutput = options.output;
     expectError(options, "OUTPUT_ALPHA", "");
     testing::Cube empty = testing::correlatedCube(4, 4, 3, 1);

@@ -1,6 +1,6 @@
 #pragma once
-// Where a job runs, as the user chose it: parsed once where it is named (the CLI, QGIS), and a
-// value from there on.
+// Where a job runs, as the user chose it: made once where it is named (the CLI parses its text,
+// QGIS's DEVICE picks a constructor), and a value from there on.
 
 #include <string>
 #include <vector>
@@ -26,8 +26,6 @@ class DeviceChoice {
   }
   static DeviceChoice gpus(std::vector<int> indices);  // throws Error("DEVICE") on repeats
   static DeviceChoice everyGpu() { return DeviceChoice(Kind::Gpus, {}, true); }
-  // auto | cpu | gpu | gpu:N | gpu:N,M,... | gpu:all; throws Error("DEVICE").
-  static DeviceChoice parse(const std::string& text);
 
   Kind kind() const { return kind_; }
   bool isAuto() const { return kind_ == Kind::Auto; }
@@ -38,7 +36,7 @@ class DeviceChoice {
   const std::vector<int>& gpuIndices() const { return gpus_; }
   bool allGpus() const { return all_; }
   bool unnumberedGpu() const { return unnumbered_; }
-  // As parse() reads it.
+  // As the command line writes it: auto, cpu, gpu, gpu:N,M,... or gpu:all.
   std::string text() const;
 
  private:
