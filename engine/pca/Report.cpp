@@ -18,31 +18,32 @@ QJsonArray toArray(const std::vector<double>& values) {
   return array;
 }
 
-}  // namespace
-
-QJsonObject statsJson(const PcaResult& result, const PcaOptions& options) {
-  const PcaModel& model = result.model;
-  const int all = model.componentCount();
-  QJsonObject json;
+// The input: its size, the bands used, their descriptions and nodata values.
+void addInput(QJsonObject& json, const PcaResult& result, const PcaOptions& options) {
   json["software"] = "Hyperstream " HYPERSTREAM_VERSION;
   json["input"] = QString::fromStdString(options.input);
   json["output"] = QString::fromStdString(options.output);
   json["width"] = static_cast<double>(result.input.width);
   json["height"] = static_cast<double>(result.input.height);
-  QJsonArray bands, descriptions, nodata, constant;
+  QJsonArray bands, descriptions, nodata;
   for (int b : result.bands) {
     bands.append(b);
     descriptions.append(QString::fromStdString(result.input.bandDescriptions[b - 1]));
     const double value = result.input.nodata[b - 1];
     nodata.append(std::isnan(value) ? QJsonValue() : QJsonValue(value));
   }
-  for (int b : model.constantBands) constant.append(result.bands[b]);
   json["bands"] = bands;
   json["band_descriptions"] = descriptions;
   json["nodata"] = nodata;
+}
+
+// The fit: everything needed to apply the same transform to another image.
+void addModel(QJsonObject& json, const PcaModel& model, const std::vector<int>& bands) {
+  const int all = model.componentCount();
+  QJsonArray constant;
+  for (int b : model.constantBands) constant.append(bands[b]);
   json["matrix"] = QString::fromStdString(matrixTypeName(model.matrix));
   json["valid_pixels"] = static_cast<double>(model.validPixels);
-  json["total_pixels"] = static_cast<double>(result.totalPixels);
   json["constant_bands"] = constant;
   json["mean"] = toArray(model.mean);
   json["stddev"] = toArray(model.stddev);
@@ -59,6 +60,10 @@ QJsonObject statsJson(const PcaResult& result, const PcaOptions& options) {
   json["explained_percent"] = explained;
   json["cumulative_percent"] = cumulative;
   json["eigenvectors"] = vectors;
+}
+
+// The output: how many components, their type, nodata and Byte rescale.
+void addOutput(QJsonObject& json, const PcaResult& result) {
   json["components"] = result.components;
   json["output_type"] = QString::fromStdString(outputTypeName(result.outputType));
   json["output_nodata"] = result.hasOutputNodata && !std::isnan(result.outputNodata)
@@ -72,6 +77,10 @@ QJsonObject statsJson(const PcaResult& result, const PcaOptions& options) {
     rescale["maximum"] = toArray(result.byteMaximum);
     json["byte_rescale"] = rescale;
   }
+}
+
+// How the run went: the device, the memory plan and the stages' times.
+void addRun(QJsonObject& json, const PcaResult& result) {
   json["backend"] = QString::fromStdString(result.backend);
   json["resident"] = result.resident;
   json["strip_rows"] = static_cast<double>(result.stripRows);
@@ -99,6 +108,17 @@ QJsonObject statsJson(const PcaResult& result, const PcaOptions& options) {
     gpu["download_bytes"] = static_cast<double>(device.downloadBytes);
     json["gpu"] = gpu;
   }
+}
+
+}  // namespace
+
+QJsonObject statsJson(const PcaResult& result, const PcaOptions& options) {
+  QJsonObject json;
+  addInput(json, result, options);
+  addModel(json, result.model, result.bands);
+  json["total_pixels"] = static_cast<double>(result.totalPixels);
+  addOutput(json, result);
+  addRun(json, result);
   return json;
 }
 
