@@ -124,6 +124,115 @@ class FirstError {
   std::exception_ptr error_;
 };
 
+// One run of the pipeline: its buffer pools and queues, and the loops of its three threads. The
+// first failure of any of them aborts the others and is rethrown by rethrow().
+class PipelineRun {
+ public:
+  PipelineRun(const std::vector<StripRange>& strips, const StripPipeline::Stages& stages,
+              Feedback& feedback, bool exclusiveCompute)
+      : strips_(strips),
+        stages_(stages),
+        feedback_(feedback),
+        exclusiveCompute_(exclusiveCompute) {}
+
+  void makePools(int inputBuffers, size_t inputBytes, int outputBuffers, size_t outputBytes,
+                 const HostAllocator& allocate) {
+    if (inputBuffers > 0) inputPool_.emplace(inputBuffers, inputBytes, allocate);
+    if (stages_.write) outputPool_.emplace(outputBuffers, outputBytes, allocate);
+    loaded_.emplace(std::max(2, inputBuffers));
+    computed_.emplace(std::max(1, outputBuffers));
+  }
+
+  // Reader thread: every strip into a free input buffer, in order.
+  void readAll(double& seconds) {
+    guarded([&] {
+      QElapsedTimer timer;
+      for (size_t i = 0; i < strips_.size(); ++i) {
+        if (feedback_.isCanceled()) throw Canceled();
+        unsigned char* buffer = nullptr;
+        if (inputPool_ && !(buffer = inputPool_->take())) return;  // aborted
+        const void* data = nullptr;
+        {
+          const auto turn = takeTurn();
+          timer.start();
+          data = stages_.read(strips_[i], buffer);
+          seconds += timer.nsecsElapsed() * 1e-9;
+        }
+        if (!loaded_->push({i, data, buffer})) return;
+      }
+      loaded_->close();
+    });
+  }
+
+  // Writer thread: the computed strips, in order.
+  void writeAll(double& seconds) {
+    guarded([&] {
+      QElapsedTimer timer;
+      while (std::optional<Computed> item = computed_->pop()) {
+        timer.start();
+        stages_.write(strips_[item->index], item->output);
+        seconds += timer.nsecsElapsed() * 1e-9;
+        outputPool_->give(item->output);
+      }
+    });
+  }
+
+  // Calling thread: computes each strip as it arrives, reporting progress from `from` to `to`.
+  void computeAll(double from, double to) {
+    guarded([&] {
+      const bool writing = static_cast<bool>(stages_.write);
+      while (std::optional<Loaded> item = loaded_->pop()) {
+        if (feedback_.isCanceled()) throw Canceled();
+        unsigned char* output = nullptr;
+        if (writing && !(output = outputPool_->take())) break;  // aborted
+        {
+          const auto turn = takeTurn();
+          stages_.compute(strips_[item->index], item->data, output);
+        }
+        if (item->poolBuffer) inputPool_->give(item->poolBuffer);
+        if (writing && !computed_->push({item->index, output})) break;
+        // From the calling thread only: a QGIS feedback delivers progress from other threads
+        // late.
+        feedback_.setProgress(from + (to - from) * static_cast<double>(item->index + 1) /
+                                         static_cast<double>(strips_.size()));
+      }
+      computed_->close();
+    });
+  }
+
+  void rethrow() { error_.rethrow(); }
+
+ private:
+  // Runs `loop`; a failure aborts every thread's queues and pools.
+  template <class Loop>
+  void guarded(const Loop& loop) {
+    try {
+      loop();
+    } catch (...) {
+      error_.set(std::current_exception());
+      loaded_->abort();
+      computed_->abort();
+      if (inputPool_) inputPool_->close();
+      if (outputPool_) outputPool_->close();
+    }
+  }
+  // With exclusive compute the reader and the compute step hold the cores in turn.
+  std::optional<QMutexLocker> takeTurn() {
+    if (!exclusiveCompute_) return std::nullopt;
+    return std::optional<QMutexLocker>(std::in_place, &cores_);
+  }
+
+  const std::vector<StripRange>& strips_;
+  const StripPipeline::Stages& stages_;
+  Feedback& feedback_;
+  bool exclusiveCompute_;
+  std::optional<BufferPool> inputPool_, outputPool_;
+  std::optional<BoundedQueue<Loaded>> loaded_;
+  std::optional<BoundedQueue<Computed>> computed_;
+  FirstError error_;
+  QMutex cores_;
+};
+
 }  // namespace
 
 StripPipeline::StripPipeline(int inputBuffers, size_t inputBytes, int outputBuffers,
@@ -138,95 +247,17 @@ StripPipeline::StripPipeline(int inputBuffers, size_t inputBytes, int outputBuff
 void StripPipeline::run(const std::vector<StripRange>& strips, const Stages& stages,
                         Feedback& feedback, double progressFrom, double progressTo) {
   readSeconds_ = writeSeconds_ = 0;
-  const bool writing = static_cast<bool>(stages.write);
-  std::optional<BufferPool> inputPool;
-  if (inputBuffers_ > 0) inputPool.emplace(inputBuffers_, inputBytes_, allocate_);
-  std::optional<BufferPool> outputPool;
-  if (writing) outputPool.emplace(outputBuffers_, outputBytes_, allocate_);
-  BoundedQueue<Loaded> loaded(std::max(2, inputBuffers_));
-  BoundedQueue<Computed> computed(std::max(1, outputBuffers_));
-  FirstError error;
-  QMutex cores;  // held by the reader and the compute step in turn when compute is exclusive
-  auto takeTurn = [&]() -> std::optional<QMutexLocker> {
-    if (!exclusiveCompute_) return std::nullopt;
-    return std::optional<QMutexLocker>(std::in_place, &cores);
-  };
-
-  auto abortAll = [&] {
-    loaded.abort();
-    computed.abort();
-    if (inputPool) inputPool->close();
-    if (outputPool) outputPool->close();
-  };
-  auto progress = [&](size_t done) {
-    feedback.setProgress(progressFrom + (progressTo - progressFrom) * static_cast<double>(done) /
-                                            static_cast<double>(strips.size()));
-  };
-
-  std::unique_ptr<QThread> reader(QThread::create([&] {
-    try {
-      QElapsedTimer timer;
-      for (size_t i = 0; i < strips.size(); ++i) {
-        if (feedback.isCanceled()) throw Canceled();
-        unsigned char* buffer = nullptr;
-        if (inputPool && !(buffer = inputPool->take())) return;  // aborted
-        const void* data = nullptr;
-        {
-          const auto turn = takeTurn();
-          timer.start();
-          data = stages.read(strips[i], buffer);
-          readSeconds_ += timer.nsecsElapsed() * 1e-9;
-        }
-        if (!loaded.push({i, data, buffer})) return;
-      }
-      loaded.close();
-    } catch (...) {
-      error.set(std::current_exception());
-      abortAll();
-    }
-  }));
+  PipelineRun pipeline(strips, stages, feedback, exclusiveCompute_);
+  pipeline.makePools(inputBuffers_, inputBytes_, outputBuffers_, outputBytes_, allocate_);
+  std::unique_ptr<QThread> reader(QThread::create([&] { pipeline.readAll(readSeconds_); }));
   std::unique_ptr<QThread> writer;
-  if (writing) {
-    writer.reset(QThread::create([&] {
-      try {
-        QElapsedTimer timer;
-        while (std::optional<Computed> item = computed.pop()) {
-          timer.start();
-          stages.write(strips[item->index], item->output);
-          writeSeconds_ += timer.nsecsElapsed() * 1e-9;
-          outputPool->give(item->output);
-        }
-      } catch (...) {
-        error.set(std::current_exception());
-        abortAll();
-      }
-    }));
-  }
+  if (stages.write) writer.reset(QThread::create([&] { pipeline.writeAll(writeSeconds_); }));
   reader->start();
   if (writer) writer->start();
-
-  try {
-    while (std::optional<Loaded> item = loaded.pop()) {
-      if (feedback.isCanceled()) throw Canceled();
-      unsigned char* output = nullptr;
-      if (writing && !(output = outputPool->take())) break;  // aborted
-      {
-        const auto turn = takeTurn();
-        stages.compute(strips[item->index], item->data, output);
-      }
-      if (item->poolBuffer) inputPool->give(item->poolBuffer);
-      if (writing && !computed.push({item->index, output})) break;
-      // From the calling thread only: a QGIS feedback delivers progress from other threads late.
-      progress(item->index + 1);
-    }
-    computed.close();
-  } catch (...) {
-    error.set(std::current_exception());
-    abortAll();
-  }
+  pipeline.computeAll(progressFrom, progressTo);
   reader->wait();
   if (writer) writer->wait();
-  error.rethrow();
+  pipeline.rethrow();
   if (feedback.isCanceled()) throw Canceled();
 }
 
