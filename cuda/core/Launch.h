@@ -6,9 +6,11 @@
 #include <cstdint>
 
 // Expands INSTANTIATE(T) for every sample type the kernels take (core/Samples.h's SampleType).
-#define HYPERSTREAM_FOR_EACH_SAMPLE_TYPE(INSTANTIATE)                                       \
+// clang-format off
+#define HYPERSTREAM_FOR_EACH_SAMPLE_TYPE(INSTANTIATE) \
   INSTANTIATE(uint8_t) INSTANTIATE(uint16_t) INSTANTIATE(int16_t) INSTANTIATE(uint32_t) \
   INSTANTIATE(int32_t) INSTANTIATE(float) INSTANTIATE(double)
+// clang-format on
 
 namespace hyperstream::cuda {
 

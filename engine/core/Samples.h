@@ -1,8 +1,6 @@
 #pragma once
 // Sample types of strips and the valid-pixel test, shared by the backends.
 
-#include "core/Error.h"
-
 #include <cmath>
 #include <cstdint>
 #include <limits>

@@ -16,8 +16,8 @@
 #include <QThread>
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace hyperstream {
@@ -419,7 +419,9 @@ void PcaRun::computePass(int inputBuffers, const StripPipeline::Stages::Read& re
 Moments PcaRun::momentsPass() {
   computePass(
       inputBuffers(),
-      [this](const StripRange& range, unsigned char* buffer) { return readFromFile(range, buffer); },
+      [this](const StripRange& range, unsigned char* buffer) {
+        return readFromFile(range, buffer);
+      },
       [this](const StripView& strip) { kernels_->accumulateMoments(strip); },
       result_.seconds.moments, 0.0, pass1End());
   QElapsedTimer timer;
@@ -513,11 +515,10 @@ OutputEncoding PcaRun::outputEncoding() {
 void PcaRun::rangePass(OutputEncoding& encoding) {
   const int components = result_.components;
   ComponentRange range;
-  computePass(laterInputBuffers(), readAgainStage(),
-              [&](const StripView& strip) {
-                range.merge(kernels_->componentRange(strip, projection_));
-              },
-              result_.seconds.range, pass1End(), 60.0);
+  computePass(
+      laterInputBuffers(), readAgainStage(),
+      [&](const StripView& strip) { range.merge(kernels_->componentRange(strip, projection_)); },
+      result_.seconds.range, pass1End(), 60.0);
   if (range.minimum.empty()) {  // no strip had a valid pixel
     range.minimum.assign(components, std::numeric_limits<double>::infinity());
     range.maximum.assign(components, -std::numeric_limits<double>::infinity());

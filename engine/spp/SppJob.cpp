@@ -17,8 +17,6 @@
 #include <cmath>
 #include <limits>
 #include <memory>
-#include <optional>
-#include <thread>
 
 namespace hyperstream {
 

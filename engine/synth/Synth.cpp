@@ -268,12 +268,17 @@ class Scene {
   std::unique_ptr<SmoothField> shading_;
 };
 
-// 20 m pixels in UTM 10N, wavelengths and nodata on every band.
-void describeScene(GDALDataset& dataset, const SynthOptions& options, const SynthResult& result) {
+// The scene's grid: 20 m pixels in UTM 10N.
+void georeference(GDALDataset& dataset) {
   double transform[6] = {560000.0, 20.0, 0.0, 4140000.0, 0.0, -20.0};
   dataset.SetGeoTransform(transform);
   OGRSpatialReference utm;
   if (utm.importFromEPSG(32610) == OGRERR_NONE) dataset.SetSpatialRef(&utm);
+}
+
+// The grid, the seed, and wavelengths and nodata on every band.
+void describeScene(GDALDataset& dataset, const SynthOptions& options, const SynthResult& result) {
+  georeference(dataset);
   dataset.SetMetadataItem("HYPERSTREAM_SYNTH_SEED", std::to_string(options.seed).c_str());
   for (int b = 0; b < options.bands; ++b) {
     GDALRasterBand* band = dataset.GetRasterBand(b + 1);
@@ -283,13 +288,6 @@ void describeScene(GDALDataset& dataset, const SynthOptions& options, const Synt
     band->SetMetadataItem("wavelength_units", "nm");
     band->SetNoDataValue(result.nodata);
   }
-}
-
-void georeferenceTruth(GDALDataset& dataset) {
-  double transform[6] = {560000.0, 20.0, 0.0, 4140000.0, 0.0, -20.0};
-  dataset.SetGeoTransform(transform);
-  OGRSpatialReference utm;
-  if (utm.importFromEPSG(32610) == OGRERR_NONE) dataset.SetSpatialRef(&utm);
 }
 
 QByteArray endmembersCsv(const std::vector<double>& wavelengthsNm,
@@ -370,7 +368,7 @@ SynthResult synthesize(const SynthOptions& options, Feedback& feedback) {
   if (options.writeTruth) {
     truth = std::make_unique<PendingRaster>(result.abundancesPath, truthFormat, options.cols,
                                             options.rows, options.endmembers, GDT_Float32);
-    georeferenceTruth(truth->dataset());
+    georeference(truth->dataset());
   }
   describeScene(raster.dataset(), options, result);
   writeScene(scene, options, raster.dataset(), truth ? &truth->dataset() : nullptr, feedback);
