@@ -42,7 +42,7 @@ inline IoFloorTimes ioFloor(const std::string& input, const std::string& output,
   // fills them in at closing by extending the file), which a real output never gets.
   std::vector<float> out(static_cast<size_t>(stripRows * info.width * components), 1.0f);
   const int readers = std::max(1, QThread::idealThreadCount());
-  StripReader reader(info, bands, readers, 1ll << 30);
+  StripReader reader(info, bands, readers, 1ll << 30, 0);
   QElapsedTimer timer;
   for (int pass = 1; pass < passes; ++pass)
     for (const StripRange& strip : strips) {

@@ -1,6 +1,7 @@
 #include "io/Raster.h"
 
 #include "core/Error.h"
+#include "io/BlockDecoder.h"
 
 #include <cpl_string.h>
 #include <ogr_spatialref.h>
@@ -129,13 +130,13 @@ RasterInfo describeRaster(GDALDataset& dataset, const std::string& path) {
   for (int b = 1; b <= info.bandCount; ++b)
     info.bandTypes.push_back(dataset.GetRasterBand(b)->GetRasterDataType());
   info.type = commonType(info.bandTypes);
-  int blockWidth = 0;
-  first->GetBlockSize(&blockWidth, &info.blockHeight);
+  first->GetBlockSize(&info.blockWidth, &info.blockHeight);
   const char* interleave = dataset.GetMetadataItem("INTERLEAVE", "IMAGE_STRUCTURE");
   info.bandInterleaved = interleave && EQUAL(interleave, "BAND");
   const char* compression = dataset.GetMetadataItem("COMPRESSION", "IMAGE_STRUCTURE");
   GDALDriver* driver = dataset.GetDriver();
-  info.mappable = driver && EQUAL(driver->GetDescription(), "GTiff") && !compression;
+  info.compressed = compression && !EQUAL(compression, "NONE");
+  info.mappable = driver && EQUAL(driver->GetDescription(), "GTiff") && !info.compressed;
   for (int b = 1; b <= info.bandCount; ++b) {
     GDALRasterBand* band = dataset.GetRasterBand(b);
     int hasNodata = 0;
@@ -218,7 +219,7 @@ constexpr int64_t kLargestFolio = 2ll << 20;  // a huge page: the page cache's l
 }  // namespace
 
 StripReader::StripReader(const RasterInfo& raster, std::vector<int> bands, int parallel,
-                         int64_t mappedBytes)
+                         int64_t mappedBytes, int64_t overlapRows)
     : path_(raster.path),
       bands_(std::move(bands)),
       type_(raster.type),
@@ -229,6 +230,8 @@ StripReader::StripReader(const RasterInfo& raster, std::vector<int> bands, int p
       handles_(std::max(1, parallel)),
       pool_(std::make_unique<QThreadPool>()) {
   pool_->setMaxThreadCount(std::max(1, parallel - 1));
+  if (raster.compressed)
+    decoder_ = std::make_unique<BlockDecoder>(raster, bands_, parallel, overlapRows);
 }
 
 int64_t StripReader::mappingNeeded(int64_t rows, int64_t rowBytes, int bands, bool bandInterleaved,
@@ -262,6 +265,7 @@ void StripReader::readPart(Handle& handle, const std::vector<int>& bands, int64_
 }
 
 void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
+  if (decoder_) return decoder_->read(row0, rows, buffer);
   // A band-interleaved file is split between the threads by bands, others by rows: each handle
   // then touches only its bands' part of the file, where splitting rows had both handles map
   // every band's run of the strip.

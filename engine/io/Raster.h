@@ -18,6 +18,8 @@
 
 namespace hyperstream {
 
+class BlockDecoder;
+
 struct DatasetCloser {
   void operator()(GDALDataset* dataset) const { GDALClose(GDALDataset::ToHandle(dataset)); }
 };
@@ -54,9 +56,11 @@ struct RasterInfo {
   // stacking UInt16 and Float32 files), and reading them all as band 1's type misreads them.
   GDALDataType type = GDT_Unknown;
   std::vector<GDALDataType> bandTypes;  // per band
+  int blockWidth = 1;
   int blockHeight = 1;
   bool bandInterleaved = false;  // INTERLEAVE=BAND: each band's rows lie together in the file
   bool mappable = false;         // an uncompressed GeoTIFF, which StripReader may read as a map
+  bool compressed = false;       // blocks GDAL decompresses: StripReader decodes each once
   std::vector<double> nodata;    // per band; NaN where the band declares none
   bool hasGeoTransform = false;
   std::array<double, 6> geoTransform{};
@@ -87,7 +91,9 @@ GDALDataType gdalType(OutputType type);
 void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type, int64_t row0,
                int64_t rows, void* buffer, int pixelBands = 0);
 
-// Reads strips of one raster, each strip split into band ranges (band-interleaved files) or row
+// Reads strips of one raster. A compressed file goes through a BlockDecoder (each block
+// decompressed once per pass; `overlapRows` is how far a strip may begin before the previous
+// one's end). Otherwise each strip is split into band ranges (band-interleaved files) or row
 // ranges (others) read in parallel by `parallel` threads, each with a GDAL handle of its own
 // (datasets are not thread-safe). Uncompressed GeoTIFFs are read through a memory map of the file
 // (GTIFF_VIRTUAL_MEM_IO, set for the opening thread only), three times faster than the block
@@ -99,7 +105,8 @@ void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType
 class StripReader {
  public:
   // All handles together keep at most `mappedBytes` of the file mapped.
-  StripReader(const RasterInfo& raster, std::vector<int> bands, int parallel, int64_t mappedBytes);
+  StripReader(const RasterInfo& raster, std::vector<int> bands, int parallel, int64_t mappedBytes,
+              int64_t overlapRows);
   ~StripReader();
   void read(int64_t row0, int64_t rows, void* buffer);
 
@@ -131,6 +138,7 @@ class StripReader {
   int64_t mappedEstimate_ = 0;   // estimated since then, where the count is unavailable
   int64_t nextRow_ = -1;         // the row after the last strip read
   std::unique_ptr<QThreadPool> pool_;
+  std::unique_ptr<BlockDecoder> decoder_;  // compressed files
 };
 
 // Writes a pixel-interleaved strip into every band of `dataset`, a few megabytes of whole blocks

@@ -10,6 +10,7 @@
 #include "run/DeviceSelection.h"
 #include "run/JobGroup.h"
 #include "run/Pipeline.h"
+#include "run/StripPlan.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -24,13 +25,6 @@ namespace hyperstream {
 
 namespace {
 
-// Bytes of the RAM budget kept aside for everything but strip buffers (BLAS blocks, GDAL,
-// bookkeeping): a quarter, at most 64 MiB.
-int64_t reserveBytes(int64_t ramBytes) {
-  return std::min<int64_t>(64ll << 20, ramBytes / 4);
-}
-// Strips no larger than this: larger ones gain no speed and make cancel slower.
-constexpr int64_t kMaxStripBytes = 64ll << 20;
 constexpr int kInputBuffers = 3;   // one being read, one queued, one being computed
 constexpr int kOutputBuffers = 2;  // one being filled, one being written
 
@@ -43,15 +37,6 @@ void checkOptions(const PcaOptions& options) {
     throw Error("RAM_MB", "the RAM budget must be at least 16 MiB");
   if (options.gpuMemoryBytes < 0)
     throw Error("GPU_MEMORY_MB", "the GPU memory budget must be positive (0: automatic)");
-}
-
-// `rows` capped so that a strip stays below kMaxStripBytes and the rows to do, rounded down to a
-// multiple of the file's block height when that is possible.
-int64_t rowsFitting(int64_t rows, int64_t inputRowBytes, const RasterInfo& info, int64_t rowsToDo) {
-  rows = std::min({rows, kMaxStripBytes / std::max<int64_t>(1, inputRowBytes), rowsToDo});
-  if (rows < rowsToDo && rows >= info.blockHeight && info.blockHeight > 1)
-    rows -= rows % info.blockHeight;
-  return rows;
 }
 
 // Creation options for an output that several processes write at once, each its own rows: only
@@ -123,26 +108,6 @@ std::string describeBackends(const std::vector<std::string>& names) {
 
 namespace {
 
-// Bytes per image row of what the strips of the job hold.
-struct RowBytes {
-  int64_t input = 0;      // the selected bands, in the file's type
-  int64_t output = 0;     // every band's component, in the output type (at most one per band)
-  int64_t streaming = 0;  // per row of a strip when the file is read in every pass
-  int64_t resident = 0;   // per row of a strip when the cube stays in memory
-};
-
-// The memory plan: strips of `stripRows` rows, whether the cube fits the budget, and what the
-// reader may map of the file.
-struct MemoryPlan {
-  RowBytes row;
-  int64_t stripRows = 0;
-  bool cubeFits = false;
-  int readers = 1;
-  int64_t budget = 0;           // for strip buffers and the cube
-  int64_t mappedPerReader = 0;  // kept for the reader's mapping of the file
-  int64_t cubeBytes = 0;        // this worker's rows
-};
-
 // One worker's run of the job (the whole image, or its rows when it is one of several GPUs or
 // MPI ranks), as named steps: plan, the moments pass, the fit, the range pass (Byte output only),
 // the projection pass, and the reports and commit.
@@ -181,7 +146,6 @@ class PcaRun {
   void checkOutputs();
   void startKernels();
   void planMemory();
-  void leaveRoomForTheMapping();
   void prepareKernels();
   void computePass(int inputBuffers, const StripPipeline::Stages::Read& read,
                    const std::function<void(const StripView&)>& compute, double& seconds,
@@ -205,7 +169,7 @@ class PcaRun {
 
   StripView stripView(const StripRange& range, const void* data) const;
   unsigned char* residentStrip(const StripRange& range) const {
-    return cube_.get() + (range.row0 - share_.first) * plan_.row.input;
+    return cube_.get() + (range.row0 - share_.first) * inputRowBytes_;
   }
   const void* readFromFile(const StripRange& range, unsigned char* buffer) {
     unsigned char* target = result_.resident ? residentStrip(range) : buffer;
@@ -222,7 +186,7 @@ class PcaRun {
   int inputBuffers() const { return result_.resident ? 0 : kInputBuffers; }
   // Once the kernels hold the cube, the later passes read nothing.
   int laterInputBuffers() const { return result_.deviceResident ? 0 : inputBuffers(); }
-  size_t inputStripBytes() const { return static_cast<size_t>(plan_.stripRows * plan_.row.input); }
+  size_t inputStripBytes() const { return static_cast<size_t>(plan_.stripRows * inputRowBytes_); }
   HostAllocator allocator() {
     return [this](size_t bytes) { return kernels_->allocateHost(bytes); };
   }
@@ -238,9 +202,9 @@ class PcaRun {
   RowShare share_;
   RasterFormat format_;
   std::unique_ptr<PcaKernels> kernels_;
-  MemoryPlan plan_;
+  StripPlan plan_;
+  int64_t inputRowBytes_ = 0, residentRowBytes_ = 0, streamingRowBytes_ = 0;
   int64_t rowsPerGroup_ = 1;
-  std::vector<StripRange> strips_;
   HostMemory cube_{nullptr, [](unsigned char*) {}};
   std::unique_ptr<StripReader> reader_;
   Projection projection_;
@@ -284,65 +248,29 @@ void PcaRun::startKernels() {
   if (!kernels_->advice().empty()) feedback_.info(QString::fromStdString(kernels_->advice()));
 }
 
-// A strip pool for each pass, or the whole cube when it fits.
+// A strip pool for each pass, or the whole cube when it fits. Strips hold whole groups of rows
+// (see StripView::groupPixels).
 void PcaRun::planMemory() {
   const RasterInfo& info = result_.input;
-  const int64_t bands = bandCount();
-  RowBytes& row = plan_.row;
-  row.input = info.width * bands * typeSize(info.type);
-  row.output = info.width * bands * typeSize(gdalType(options_.outputType));
+  inputRowBytes_ = info.width * bandCount() * typeSize(info.type);
+  const int64_t outputRowBytes = info.width * bandCount() * typeSize(gdalType(options_.outputType));
   const int64_t mask = info.width;
-  row.streaming = kInputBuffers * row.input + kOutputBuffers * row.output + mask;
-  row.resident = kOutputBuffers * row.output + mask;
-  // An eighth of the budget (at most 128 MiB per reader handle) is kept for the reader's mapping
-  // of the file; the rest, less a reserve, holds strip buffers, and the mapping may also use what
-  // they leave. Workers in one process (a thread per GPU) share the cores: each reads with its
-  // share.
-  const int sharing = group_.inOneProcess() ? group_.size() : 1;
-  plan_.readers = std::max(1, QThread::idealThreadCount() / sharing);
-  plan_.mappedPerReader = std::min<int64_t>(128ll << 20, options_.ramBytes / 8 / plan_.readers);
-  plan_.budget =
-      options_.ramBytes - reserveBytes(options_.ramBytes) - plan_.readers * plan_.mappedPerReader;
-  plan_.cubeBytes = row.input * share_.count;
-  plan_.stripRows = rowsFitting(plan_.budget / row.streaming, row.input, info, share_.count);
-  if (plan_.stripRows < 1)
-    throw Error("RAM_MB", "the RAM budget is too small for one strip of image rows (" +
-                              std::to_string((row.streaming >> 20) + 1) + " MiB needed)");
-  leaveRoomForTheMapping();
-  // The cube stays in memory when it fits beside the output buffers of a strip of that height.
-  plan_.cubeFits = plan_.cubeBytes + plan_.stripRows * row.resident <= plan_.budget;
-  if (options_.stripRows > 0) plan_.stripRows = std::min(options_.stripRows, share_.count);
-  // Strips hold whole groups of rows (see StripView::groupPixels).
+  StripNeeds needs;
+  needs.firstRow = share_.first;
+  needs.rowsToDo = share_.count;
+  needs.bands = bandCount();
+  needs.streamingRowBytes = kInputBuffers * inputRowBytes_ + kOutputBuffers * outputRowBytes + mask;
+  needs.residentRowBytes = kOutputBuffers * outputRowBytes + mask;
   rowsPerGroup_ = groupRows(info.width);
-  if (plan_.stripRows < share_.count)
-    plan_.stripRows = std::max(rowsPerGroup_, plan_.stripRows - plan_.stripRows % rowsPerGroup_);
+  needs.rowMultiple = rowsPerGroup_;
+  needs.requestedRows = options_.stripRows;
+  // Workers in one process (a thread per GPU) share the cores: each reads with its share.
+  needs.sharing = group_.inOneProcess() ? group_.size() : 1;
+  plan_ = hyperstream::planMemory(info, options_.ramBytes, needs);
+  if (!plan_.note.empty()) feedback_.warning(QString::fromStdString(plan_.note));
   result_.stripRows = plan_.stripRows;
-}
-
-// With a tight budget (a small RAM_MB, or one GPU's share of it when several run) strips of the
-// planned height can leave the reader too little to map the file, and GDAL's block cache reads
-// several times slower (StripReader). Then take the tallest strips, half as tall as planned, a row
-// per reader and a block at least, that leave it room for three strips: reopening, which unmaps,
-// then comes every other strip or so. Files that cannot be mapped keep their strips, and so do
-// band-interleaved files that would need far shorter ones (their map holds a 2 MiB folio per
-// band whatever the strip's height).
-void PcaRun::leaveRoomForTheMapping() {
-  const RasterInfo& info = result_.input;
-  const RowBytes& row = plan_.row;
-  auto mappingRoom = [&](int64_t rows) {
-    return plan_.readers * plan_.mappedPerReader + plan_.budget - rows * row.streaming;
-  };
-  auto mappingNeeded = [&](int64_t rows) {
-    return StripReader::mappingNeeded(rows, row.input, bandCount(), info.bandInterleaved,
-                                      plan_.readers);
-  };
-  if (!info.mappable || mappingRoom(plan_.stripRows) >= mappingNeeded(plan_.stripRows)) return;
-  auto roomy = [&](int64_t r) { return mappingRoom(r) >= mappingNeeded(r) + 2 * r * row.input; };
-  int64_t rows = plan_.stripRows;
-  const int64_t fewest =
-      std::max<int64_t>({plan_.readers, info.blockHeight, (plan_.stripRows + 1) / 2});
-  while (rows > fewest && !roomy(rows)) --rows;
-  if (roomy(rows)) plan_.stripRows = rowsFitting(rows, row.input, info, share_.count);
+  residentRowBytes_ = needs.residentRowBytes;
+  streamingRowBytes_ = needs.streamingRowBytes;
 }
 
 // GPU kernels keep the cube in their own memory when it fits there; else the host keeps it when
@@ -360,7 +288,6 @@ void PcaRun::prepareKernels() {
   result_.deviceResident = kernels_->prepare(layout);
   result_.seconds.setup = selectionSeconds_ + setup_.nsecsElapsed() * 1e-9;
   result_.resident = plan_.cubeFits && !result_.deviceResident;
-  strips_ = planStrips(share_.count, plan_.stripRows, share_.first);
   feedback_.info(QString("%1: %2 x %3 pixels, %4 of %5 bands, %6; %7 strip(s) of %8 rows%9")
                      .arg(QString::fromStdString(options_.input))
                      .arg(info.width)
@@ -368,21 +295,20 @@ void PcaRun::prepareKernels() {
                      .arg(bandCount())
                      .arg(info.bandCount)
                      .arg(GDALGetDataTypeName(info.type))
-                     .arg(strips_.size())
+                     .arg(plan_.strips.size())
                      .arg(plan_.stripRows)
                      .arg(result_.deviceResident
                               ? ", the cube stays in GPU memory between the passes"
                           : result_.resident ? ", the cube stays in memory between the passes"
                                              : ", read once per pass"));
-  if (result_.resident) cube_ = kernels_->allocateHost(static_cast<size_t>(plan_.cubeBytes));
+  if (result_.resident) cube_ = kernels_->allocateHost(static_cast<size_t>(plan_.cubeBytes()));
   // Read by the reader thread only, in parallel parts; the CPU kernels' compute never runs at
   // the same time (see StripPipeline), so reading may use every core.
   const int64_t bufferBytes = result_.resident
-                                  ? plan_.cubeBytes + plan_.stripRows * plan_.row.resident
-                                  : plan_.stripRows * plan_.row.streaming;
-  reader_ = std::make_unique<StripReader>(
-      info, result_.bands, plan_.readers,
-      plan_.readers * plan_.mappedPerReader + std::max<int64_t>(0, plan_.budget - bufferBytes));
+                                  ? plan_.cubeBytes() + plan_.stripRows * residentRowBytes_
+                                  : plan_.stripRows * streamingRowBytes_;
+  reader_ = std::make_unique<StripReader>(info, result_.bands, plan_.readers,
+                                          plan_.mappableBytes(bufferBytes), 0);
 }
 
 StripView PcaRun::stripView(const StripRange& range, const void* data) const {
@@ -411,7 +337,7 @@ void PcaRun::computePass(int inputBuffers, const StripPipeline::Stages::Read& re
     compute(stripView(range, data));
     seconds += timer.nsecsElapsed() * 1e-9;
   };
-  pipeline.run(strips_, stages, feedback_, progressFrom, progressTo);
+  pipeline.run(plan_.strips, stages, feedback_, progressFrom, progressTo);
   result_.seconds.read += pipeline.readSeconds();
 }
 
@@ -597,7 +523,7 @@ void PcaRun::projectionPass(const OutputEncoding& encoding) {
     if (output.lock) lock = std::make_unique<QMutexLocker>(output.lock);
     writeStrip(*output.dataset, gdalType(encoding.type), strip.row0, strip.rows, out, feedback_);
   };
-  pipeline.run(strips_, stages, feedback_, byteOutput() ? 60.0 : pass1End(), 100.0);
+  pipeline.run(plan_.strips, stages, feedback_, byteOutput() ? 60.0 : pass1End(), 100.0);
   result_.seconds.read += pipeline.readSeconds();
   result_.seconds.write += pipeline.writeSeconds();
   cube_.reset();

@@ -7,6 +7,7 @@
 #include "io/PendingRaster.h"
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
+#include "run/StripPlan.h"
 #include "spp/CpuSpp.h"
 #include "spp/SppKernels.h"
 
@@ -24,22 +25,6 @@ namespace {
 
 constexpr int kInputBuffers = 3;
 constexpr int kOutputBuffers = 2;
-// Strips no larger than this (as for PCA): smaller strips made the GeoTIFF writer, which scatters
-// each strip over every band, twice as slow on a 2300 x 2300 x 198 cube.
-constexpr int64_t kMaxStripBytes = 64ll << 20;
-
-// The memory plan: per strip row the input in its type (a pool of buffers), the CPU's working
-// memory (unit vectors and angles), and the outputs; the window's halo rows come on top of each
-// strip.
-struct SppPlan {
-  int64_t inputRowBytes = 0;
-  int64_t outputRowBytes = 0;  // displaced spectra, alpha and rho
-  int64_t perRow = 0;
-  int64_t budget = 0;
-  int64_t stripRows = 0;
-  int64_t blockRows = 0;  // rows in memory for one strip: the strip and its halo
-  int64_t cubeBytes = 0;
-};
 
 // One run of the job, as named steps: plan, the centroid pass, the SPP pass, commit.
 class SppRun {
@@ -91,8 +76,8 @@ class SppRun {
   JobInput input_;
   SppResult result_;
   RasterFormat format_;
-  SppPlan plan_;
-  std::vector<StripRange> strips_;
+  StripPlan plan_;
+  int64_t inputRowBytes_ = 0, outputRowBytes_ = 0, streamingRowBytes_ = 0;
   std::unique_ptr<SppKernels> kernels_;
   std::unique_ptr<StripReader> reader_;
   HostMemory cube_{nullptr, [](unsigned char*) {}};
@@ -124,36 +109,27 @@ void SppRun::checkOutputs() {
     outputs.raster("OUTPUT_RHO", options_.rhoOutput, format_, 1, GDT_Float32);
 }
 
+// Per buffered row: the input in its type (a pool of buffers), the CPU's working memory (unit
+// vectors and angles), and the outputs; the window's halo rows come on top of each strip.
 void SppRun::planMemory() {
   const RasterInfo& info = result_.input;
   const int bands = bandCount();
-  plan_.inputRowBytes = info.width * bands * typeSize(info.type);
-  plan_.outputRowBytes = info.width * (bands * int64_t{typeSize(outputType())} + int64_t{8});
-  plan_.perRow = kInputBuffers * plan_.inputRowBytes +
-                 CpuSpp::bytesPerRow(info.width, bands, options_.window) +
-                 kOutputBuffers * plan_.outputRowBytes;
-  plan_.budget = options_.ramBytes - std::min<int64_t>(64ll << 20, options_.ramBytes / 4);
-  // A strip comes with the halo rows the image has around it: a whole image of few rows has none.
-  const int64_t haloRows = std::min<int64_t>(int64_t{2} * halo(), info.height - 1);
-  const int64_t fitting = plan_.budget / plan_.perRow;
-  int64_t stripRows = fitting >= info.height ? info.height : fitting - haloRows;
-  stripRows = std::min({stripRows, kMaxStripBytes / std::max<int64_t>(1, plan_.inputRowBytes),
-                        // at least four strips, so that computing one overlaps writing another
-                        std::max<int64_t>(1, (info.height + 3) / 4)});
-  if (options_.stripRows > 0) stripRows = std::min(options_.stripRows, info.height);
-  if (stripRows < 1)
-    throw Error("RAM_MB", "the RAM budget is too small for one strip of image rows and its " +
-                              std::to_string(haloRows) + " halo rows (" +
-                              std::to_string((plan_.perRow * (1 + haloRows) >> 20) + 1) +
-                              " MiB for the image data alone)");
-  plan_.stripRows = result_.stripRows = stripRows;
-  plan_.blockRows = std::min(stripRows + int64_t{2} * halo(), info.height);
-  // The cube stays in memory between the passes when it fits beside pass 2's other buffers.
-  plan_.cubeBytes = info.height * plan_.inputRowBytes;
-  result_.resident =
-      plan_.cubeBytes + plan_.blockRows * (plan_.perRow - kInputBuffers * plan_.inputRowBytes) <=
-      plan_.budget;
-  strips_ = planStrips(info.height, stripRows);
+  inputRowBytes_ = info.width * bands * typeSize(info.type);
+  outputRowBytes_ = info.width * (bands * int64_t{typeSize(outputType())} + int64_t{8});
+  StripNeeds needs;
+  needs.rowsToDo = info.height;
+  needs.bands = bands;
+  needs.residentRowBytes =
+      CpuSpp::bytesPerRow(info.width, bands, options_.window) + kOutputBuffers * outputRowBytes_;
+  needs.streamingRowBytes = kInputBuffers * inputRowBytes_ + needs.residentRowBytes;
+  needs.haloRows = halo();
+  needs.leastStrips = 4;  // so that computing one strip overlaps writing another
+  needs.requestedRows = options_.stripRows;
+  plan_ = hyperstream::planMemory(info, options_.ramBytes, needs);
+  if (!plan_.note.empty()) feedback_.warning(QString::fromStdString(plan_.note));
+  result_.stripRows = plan_.stripRows;
+  result_.resident = plan_.cubeFits;
+  streamingRowBytes_ = needs.streamingRowBytes;
 }
 
 void SppRun::startKernels() {
@@ -168,17 +144,16 @@ void SppRun::startKernels() {
                      .arg(bandCount())
                      .arg(options_.window)
                      .arg(options_.border == SppBorder::Mirror ? "mirror" : "truncate")
-                     .arg(strips_.size())
+                     .arg(plan_.strips.size())
                      .arg(plan_.stripRows)
                      .arg(result_.resident ? " (the cube stays in memory between the passes)" : "")
                      .arg(QString::fromStdString(result_.backend)));
   // The reader may map as much of the file as the buffers leave of the budget.
   const int64_t bufferBytes =
-      (result_.resident ? plan_.cubeBytes : 0) + plan_.blockRows * plan_.perRow;
-  reader_ =
-      std::make_unique<StripReader>(info, result_.bands, std::max(1, QThread::idealThreadCount()),
-                                    std::max<int64_t>(0, plan_.budget - bufferBytes));
-  if (result_.resident) cube_ = kernels_->allocateHost(static_cast<size_t>(plan_.cubeBytes));
+      (result_.resident ? plan_.cubeBytes() : 0) + plan_.bufferedRows * streamingRowBytes_;
+  reader_ = std::make_unique<StripReader>(info, result_.bands, plan_.readers,
+                                          plan_.mappableBytes(bufferBytes), 2 * halo());
+  if (result_.resident) cube_ = kernels_->allocateHost(static_cast<size_t>(plan_.cubeBytes()));
 }
 
 // Pass 1: the centroid c of the valid pixels, summed in pixel order (the same for any strips).
@@ -189,11 +164,10 @@ void SppRun::centroidPass() {
   int64_t count = 0;
   double largest = 0;  // |value| over the valid pixels
   StripPipeline pipeline(result_.resident ? 0 : kInputBuffers,
-                         static_cast<size_t>(plan_.stripRows * plan_.inputRowBytes), 0, 0, false);
+                         static_cast<size_t>(plan_.stripRows * inputRowBytes_), 0, 0, false);
   StripPipeline::Stages stages;
   stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
-    unsigned char* target =
-        result_.resident ? cube_.get() + range.row0 * plan_.inputRowBytes : buffer;
+    unsigned char* target = result_.resident ? cube_.get() + range.row0 * inputRowBytes_ : buffer;
     reader_->read(range.row0, range.rows, target);
     return target;
   };
@@ -213,7 +187,7 @@ void SppRun::centroidPass() {
       }
     });
   };
-  pipeline.run(strips_, stages, feedback_, 0.0, 20.0);
+  pipeline.run(plan_.strips, stages, feedback_, 0.0, 20.0);
   if (count == 0)
     throw Error("INPUT", "the input has no valid pixel (finite, not nodata, non-zero)");
   result_.validPixels = count;
@@ -286,14 +260,14 @@ void SppRun::sppPass() {
   const int64_t width = result_.input.width;
   const int64_t outputCubeBytes = plan_.stripRows * width * bandCount() * typeSize(outputType());
   StripPipeline pipeline(result_.resident ? 0 : kInputBuffers,
-                         static_cast<size_t>(plan_.blockRows * plan_.inputRowBytes), kOutputBuffers,
-                         static_cast<size_t>(plan_.stripRows * plan_.outputRowBytes),
+                         static_cast<size_t>(plan_.bufferedRows * inputRowBytes_), kOutputBuffers,
+                         static_cast<size_t>(plan_.stripRows * outputRowBytes_),
                          kernels_->usesEveryCore(),
                          [this](size_t bytes) { return kernels_->allocateHost(bytes); });
   StripPipeline::Stages stages;
   stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
     const StripRange rows = haloRange(range);
-    if (result_.resident) return cube_.get() + rows.row0 * plan_.inputRowBytes;
+    if (result_.resident) return cube_.get() + rows.row0 * inputRowBytes_;
     reader_->read(rows.row0, rows.rows, buffer);
     return buffer;
   };
@@ -311,7 +285,7 @@ void SppRun::sppPass() {
       writeStrip(rhoRaster_->dataset(), GDT_Float32, range.row0, range.rows,
                  alphaOut + range.rows * width * 4, feedback_);
   };
-  pipeline.run(strips_, stages, feedback_, 20.0, 100.0);
+  pipeline.run(plan_.strips, stages, feedback_, 20.0, 100.0);
 }
 
 SppResult SppRun::finish() {

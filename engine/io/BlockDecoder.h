@@ -1,0 +1,60 @@
+#pragma once
+// Reads strips of a compressed raster so that each of its blocks is decompressed once per pass.
+
+#include "io/Raster.h"
+
+#include <QThreadPool>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace hyperstream {
+
+// A compressed file is stored in blocks (tiles, or strips of rows) that GDAL decompresses whole.
+// Reading image strips that cut across blocks decompresses each block once per strip that
+// touches it, and threads splitting a strip by rows decompress the same blocks twice. This
+// decoder instead decompresses whole rows of blocks ("batches"), each block by one thread (a
+// GDAL handle per thread), into rows it keeps, and copies strips out of them; the last
+// `overlapRows` rows of a batch stay for the next strip (SPP's halo). GDAL's block cache holds
+// only the blocks being decompressed: each thread flushes its handle after every block.
+class BlockDecoder {
+ public:
+  BlockDecoder(const RasterInfo& raster, std::vector<int> bands, int parallel, int64_t overlapRows);
+  ~BlockDecoder();
+  BlockDecoder(const BlockDecoder&) = delete;
+  BlockDecoder& operator=(const BlockDecoder&) = delete;
+
+  // Rows [row0, row0 + rows) of the selected bands, pixel-interleaved, into `buffer`. Strips
+  // read in order decompress every block once; going back decompresses again.
+  void read(int64_t row0, int64_t rows, void* buffer);
+
+  // What a decoder holds: the kept rows and, for each thread, one block of every band in GDAL's
+  // block cache and in the decompressor.
+  static int64_t memoryBytes(const RasterInfo& raster, int bands, int parallel,
+                             int64_t overlapRows);
+  // Rows decompressed at a time: a row of blocks, or several when blocks are short and few.
+  static int64_t batchRows(const RasterInfo& raster, int64_t rowBytes, int parallel);
+
+ private:
+  struct Block {
+    int64_t x0, y0, width, height;
+  };
+  void decodeBatch(int64_t row0);
+  void decodeBlocks(size_t handle, const std::vector<Block>& blocks, int64_t row0);
+
+  std::string path_;
+  std::vector<int> bands_;
+  GDALDataType type_;
+  int64_t width_, height_;
+  int64_t blockWidth_, blockHeight_;
+  int64_t rowBytes_;
+  int64_t batchRows_;
+  int64_t overlapRows_;
+  std::vector<unsigned char> rows_;  // rows [keptFrom_, keptTo_), pixel-interleaved
+  int64_t keptFrom_ = 0, keptTo_ = 0;
+  std::vector<DatasetPtr> handles_;
+  std::unique_ptr<QThreadPool> pool_;
+};
+
+}  // namespace hyperstream

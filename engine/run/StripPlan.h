@@ -1,0 +1,50 @@
+#pragma once
+// The strip planner every job uses: how tall its strips are, whether the cube stays in memory
+// between passes, and what the reader may keep of the file, all within the RAM budget.
+
+#include "io/Raster.h"
+#include "run/Pipeline.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hyperstream {
+
+// What a job's strips hold per row, and the rows it covers.
+struct StripNeeds {
+  int64_t firstRow = 0;
+  int64_t rowsToDo = 0;           // the rows this worker reads (its share of the image)
+  int bands = 0;                  // selected
+  int64_t streamingRowBytes = 0;  // per buffered row when the file is read in every pass
+  int64_t residentRowBytes = 0;   // per buffered row when the cube stays in memory
+  int64_t haloRows = 0;           // rows read above and below each strip (SPP's window)
+  int64_t rowMultiple = 1;        // strips hold whole multiples of this many rows
+  int64_t leastStrips = 1;        // so that computing one strip overlaps writing another
+  int64_t requestedRows = 0;      // the user's strip height (tests), 0 to plan
+  int sharing = 1;                // workers in this process, sharing its cores to read
+};
+
+struct StripPlan {
+  int64_t inputRowBytes = 0;  // a row of the selected bands in the file's type
+  int64_t rowsToDo = 0;
+  int64_t stripRows = 0;
+  int64_t bufferedRows = 0;     // a strip and its halo rows
+  bool cubeFits = false;        // the worker's rows and a pass's other buffers fit the budget
+  int readers = 1;              // threads reading each strip
+  int64_t budget = 0;           // for strip buffers and the cube
+  int64_t mappedPerReader = 0;  // kept for each reader's map of an uncompressed GeoTIFF
+  int64_t decoderBytes = 0;     // kept for decompressing a compressed file's blocks once
+  std::string note;             // what the log should say about the plan, if anything
+  std::vector<StripRange> strips;
+
+  int64_t cubeBytes() const { return inputRowBytes * rowsToDo; }
+  // What the reader may map of the file: its own share, and what `bufferBytes` leave of the
+  // budget.
+  int64_t mappableBytes(int64_t bufferBytes) const;
+};
+
+// Throws Error("RAM_MB") when the budget cannot hold one strip.
+StripPlan planMemory(const RasterInfo& input, int64_t ramBytes, const StripNeeds& needs);
+
+}  // namespace hyperstream

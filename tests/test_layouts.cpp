@@ -1,0 +1,194 @@
+// The same image in every layout a user's file may have (compressed, tiled, pixel- and
+// band-interleaved, blocks of odd sizes, strips that cut across blocks) gives bitwise the same PCA
+// and SPP as the plain file, and a compressed file is read within the RAM budget.
+
+#include "DeviceOption.h"
+#include "TestFeedback.h"
+#include "TestSupport.h"
+#include "pca/PcaJob.h"
+#include "spp/SppJob.h"
+#include "synth/Synth.h"
+
+#include <gdal_utils.h>
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace hyperstream;
+
+namespace {
+
+struct Layout {
+  const char* name;
+  std::vector<std::string> creationOptions;
+};
+
+const std::vector<Layout>& layouts() {
+  static const std::vector<Layout> all = {
+      {"deflate_pixel_tiles_128x64",
+       {"COMPRESS=DEFLATE", "INTERLEAVE=PIXEL", "TILED=YES", "BLOCKXSIZE=128", "BLOCKYSIZE=64"}},
+      {"zstd_band_tiles_32x16",
+       {"COMPRESS=ZSTD", "INTERLEAVE=BAND", "TILED=YES", "BLOCKXSIZE=32", "BLOCKYSIZE=16"}},
+      {"lzw_pixel_strips_of_7", {"COMPRESS=LZW", "INTERLEAVE=PIXEL", "BLOCKYSIZE=7"}},
+      {"deflate_band_strips", {"COMPRESS=DEFLATE", "INTERLEAVE=BAND"}},
+      {"zstd_pixel_one_tile",
+       {"COMPRESS=ZSTD", "INTERLEAVE=PIXEL", "TILED=YES", "BLOCKXSIZE=256", "BLOCKYSIZE=256"}},
+      {"plain_tiles_48x80", {"INTERLEAVE=PIXEL", "TILED=YES", "BLOCKXSIZE=48", "BLOCKYSIZE=80"}},
+  };
+  return all;
+}
+
+// 203 x 157 pixels: no block size above divides it. Nodata pixels, a NaN and a constant band.
+testing::Cube nastyCube(GDALDataType type) {
+  testing::Cube cube = testing::correlatedCube(203, 157, 9, 11, 3000.0);
+  testing::roundValues(cube);
+  const double nodata = type == GDT_UInt16 ? 65535.0 : -9999.0;
+  cube.nodata.assign(9, nodata);
+  for (int b = 0; b < 9; ++b) cube.at(70, 40, b) = nodata;
+  for (int64_t c = 0; c < cube.cols; ++c) cube.at(130, c, 3) = nodata;
+  for (int64_t p = 0; p < cube.pixels(); ++p) cube.values[p * 9 + 8] = 42.0;
+  if (type == GDT_Float32) cube.at(5, 6, 2) = NAN;
+  return cube;
+}
+
+struct Written {
+  std::vector<double> eigenvalues;
+  testing::Cube pixels;
+};
+
+Written pca(const QString& input, const QString& output, int64_t stripRows) {
+  PcaOptions options;
+  options.input = input.toStdString();
+  options.output = output.toStdString();
+  options.device = parseDevice("cpu");
+  options.components = 4;
+  options.stripRows = stripRows;
+  TestFeedback feedback;
+  Written written;
+  written.eigenvalues = runPca(options, feedback).model.eigenvalues;
+  written.pixels = testing::readCube(options.output);
+  return written;
+}
+
+testing::Cube spp(const QString& input, const QString& output, int64_t stripRows) {
+  SppOptions options;
+  options.input = input.toStdString();
+  options.output = output.toStdString();
+  options.device = parseDevice("cpu");
+  options.window = 5;
+  options.stripRows = stripRows;
+  TestFeedback feedback;
+  runSpp(options, feedback);
+  return testing::readCube(options.output);
+}
+
+// gdal_translate SOURCE TARGET -co OPTION...
+void compress(const std::string& source, const std::string& target,
+              const std::vector<std::string>& creationOptions) {
+  CPLStringList arguments;
+  for (const std::string& option : creationOptions) {
+    arguments.AddString("-co");
+    arguments.AddString(option.c_str());
+  }
+  GDALTranslateOptions* options = GDALTranslateOptionsNew(arguments.List(), nullptr);
+  GDALDatasetH in = GDALOpen(source.c_str(), GA_ReadOnly);
+  GDALDatasetH out = GDALTranslate(target.c_str(), in, options, nullptr);
+  QVERIFY(out);
+  GDALClose(out);
+  GDALClose(in);
+  GDALTranslateOptionsFree(options);
+}
+
+bool sameValues(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+  return true;
+}
+
+}  // namespace
+
+class LayoutTests : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void everyLayoutGivesThePlainFilesResults_data() {
+    QTest::addColumn<int>("type");
+    QTest::newRow("uint16") << int(GDT_UInt16);
+    QTest::newRow("float32") << int(GDT_Float32);
+  }
+  void everyLayoutGivesThePlainFilesResults() {
+    QFETCH(int, type);
+    const testing::Cube cube = nastyCube(static_cast<GDALDataType>(type));
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/plain.tif").toStdString(), static_cast<GDALDataType>(type),
+                       "GTiff", {"INTERLEAVE=BAND"});
+    const Written plainPca = pca(dir + "/plain.tif", dir + "/plain_pca.tif", 0);
+    const testing::Cube plainSpp = spp(dir + "/plain.tif", dir + "/plain_spp.tif", 0);
+    for (const Layout& layout : layouts()) {
+      const QString input = dir + "/" + layout.name + ".tif";
+      testing::writeCube(cube, input.toStdString(), static_cast<GDALDataType>(type), "GTiff",
+                         layout.creationOptions);
+      // Planned strips, and strips that divide no block height (and one row).
+      for (int64_t stripRows : {0, 1, 5, 37}) {
+        const QByteArray what = QByteArray(layout.name) + ", strips of " +
+                                QByteArray::number(static_cast<qlonglong>(stripRows));
+        const Written layoutPca = pca(input, dir + "/pca.tif", stripRows);
+        QVERIFY2(layoutPca.eigenvalues == plainPca.eigenvalues, what);
+        QVERIFY2(sameValues(layoutPca.pixels.values, plainPca.pixels.values), what);
+        QVERIFY2(sameValues(spp(input, dir + "/spp.tif", stripRows).values, plainSpp.values), what);
+      }
+    }
+  }
+
+  // A compressed file whose blocks fit the budget is read within it, by both jobs.
+  void compressedFileWithinTheBudget() {
+    if (testing::underAddressSanitizer)
+      QSKIP("AddressSanitizer's shadow memory and quarantine add to the resident size");
+    const QString dir = testing::tempDir();
+    SynthOptions synth;
+    synth.output = (dir + "/plain.tif").toStdString();
+    synth.rows = 700;
+    synth.cols = 600;
+    synth.bands = 80;
+    synth.type = GDT_UInt16;
+    TestFeedback quiet;
+    synthesizeScene(synth, quiet);
+    const std::string input = (dir + "/scene.tif").toStdString();
+    compress(
+        synth.output, input,
+        {"COMPRESS=DEFLATE", "TILED=YES", "INTERLEAVE=PIXEL", "BLOCKXSIZE=128", "BLOCKYSIZE=64"});
+    for (int ramMiB : {64, 256}) {
+      PcaOptions options;
+      options.input = input;
+      options.output = (dir + "/pca.tif").toStdString();
+      options.device = parseDevice("cpu");
+      options.components = 5;
+      options.ramBytes = int64_t{ramMiB} << 20;
+      const int64_t pcaGrowth = testing::peakGrowth([&] {
+        TestFeedback feedback;
+        runPca(options, feedback);
+        QVERIFY2(feedback.warnings.filter("blocks").isEmpty(),
+                 qPrintable(feedback.warnings.join("; ")));
+      });
+      SppOptions sppOptions;
+      sppOptions.input = input;
+      sppOptions.output = (dir + "/spp.tif").toStdString();
+      sppOptions.device = parseDevice("cpu");
+      sppOptions.ramBytes = options.ramBytes;
+      const int64_t sppGrowth = testing::peakGrowth([&] {
+        TestFeedback feedback;
+        runSpp(sppOptions, feedback);
+      });
+      if (pcaGrowth < 0) QSKIP("this kernel cannot reset the peak resident size");
+      qInfo("budget %d MiB: peak grew by %.1f MiB (PCA), %.1f MiB (SPP)", ramMiB,
+            pcaGrowth / 1048576.0, sppGrowth / 1048576.0);
+      QVERIFY(pcaGrowth <= options.ramBytes + testing::kPeakSlackBytes);
+      QVERIFY(sppGrowth <= options.ramBytes + testing::kPeakSlackBytes);
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(LayoutTests)
+#include "test_layouts.moc"
