@@ -11,6 +11,7 @@
 
 #include <gdal_utils.h>
 
+#include <QFileInfo>
 #include <QtTest>
 
 #include <cmath>
@@ -140,6 +141,31 @@ class LayoutTests : public QObject {
         QVERIFY2(sameValues(spp(input, dir + "/spp.tif", stripRows).values, plainSpp.values), what);
       }
     }
+  }
+
+  // Strips that end inside the output's tiles: each tile is compressed and stored once, so the
+  // file is no larger than GDAL's own copy of it with the same options.
+  void compressedOutputStoresEachBlockOnce() {
+    const testing::Cube cube = nastyCube(GDT_UInt16);
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_UInt16);
+    const std::vector<std::string> tiled = {"COMPRESS=DEFLATE", "TILED=YES", "BLOCKXSIZE=64",
+                                            "BLOCKYSIZE=64"};
+    PcaOptions options;
+    options.input = (dir + "/in.tif").toStdString();
+    options.output = (dir + "/pca.tif").toStdString();
+    options.device = parseDevice("cpu");
+    options.components = 4;
+    options.stripRows = 10;
+    options.creationOptions = tiled;
+    TestFeedback feedback;
+    runPca(options, feedback);
+    compress(options.output, (dir + "/copy.tif").toStdString(), tiled);
+    const qint64 written = QFileInfo(dir + "/pca.tif").size();
+    const qint64 copy = QFileInfo(dir + "/copy.tif").size();
+    QVERIFY2(written <= copy + copy / 20, qPrintable(QString("%1 vs %2").arg(written).arg(copy)));
+    QVERIFY(sameValues(testing::readCube(options.output).values,
+                       testing::readCube((dir + "/copy.tif").toStdString()).values));
   }
 
   // A compressed file whose blocks fit the budget is read within it, by both jobs.

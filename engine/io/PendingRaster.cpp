@@ -11,7 +11,9 @@
 #include <QRegularExpression>
 #include <QSysInfo>
 
+#include <QThread>
 #include <algorithm>
+
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -36,6 +38,12 @@ CPLStringList creationOptionList(const RasterFormat& format) {
   const std::string driver = format.driver->GetDescription();
   if (driver == "GTiff" && !options.FetchNameValue("BIGTIFF"))
     options.SetNameValue("BIGTIFF", "IF_SAFER");
+  // Compressing is the writer's slowest part: GDAL compresses the blocks of this dataset on every
+  // core unless the user says otherwise.
+  const char* compress = options.FetchNameValue("COMPRESS");
+  if (driver == "GTiff" && compress && !EQUAL(compress, "NONE") &&
+      !options.FetchNameValue("NUM_THREADS"))
+    options.SetNameValue("NUM_THREADS", std::to_string(QThread::idealThreadCount()).c_str());
   QuietGdalErrors quiet;
   CPLErrorReset();
   if (!GDALValidateCreationOptions(GDALDriver::ToHandle(format.driver), options.List()))

@@ -322,6 +322,16 @@ namespace {
 // that a cancel is not kept waiting for a strip of hundreds of megabytes to reach the disk.
 constexpr int64_t kWritePartBytes = 8ll << 20;
 
+std::string rowsOf(const GDALDataset& dataset, int64_t row0, int64_t rows) {
+  return "rows " + std::to_string(row0 + 1) + "-" + std::to_string(row0 + rows) + " of '" +
+         dataset.GetDescription() + "'";
+}
+
+[[noreturn]] void failedWriting(const QuietGdalErrors& quiet, const std::string& what) {
+  if (quiet.outOfMemory()) throw outOfMemory("while writing " + what);
+  throw Error("OUTPUT", "cannot write " + what + " (disk full?)" + lastGdalError());
+}
+
 void writeRows(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t rows,
                const unsigned char* buffer) {
   const int bandCount = dataset.GetRasterCount();
@@ -329,19 +339,20 @@ void writeRows(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t ro
   const GSpacing lineSpace = pixelSpace * dataset.GetRasterXSize();
   QuietGdalErrors quiet;
   CPLErrorReset();
-  CPLErr status = dataset.RasterIO(
+  const CPLErr status = dataset.RasterIO(
       GF_Write, 0, static_cast<int>(row0), dataset.GetRasterXSize(), static_cast<int>(rows),
       const_cast<unsigned char*>(buffer), dataset.GetRasterXSize(), static_cast<int>(rows), type,
       bandCount, nullptr, pixelSpace, lineSpace, typeSize(type), nullptr);
-  if (status == CE_None) {
-    dataset.FlushCache(false);  // keep the block cache small
-    if (CPLGetLastErrorType() >= CE_Failure) status = CE_Failure;
-  }
-  if (status == CE_None) return;
-  const std::string what = "rows " + std::to_string(row0 + 1) + "-" + std::to_string(row0 + rows) +
-                           " of '" + dataset.GetDescription() + "'";
-  if (quiet.outOfMemory()) throw outOfMemory("while writing " + what);
-  throw Error("OUTPUT", "cannot write " + what + " (disk full?)" + lastGdalError());
+  if (status != CE_None) failedWriting(quiet, rowsOf(dataset, row0, rows));
+}
+
+// Writes the blocks GDAL holds (whole rows of blocks: a compressed block written before it is
+// complete is compressed again, and stored again, when the rest comes), keeping its cache small.
+void flushBlocks(GDALDataset& dataset, int64_t row0, int64_t rows) {
+  QuietGdalErrors quiet;
+  CPLErrorReset();
+  dataset.FlushCache(false);
+  if (CPLGetLastErrorType() >= CE_Failure) failedWriting(quiet, rowsOf(dataset, row0, rows));
 }
 
 }  // namespace
@@ -361,6 +372,8 @@ void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t r
     // Parts end on block boundaries of the file, so that no block is written twice.
     const int64_t end = std::min(row0 + rows, (row / partRows + 1) * partRows);
     writeRows(dataset, type, row, end - row, bytes + (row - row0) * lineBytes);
+    if (end % blockHeight == 0 || end == dataset.GetRasterYSize())
+      flushBlocks(dataset, row, end - row);
     row = end;
   }
 }
