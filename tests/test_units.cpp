@@ -2,12 +2,14 @@
 // CPU backend's strip kernels against the float64 reference.
 
 #include "TestSupport.h"
+#include "core/Error.h"
 #include "pca/IntegerMoments.h"
 #include "pca/Moments.h"
 #include "pca/PcaKernels.h"
 #include "pca/PcaModel.h"
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
+#include "run/StripPlan.h"
 #include "spp/CpuSpp.h"
 
 #include <QtTest>
@@ -193,6 +195,43 @@ class UnitTests : public QObject {
     QCOMPARE(strips.back().row0, int64_t{9});
     QCOMPARE(strips.back().rows, int64_t{1});
     QCOMPARE(planStrips(5, 100).size(), size_t{1});
+  }
+
+  // The planner keeps strips, their halo rows and the reader's share within the budget; a
+  // compressed file's rows of blocks come out of it, and blocks too large for it are reported.
+  void memoryPlans() {
+    RasterInfo input;
+    input.width = 1000;
+    input.height = 1000;
+    input.type = GDT_UInt16;
+    input.blockWidth = 256;
+    input.blockHeight = 256;
+    input.compressed = true;
+    StripNeeds needs;
+    needs.rowsToDo = 1000;
+    needs.bands = 190;
+    needs.streamingRowBytes = 3 * 1000 * 190 * 2 + 2 * 1000 * 190 * 4;
+    needs.residentRowBytes = 2 * 1000 * 190 * 4;
+    needs.haloRows = 2;
+    needs.leastStrips = 4;
+    const StripPlan roomy = planMemory(input, 1024ll << 20, needs);
+    QVERIFY(roomy.note.empty());
+    QVERIFY(roomy.decoderBytes >= 260 * roomy.inputRowBytes);  // a row of blocks and the halo
+    QVERIFY(roomy.budget + roomy.decoderBytes <= 1024ll << 20);
+    QVERIFY((roomy.stripRows + 4) * needs.streamingRowBytes <= roomy.budget);
+    QVERIFY(roomy.strips.size() >= 4);
+    const StripPlan tight = planMemory(input, 64ll << 20, needs);
+    QVERIFY(QString::fromStdString(tight.note).contains("256 x 256 blocks"));
+    QVERIFY((tight.stripRows + 4) * needs.streamingRowBytes <= tight.budget);
+    input.compressed = false;
+    input.mappable = true;
+    const StripPlan mapped = planMemory(input, 64ll << 20, needs);
+    QCOMPARE(mapped.decoderBytes, int64_t{0});
+    QVERIFY(mapped.readers * mapped.mappedPerReader + mapped.budget <= 64ll << 20);
+    needs.requestedRows = 7;
+    QCOMPARE(planMemory(input, 64ll << 20, needs).stripRows, int64_t{7});
+    needs.requestedRows = 0;
+    QVERIFY_EXCEPTION_THROWN(planMemory(input, 16ll << 20, needs), Error);
   }
 
   // `auto` leaves a GPU that has yet to start out of small jobs (the SPP of 350 x 350 x 188 int16

@@ -22,12 +22,8 @@ int64_t ceilDiv(int64_t a, int64_t b) {
 
 BlockDecoder::BlockDecoder(const RasterInfo& raster, std::vector<int> bands, int parallel,
                            int64_t overlapRows)
-    : path_(raster.path),
+    : raster_(raster),
       bands_(std::move(bands)),
-      type_(raster.type),
-      width_(raster.width),
-      height_(raster.height),
-      blockWidth_(std::clamp<int64_t>(raster.blockWidth, 1, raster.width)),
       blockHeight_(std::clamp<int64_t>(raster.blockHeight, 1, raster.height)),
       rowBytes_(raster.width * static_cast<int64_t>(bands_.size()) * typeSize(raster.type)),
       batchRows_(batchRows(raster, rowBytes_, parallel)),
@@ -84,11 +80,8 @@ void BlockDecoder::decodeBatch(int64_t row0) {
   std::memmove(rows_.data(), rows_.data() + (keptTo_ - keep - keptFrom_) * rowBytes_,
                static_cast<size_t>(keep * rowBytes_));
   keptFrom_ = keptTo_ - keep;
-  const int64_t end = std::min(height_, row0 + batchRows_);
-  std::vector<Block> blocks;
-  for (int64_t y = row0; y < end; y += blockHeight_)
-    for (int64_t x = 0; x < width_; x += blockWidth_)
-      blocks.push_back({x, y, std::min(blockWidth_, width_ - x), std::min(blockHeight_, end - y)});
+  const int64_t end = std::min(raster_.height, row0 + batchRows_);
+  const std::vector<Block> blocks = blocksOf(raster_, row0, end);
   const auto threads = static_cast<int64_t>(std::min(handles_.size(), blocks.size()));
   std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
   auto share = [&](int64_t i) {
@@ -106,37 +99,53 @@ void BlockDecoder::decodeBatch(int64_t row0) {
   for (const std::exception_ptr& error : errors)
     if (error) std::rethrow_exception(error);
   keptTo_ = end;
-  malloc_trim(0);
 }
 
-// Each block straight into its place among the kept rows (whose first row is `firstRow`), then
-// out of GDAL's block cache.
+// Each block straight into its place among the kept rows (whose first row is `firstRow`).
 void BlockDecoder::decodeBlocks(size_t handle, const std::vector<Block>& blocks, int64_t firstRow) {
-  if (!handles_[handle]) handles_[handle] = openRaster(path_, "INPUT");
-  GDALDataset& dataset = *handles_[handle];
-  const int typeBytes = typeSize(type_);
-  const GSpacing pixelSpace = static_cast<GSpacing>(bands_.size()) * typeBytes;
+  if (!handles_[handle]) handles_[handle] = openRaster(raster_.path, "INPUT");
+  const int64_t pixelBytes = static_cast<int64_t>(bands_.size()) * typeSize(raster_.type);
+  for (const Block& block : blocks)
+    decodeBlock(*handles_[handle], bands_, raster_.type, block,
+                rows_.data() + (block.y0 - firstRow) * rowBytes_ + block.x0 * pixelBytes,
+                rowBytes_);
+}
+
+std::vector<Block> blocksOf(const RasterInfo& raster, int64_t row0, int64_t end) {
+  const int64_t blockWidth = std::clamp<int64_t>(raster.blockWidth, 1, raster.width);
+  const int64_t blockHeight = std::clamp<int64_t>(raster.blockHeight, 1, raster.height);
+  std::vector<Block> blocks;
+  for (int64_t y = row0; y < end; y += blockHeight)
+    for (int64_t x = 0; x < raster.width; x += blockWidth)
+      blocks.push_back(
+          {x, y, std::min(blockWidth, raster.width - x), std::min(blockHeight, end - y)});
+  return blocks;
+}
+
+void decodeBlock(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type,
+                 const Block& block, unsigned char* target, int64_t lineBytes) {
+  const int typeBytes = typeSize(type);
+  const GSpacing pixelSpace = static_cast<GSpacing>(bands.size()) * typeBytes;
   QuietGdalErrors quiet;
-  for (const Block& block : blocks) {
-    CPLErrorReset();
-    unsigned char* target =
-        rows_.data() + (block.y0 - firstRow) * rowBytes_ + block.x0 * pixelSpace;
-    const CPLErr status = dataset.RasterIO(
-        GF_Read, static_cast<int>(block.x0), static_cast<int>(block.y0),
-        static_cast<int>(block.width), static_cast<int>(block.height), target,
-        static_cast<int>(block.width), static_cast<int>(block.height), type_,
-        static_cast<int>(bands_.size()), bands_.data(), pixelSpace, rowBytes_, typeBytes, nullptr);
-    dataset.FlushCache(false);
-    if (status == CE_None) continue;
-    const std::string what = "rows " + std::to_string(block.y0 + 1) + "-" +
-                             std::to_string(block.y0 + block.height) + ", columns " +
-                             std::to_string(block.x0 + 1) + "-" +
-                             std::to_string(block.x0 + block.width) + " of '" + path_ + "'";
-    if (quiet.outOfMemory()) throw outOfMemory("while reading " + what);
-    const char* message = CPLGetLastErrorMsg();
-    throw Error("INPUT", "cannot read " + what + " (file damaged or truncated?)" +
-                             (message && *message ? std::string(": ") + message : ""));
-  }
+  CPLErrorReset();
+  const CPLErr status =
+      dataset.RasterIO(GF_Read, static_cast<int>(block.x0), static_cast<int>(block.y0),
+                       static_cast<int>(block.width), static_cast<int>(block.height), target,
+                       static_cast<int>(block.width), static_cast<int>(block.height), type,
+                       static_cast<int>(bands.size()), const_cast<int*>(bands.data()), pixelSpace,
+                       lineBytes, typeBytes, nullptr);
+  dataset.FlushCache(false);
+  malloc_trim(
+      0);  // GDAL's copy of the block, freed, goes back to the system (a thread's arena kept it)
+  if (status == CE_None) return;
+  const std::string what =
+      "rows " + std::to_string(block.y0 + 1) + "-" + std::to_string(block.y0 + block.height) +
+      ", columns " + std::to_string(block.x0 + 1) + "-" + std::to_string(block.x0 + block.width) +
+      " of '" + dataset.GetDescription() + "'";
+  if (quiet.outOfMemory()) throw outOfMemory("while reading " + what);
+  const char* message = CPLGetLastErrorMsg();
+  throw Error("INPUT", "cannot read " + what + " (file damaged or truncated?)" +
+                           (message && *message ? std::string(": ") + message : ""));
 }
 
 }  // namespace hyperstream

@@ -11,6 +11,19 @@
 
 namespace hyperstream {
 
+// One block of a raster (clipped to the image): columns [x0, x0 + width), rows [y0, y0 + height).
+struct Block {
+  int64_t x0, y0, width, height;
+};
+
+// The blocks of rows [row0, end) (block boundaries, or the image's end), row by row.
+std::vector<Block> blocksOf(const RasterInfo& raster, int64_t row0, int64_t end);
+
+// Decompresses `block` of the 1-based `bands` into `target` (its first pixel), pixel-interleaved
+// in `type`, `lineBytes` apart; then drops it from GDAL's block cache. Throws Error("INPUT").
+void decodeBlock(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type,
+                 const Block& block, unsigned char* target, int64_t lineBytes);
+
 // A compressed file is stored in blocks (tiles, or strips of rows) that GDAL decompresses whole.
 // Reading image strips that cut across blocks decompresses each block once per strip that
 // touches it, and threads splitting a strip by rows decompress the same blocks twice. This
@@ -37,17 +50,12 @@ class BlockDecoder {
   static int64_t batchRows(const RasterInfo& raster, int64_t rowBytes, int parallel);
 
  private:
-  struct Block {
-    int64_t x0, y0, width, height;
-  };
   void decodeBatch(int64_t row0);
   void decodeBlocks(size_t handle, const std::vector<Block>& blocks, int64_t row0);
 
-  std::string path_;
+  RasterInfo raster_;
   std::vector<int> bands_;
-  GDALDataType type_;
-  int64_t width_, height_;
-  int64_t blockWidth_, blockHeight_;
+  int64_t blockHeight_;
   int64_t rowBytes_;
   int64_t batchRows_;
   int64_t overlapRows_;

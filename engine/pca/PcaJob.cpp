@@ -127,6 +127,7 @@ class PcaRun {
     checkOutputs();
     startKernels();
     planMemory();
+    copyCompressedInput();
     prepareKernels();
     const Moments moments = momentsPass();
     fit(moments);
@@ -146,6 +147,7 @@ class PcaRun {
   void checkOutputs();
   void startKernels();
   void planMemory();
+  void copyCompressedInput();
   void prepareKernels();
   void computePass(int inputBuffers, const StripPipeline::Stages::Read& read,
                    const std::function<void(const StripView&)>& compute, double& seconds,
@@ -202,10 +204,12 @@ class PcaRun {
   RowShare share_;
   RasterFormat format_;
   std::unique_ptr<PcaKernels> kernels_;
+  StripNeeds needs_;
   StripPlan plan_;
-  int64_t inputRowBytes_ = 0, residentRowBytes_ = 0, streamingRowBytes_ = 0;
+  int64_t inputRowBytes_ = 0;
   int64_t rowsPerGroup_ = 1;
   HostMemory cube_{nullptr, [](unsigned char*) {}};
+  std::unique_ptr<DecompressedCopy> copy_;  // read instead of a compressed input
   std::unique_ptr<StripReader> reader_;
   Projection projection_;
   std::unique_ptr<PendingRaster> ownOutput_;  // one worker, or MPI rank 0
@@ -255,22 +259,31 @@ void PcaRun::planMemory() {
   inputRowBytes_ = info.width * bandCount() * typeSize(info.type);
   const int64_t outputRowBytes = info.width * bandCount() * typeSize(gdalType(options_.outputType));
   const int64_t mask = info.width;
-  StripNeeds needs;
-  needs.firstRow = share_.first;
-  needs.rowsToDo = share_.count;
-  needs.bands = bandCount();
-  needs.streamingRowBytes = kInputBuffers * inputRowBytes_ + kOutputBuffers * outputRowBytes + mask;
-  needs.residentRowBytes = kOutputBuffers * outputRowBytes + mask;
+  needs_.firstRow = share_.first;
+  needs_.rowsToDo = share_.count;
+  needs_.bands = bandCount();
+  needs_.streamingRowBytes =
+      kInputBuffers * inputRowBytes_ + kOutputBuffers * outputRowBytes + mask;
+  needs_.residentRowBytes = kOutputBuffers * outputRowBytes + mask;
   rowsPerGroup_ = groupRows(info.width);
-  needs.rowMultiple = rowsPerGroup_;
-  needs.requestedRows = options_.stripRows;
+  needs_.rowMultiple = rowsPerGroup_;
+  needs_.requestedRows = options_.stripRows;
   // Workers in one process (a thread per GPU) share the cores: each reads with its share.
-  needs.sharing = group_.inOneProcess() ? group_.size() : 1;
-  plan_ = hyperstream::planMemory(info, options_.ramBytes, needs);
-  if (!plan_.note.empty()) feedback_.warning(QString::fromStdString(plan_.note));
+  needs_.sharing = group_.inOneProcess() ? group_.size() : 1;
+  plan_ = hyperstream::planMemory(info, options_.ramBytes, needs_);
   result_.stripRows = plan_.stripRows;
-  residentRowBytes_ = needs.residentRowBytes;
-  streamingRowBytes_ = needs.streamingRowBytes;
+}
+
+// Workers sharing the image (several GPUs, MPI ranks) read their rows of the file itself.
+void PcaRun::copyCompressedInput() {
+  if (group_.size() == 1)
+    copy_ = decompressIfStreamed(result_.input, result_.bands, plan_, options_.output, feedback_);
+  if (!copy_) {
+    if (!plan_.note.empty()) feedback_.warning(QString::fromStdString(plan_.note));
+    return;
+  }
+  plan_ = hyperstream::planMemory(copy_->info(), options_.ramBytes, needs_);
+  result_.stripRows = plan_.stripRows;
 }
 
 // GPU kernels keep the cube in their own memory when it fits there; else the host keeps it when
@@ -305,9 +318,10 @@ void PcaRun::prepareKernels() {
   // Read by the reader thread only, in parallel parts; the CPU kernels' compute never runs at
   // the same time (see StripPipeline), so reading may use every core.
   const int64_t bufferBytes = result_.resident
-                                  ? plan_.cubeBytes() + plan_.stripRows * residentRowBytes_
-                                  : plan_.stripRows * streamingRowBytes_;
-  reader_ = std::make_unique<StripReader>(info, result_.bands, plan_.readers,
+                                  ? plan_.cubeBytes() + plan_.stripRows * needs_.residentRowBytes
+                                  : plan_.stripRows * needs_.streamingRowBytes;
+  reader_ = std::make_unique<StripReader>(copy_ ? copy_->info() : info,
+                                          copy_ ? copy_->bands() : result_.bands, plan_.readers,
                                           plan_.mappableBytes(bufferBytes), 0);
 }
 

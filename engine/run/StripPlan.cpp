@@ -129,4 +129,24 @@ StripPlan planMemory(const RasterInfo& input, int64_t ramBytes, const StripNeeds
   return plan;
 }
 
+std::unique_ptr<DecompressedCopy> decompressIfStreamed(const RasterInfo& input,
+                                                       const std::vector<int>& bands,
+                                                       const StripPlan& plan,
+                                                       const std::string& output,
+                                                       Feedback& feedback) {
+  if (!input.compressed || plan.cubeFits) return nullptr;
+  const QString size = QString::number(mib(plan.cubeBytes()));
+  if (!DecompressedCopy::fits(output, plan.cubeBytes())) {
+    feedback.info(QString("no room beside the output for a decompressed copy of the input (%1 "
+                          "MiB): its blocks are decompressed again in each pass")
+                      .arg(size));
+    return nullptr;
+  }
+  feedback.info(QString("the input is compressed and does not fit the RAM budget: decompressing "
+                        "it once into a temporary copy beside the output (%1 MiB, removed at the "
+                        "end), read in each pass")
+                    .arg(size));
+  return std::make_unique<DecompressedCopy>(input, bands, output, plan.readers, feedback);
+}
+
 }  // namespace hyperstream

@@ -2,10 +2,12 @@
 // The strip planner every job uses: how tall its strips are, whether the cube stays in memory
 // between passes, and what the reader may keep of the file, all within the RAM budget.
 
+#include "io/DecompressedCopy.h"
 #include "io/Raster.h"
 #include "run/Pipeline.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,5 +48,14 @@ struct StripPlan {
 
 // Throws Error("RAM_MB") when the budget cannot hold one strip.
 StripPlan planMemory(const RasterInfo& input, int64_t ramBytes, const StripNeeds& needs);
+
+// Where a job would read a compressed input in every pass (its cube does not stay in memory), a
+// copy decompressed once beside `output` when its disk has room (the passes then read the copy
+// as a plain file); null otherwise. Says in the log which it chose.
+std::unique_ptr<DecompressedCopy> decompressIfStreamed(const RasterInfo& input,
+                                                       const std::vector<int>& bands,
+                                                       const StripPlan& plan,
+                                                       const std::string& output,
+                                                       Feedback& feedback);
 
 }  // namespace hyperstream

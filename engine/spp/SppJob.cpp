@@ -40,6 +40,7 @@ class SppRun {
     openInput();
     checkOutputs();
     planMemory();
+    copyCompressedInput();
     startKernels();
     centroidPass();
     createOutputs();
@@ -61,6 +62,7 @@ class SppRun {
   void openInput();
   void checkOutputs();
   void planMemory();
+  void copyCompressedInput();
   void startKernels();
   void centroidPass();
   void checkCentroid(double largest);
@@ -76,9 +78,11 @@ class SppRun {
   JobInput input_;
   SppResult result_;
   RasterFormat format_;
+  StripNeeds needs_;
   StripPlan plan_;
-  int64_t inputRowBytes_ = 0, outputRowBytes_ = 0, streamingRowBytes_ = 0;
+  int64_t inputRowBytes_ = 0, outputRowBytes_ = 0;
   std::unique_ptr<SppKernels> kernels_;
+  std::unique_ptr<DecompressedCopy> copy_;  // read instead of a compressed input
   std::unique_ptr<StripReader> reader_;
   HostMemory cube_{nullptr, [](unsigned char*) {}};
   double outputNodata_ = 0;
@@ -116,20 +120,27 @@ void SppRun::planMemory() {
   const int bands = bandCount();
   inputRowBytes_ = info.width * bands * typeSize(info.type);
   outputRowBytes_ = info.width * (bands * int64_t{typeSize(outputType())} + int64_t{8});
-  StripNeeds needs;
-  needs.rowsToDo = info.height;
-  needs.bands = bands;
-  needs.residentRowBytes =
+  needs_.rowsToDo = info.height;
+  needs_.bands = bands;
+  needs_.residentRowBytes =
       CpuSpp::bytesPerRow(info.width, bands, options_.window) + kOutputBuffers * outputRowBytes_;
-  needs.streamingRowBytes = kInputBuffers * inputRowBytes_ + needs.residentRowBytes;
-  needs.haloRows = halo();
-  needs.leastStrips = 4;  // so that computing one strip overlaps writing another
-  needs.requestedRows = options_.stripRows;
-  plan_ = hyperstream::planMemory(info, options_.ramBytes, needs);
-  if (!plan_.note.empty()) feedback_.warning(QString::fromStdString(plan_.note));
+  needs_.streamingRowBytes = kInputBuffers * inputRowBytes_ + needs_.residentRowBytes;
+  needs_.haloRows = halo();
+  needs_.leastStrips = 4;  // so that computing one strip overlaps writing another
+  needs_.requestedRows = options_.stripRows;
+  plan_ = hyperstream::planMemory(info, options_.ramBytes, needs_);
   result_.stripRows = plan_.stripRows;
   result_.resident = plan_.cubeFits;
-  streamingRowBytes_ = needs.streamingRowBytes;
+}
+
+void SppRun::copyCompressedInput() {
+  copy_ = decompressIfStreamed(result_.input, result_.bands, plan_, options_.output, feedback_);
+  if (!copy_) {
+    if (!plan_.note.empty()) feedback_.warning(QString::fromStdString(plan_.note));
+    return;
+  }
+  plan_ = hyperstream::planMemory(copy_->info(), options_.ramBytes, needs_);
+  result_.stripRows = plan_.stripRows;
 }
 
 void SppRun::startKernels() {
@@ -150,8 +161,9 @@ void SppRun::startKernels() {
                      .arg(QString::fromStdString(result_.backend)));
   // The reader may map as much of the file as the buffers leave of the budget.
   const int64_t bufferBytes =
-      (result_.resident ? plan_.cubeBytes() : 0) + plan_.bufferedRows * streamingRowBytes_;
-  reader_ = std::make_unique<StripReader>(info, result_.bands, plan_.readers,
+      (result_.resident ? plan_.cubeBytes() : 0) + plan_.bufferedRows * needs_.streamingRowBytes;
+  reader_ = std::make_unique<StripReader>(copy_ ? copy_->info() : info,
+                                          copy_ ? copy_->bands() : result_.bands, plan_.readers,
                                           plan_.mappableBytes(bufferBytes), 2 * halo());
   if (result_.resident) cube_ = kernels_->allocateHost(static_cast<size_t>(plan_.cubeBytes()));
 }

@@ -1,0 +1,107 @@
+#include "io/DecompressedCopy.h"
+
+#include "core/Error.h"
+#include "io/BlockDecoder.h"
+
+#include <QFileInfo>
+#include <QStorageInfo>
+#include <QThreadPool>
+
+#include <atomic>
+#include <exception>
+#include <numeric>
+
+namespace hyperstream {
+
+namespace {
+
+// A file opened for writing through GDAL's virtual file layer, closed on destruction.
+struct VsiFile {
+  explicit VsiFile(const std::string& path) : file(VSIFOpenL(path.c_str(), "r+b")) {
+    if (!file) throw Error("OUTPUT", "cannot open '" + path + "' for writing");
+  }
+  ~VsiFile() { VSIFCloseL(file); }
+  VsiFile(const VsiFile&) = delete;
+  VsiFile& operator=(const VsiFile&) = delete;
+  VSILFILE* file;
+};
+
+}  // namespace
+
+bool DecompressedCopy::fits(const std::string& besides, int64_t bytes) {
+  const QStorageInfo storage(QFileInfo(QString::fromStdString(besides)).absolutePath());
+  return storage.isValid() && storage.bytesAvailable() > bytes + bytes / 10;
+}
+
+DecompressedCopy::DecompressedCopy(const RasterInfo& input, const std::vector<int>& bands,
+                                   const std::string& besides, int threads, Feedback& feedback)
+    : bands_(bands.size()) {
+  std::iota(bands_.begin(), bands_.end(), 1);
+  GDALDriver* envi = GetGDALDriverManager()->GetDriverByName("ENVI");
+  raster_ = std::make_unique<PendingRaster>(
+      besides + ".input", RasterFormat{envi, {"INTERLEAVE=BIP"}}, input.width, input.height,
+      static_cast<int>(bands.size()), input.type);
+  raster_->reopen();  // writes the header
+  decompress(input, bands, threads, feedback);
+  DatasetPtr copy = openRaster(raster_->temporaryPath(), "INPUT");
+  info_ = describeRaster(*copy, raster_->temporaryPath());
+}
+
+// Blocks are dealt out in turn; each thread writes its blocks' rows where the raw layout puts
+// them (disjoint bytes, so the threads never touch the same ones).
+void DecompressedCopy::decompress(const RasterInfo& input, const std::vector<int>& bands,
+                                  int threads, Feedback& feedback) {
+  GDALDataset::RawBinaryLayout layout;
+  if (!raster_->dataset().GetRawBinaryLayout(layout))
+    throw Error("OUTPUT", "GDAL gives no raw layout for the copy of the input");
+  const std::vector<Block> blocks = blocksOf(input, 0, input.height);
+  const int64_t pixelBytes = static_cast<int64_t>(bands.size()) * typeSize(input.type);
+  std::atomic<int64_t> done{0};
+  std::atomic<bool> canceled{false};
+  auto work = [&](int thread) {
+    DatasetPtr dataset = openRaster(input.path, "INPUT");
+    VsiFile out(layout.osRawFilename);
+    std::vector<unsigned char> buffer(static_cast<size_t>(
+        std::min<int64_t>(input.blockWidth, input.width) * input.blockHeight * pixelBytes));
+    for (size_t i = thread; i < blocks.size() && !canceled; i += threads) {
+      if (thread == 0 && feedback.isCanceled()) canceled = true;
+      const Block& block = blocks[i];
+      decodeBlock(*dataset, bands, input.type, block, buffer.data(), block.width * pixelBytes);
+      for (int64_t row = 0; row < block.height; ++row) {
+        const auto offset =
+            static_cast<vsi_l_offset>(layout.nImageOffset + (block.y0 + row) * layout.nLineOffset +
+                                      block.x0 * layout.nPixelOffset);
+        const auto bytes = static_cast<size_t>(block.width * pixelBytes);
+        if (VSIFSeekL(out.file, offset, SEEK_SET) != 0 ||
+            VSIFWriteL(buffer.data() + row * block.width * pixelBytes, 1, bytes, out.file) != bytes)
+          throw Error("OUTPUT", "cannot write the copy of the input in '" + layout.osRawFilename +
+                                    "' (disk full?)");
+      }
+      ++done;
+    }
+  };
+  QThreadPool pool;
+  pool.setMaxThreadCount(std::max(1, threads - 1));
+  std::vector<std::exception_ptr> errors(threads);
+  for (int t = 1; t < threads; ++t)
+    pool.start([&, t] {
+      try {
+        work(t);
+      } catch (...) {
+        errors[t] = std::current_exception();
+        canceled = true;
+      }
+    });
+  try {
+    work(0);
+  } catch (...) {
+    errors[0] = std::current_exception();
+    canceled = true;
+  }
+  pool.waitForDone();
+  for (const std::exception_ptr& error : errors)
+    if (error) std::rethrow_exception(error);
+  if (feedback.isCanceled()) throw Canceled();
+}
+
+}  // namespace hyperstream

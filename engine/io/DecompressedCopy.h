@@ -1,0 +1,41 @@
+#pragma once
+// A compressed input decompressed once into a raw file beside the output, for jobs that read it
+// more than once.
+
+#include "core/Feedback.h"
+#include "io/PendingRaster.h"
+#include "io/Raster.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hyperstream {
+
+// When a job streams a compressed file (its cube does not stay in memory), every pass would
+// decompress every block again. Instead each block is decompressed once, by one of `threads`
+// threads, into a pixel-interleaved raw file (ENVI, the selected bands only) in a hidden folder
+// beside `besides` (the job's output), which the passes then read as a plain file. The copy is
+// removed with this object, and by the signal handlers like an unfinished output. Memory: a
+// block per thread (and GDAL's own copy of it while it decompresses).
+class DecompressedCopy {
+ public:
+  DecompressedCopy(const RasterInfo& input, const std::vector<int>& bands,
+                   const std::string& besides, int threads, Feedback& feedback);
+  const RasterInfo& info() const { return info_; }
+  const std::vector<int>& bands() const { return bands_; }  // 1 to the selected bands' count
+
+  // Whether the folder of `besides` has room for `bytes` and a tenth more.
+  static bool fits(const std::string& besides, int64_t bytes);
+
+ private:
+  void decompress(const RasterInfo& input, const std::vector<int>& bands, int threads,
+                  Feedback& feedback);
+
+  std::unique_ptr<PendingRaster> raster_;
+  RasterInfo info_;
+  std::vector<int> bands_;
+};
+
+}  // namespace hyperstream
