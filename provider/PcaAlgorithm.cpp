@@ -34,7 +34,8 @@ EngineAlgorithm::Texts pcaTexts() {
       "machine a band of rows (kept in its memory when it fits) and writes one output.");
   texts.ramHelp = QObject::tr(
       "Memory for image data. The cube stays in memory between the two passes when it fits; "
-      "otherwise it is read twice.");
+      "otherwise it is read twice (a compressed input is first decompressed once into a "
+      "temporary copy beside the output).");
   texts.outputName = QObject::tr("Principal components");
   texts.outputHelp = QObject::tr("One band per component.");
   return texts;

@@ -32,8 +32,10 @@ EngineAlgorithm::Texts sppTexts() {
       "pay for starting CUDA (about 0.3 s, once per session), and the CPU's cores otherwise; "
       "the log says what it chose and why. GPU fails when no GPU can be used. A GPU error "
       "during an Auto run makes it start again on the CPU.");
-  texts.ramHelp =
-      QObject::tr("Memory for image data; strips and their halo rows are sized from it.");
+  texts.ramHelp = QObject::tr(
+      "Memory for image data; strips and their halo rows are sized from it. A "
+      "compressed input that does not fit is first decompressed once into a "
+      "temporary copy beside the output.");
   texts.outputName = QObject::tr("Preprocessed image");
   texts.outputHelp = QObject::tr("The displaced spectra, same bands as the input.");
   return texts;

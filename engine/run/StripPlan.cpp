@@ -46,7 +46,8 @@ void setReaderShare(StripPlan& plan, const RasterInfo& input, int64_t ramBytes,
     plan.decoderBytes =
         BlockDecoder::memoryBytes(input, needs.bands, plan.readers, 2 * needs.haloRows);
     plan.budget = std::max(available / 2, available - plan.decoderBytes);
-    if (plan.decoderBytes > available / 2)
+    plan.blocksTooLarge = plan.decoderBytes > available / 2;
+    if (plan.blocksTooLarge)
       plan.note = "decompressing each of the input's " + std::to_string(input.blockWidth) + " x " +
                   std::to_string(input.blockHeight) + " blocks once takes " +
                   std::to_string(mib(plan.decoderBytes)) +
@@ -134,7 +135,7 @@ std::unique_ptr<DecompressedCopy> decompressIfStreamed(const RasterInfo& input,
                                                        const StripPlan& plan,
                                                        const std::string& output,
                                                        Feedback& feedback) {
-  if (!input.compressed || plan.cubeFits) return nullptr;
+  if (!input.compressed || plan.cubeFits || !plan.blocksTooLarge) return nullptr;
   const QString size = QString::number(mib(plan.cubeBytes()));
   if (!DecompressedCopy::fits(output, plan.cubeBytes())) {
     feedback.info(QString("no room beside the output for a decompressed copy of the input (%1 "
@@ -142,9 +143,10 @@ std::unique_ptr<DecompressedCopy> decompressIfStreamed(const RasterInfo& input,
                       .arg(size));
     return nullptr;
   }
-  feedback.info(QString("the input is compressed and does not fit the RAM budget: decompressing "
-                        "it once into a temporary copy beside the output (%1 MiB, removed at the "
-                        "end), read in each pass")
+  feedback.info(QString("the input is compressed, does not fit the RAM budget, and its blocks are "
+                        "too large to decompress in each pass within it: decompressing it once "
+                        "into a temporary copy beside the output (%1 MiB, removed at the end), "
+                        "read in each pass")
                     .arg(size));
   return std::make_unique<DecompressedCopy>(input, bands, output, plan.readers, feedback);
 }
