@@ -99,6 +99,8 @@ void BlockDecoder::decodeBatch(int64_t row0) {
   for (const std::exception_ptr& error : errors)
     if (error) std::rethrow_exception(error);
   keptTo_ = end;
+  // GDAL's copies of the blocks, freed, go back to the system (the threads' arenas kept them).
+  malloc_trim(0);
 }
 
 // Each block straight into its place among the kept rows (whose first row is `firstRow`).
@@ -135,8 +137,6 @@ void decodeBlock(GDALDataset& dataset, const std::vector<int>& bands, GDALDataTy
                        static_cast<int>(bands.size()), const_cast<int*>(bands.data()), pixelSpace,
                        lineBytes, typeBytes, nullptr);
   dataset.FlushCache(false);
-  malloc_trim(
-      0);  // GDAL's copy of the block, freed, goes back to the system (a thread's arena kept it)
   if (status == CE_None) return;
   const std::string what =
       "rows " + std::to_string(block.y0 + 1) + "-" + std::to_string(block.y0 + block.height) +

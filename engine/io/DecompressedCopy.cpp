@@ -3,6 +3,8 @@
 #include "core/Error.h"
 #include "io/BlockDecoder.h"
 
+#include <malloc.h>
+
 #include <QFileInfo>
 #include <QStorageInfo>
 #include <QThreadPool>
@@ -56,7 +58,6 @@ void DecompressedCopy::decompress(const RasterInfo& input, const std::vector<int
     throw Error("OUTPUT", "GDAL gives no raw layout for the copy of the input");
   const std::vector<Block> blocks = blocksOf(input, 0, input.height);
   const int64_t pixelBytes = static_cast<int64_t>(bands.size()) * typeSize(input.type);
-  std::atomic<int64_t> done{0};
   std::atomic<bool> canceled{false};
   auto work = [&](int thread) {
     DatasetPtr dataset = openRaster(input.path, "INPUT");
@@ -77,7 +78,7 @@ void DecompressedCopy::decompress(const RasterInfo& input, const std::vector<int
           throw Error("OUTPUT", "cannot write the copy of the input in '" + layout.osRawFilename +
                                     "' (disk full?)");
       }
-      ++done;
+      malloc_trim(0);  // as BlockDecoder does after each row of blocks
     }
   };
   QThreadPool pool;
