@@ -18,19 +18,9 @@ peer_reps=${PEER_REPS:-1}
 out=${BENCH_DIR:-bench/out}
 data=${SHARED_DATA:-../shared/data}
 codecs=${CODECS:-DEFLATE ZSTD LZW}
-mkdir -p "$out"
-scripts/install-deps.sh --bench
-scripts/build.sh >/dev/null
+. bench/common.sh
+bench_setup "$out"
 hs=build/cli/hyperstream
-if [ -z "${OPENBLAS_CORETYPE+set}" ]; then
-  if grep -qw avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX
-  elif grep -qw avx2 /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell; fi
-fi
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
-  echo "memory: $(free -g | awk '/Mem:/{print $2}') GiB"
-} | tee "$out/machine.txt"
 
 tiled() {  # source target codec [gdal_translate options...]
   local source=$1 target=$2 codec=$3; shift 3

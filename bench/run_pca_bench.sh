@@ -14,16 +14,9 @@ peer_reps=${PEER_REPS:-$reps}
 ram=${RAM:-1024}
 out=${BENCH_DIR:-bench/out}
 data=${SHARED_DATA:-../shared/data}
-mkdir -p "$out"
-scripts/install-deps.sh --bench
-scripts/build.sh >/dev/null
+. bench/common.sh
+bench_setup "$out"
 hs=build/cli/hyperstream
-# Debian's OpenBLAS 0.3.21 runs generic kernels on CPUs newer than itself unless told the core type
-# (see README). Every tool here that uses OpenBLAS gets the same setting; an existing one is kept.
-if [ -z "${OPENBLAS_CORETYPE+set}" ]; then
-  if grep -qw avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX
-  elif grep -qw avx2 /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell; fi
-fi
 
 cube=$out/big.tif
 if [ ! -f "$cube" ]; then
@@ -31,13 +24,7 @@ if [ ! -f "$cube" ]; then
   /usr/bin/python3 ../shared/tools/tile_cube.py "$data/jasper_ridge_100x100x198_uint16.tif" 2300 2300 "$cube"
 fi
 
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
-  echo "memory: $(free -g | awk '/Mem:/{print $2}') GiB"
-  echo "OPENBLAS_CORETYPE: ${OPENBLAS_CORETYPE:-unset}"
-  build/bench/bench_kernels $((2300 * 73)) 198
-} | tee "$out/machine.txt"
+build/bench/bench_kernels $((2300 * 73)) 198 | tee -a "$out/machine.txt"
 
 results=$out/results.tsv
 : > "$results"

@@ -270,19 +270,14 @@ void PcaRun::planMemory() {
   needs_.requestedRows = options_.stripRows;
   // Workers in one process (a thread per GPU) share the cores: each reads with its share.
   needs_.sharing = group_.inOneProcess() ? group_.size() : 1;
+  needs_.mayCopyInput = group_.size() == 1;  // the others read their rows of the file
   plan_ = hyperstream::planMemory(info, options_.ramBytes, needs_);
   result_.stripRows = plan_.stripRows;
 }
 
-// Workers sharing the image (several GPUs, MPI ranks) read their rows of the file itself.
 void PcaRun::copyCompressedInput() {
-  if (group_.size() == 1)
-    copy_ = decompressIfStreamed(result_.input, result_.bands, plan_, options_.output, feedback_);
-  if (!copy_) {
-    if (!plan_.note.empty()) feedback_.warning(QString::fromStdString(plan_.note));
-    return;
-  }
-  plan_ = hyperstream::planMemory(copy_->info(), options_.ramBytes, needs_);
+  copy_ = decompressIfStreamed(result_.input, result_.bands, options_.ramBytes, needs_,
+                               options_.output, plan_, feedback_);
   result_.stripRows = plan_.stripRows;
 }
 

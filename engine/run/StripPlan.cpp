@@ -130,12 +130,12 @@ StripPlan planMemory(const RasterInfo& input, int64_t ramBytes, const StripNeeds
   return plan;
 }
 
-std::unique_ptr<DecompressedCopy> decompressIfStreamed(const RasterInfo& input,
-                                                       const std::vector<int>& bands,
-                                                       const StripPlan& plan,
-                                                       const std::string& output,
-                                                       Feedback& feedback) {
-  if (!input.compressed || plan.cubeFits || !plan.blocksTooLarge) return nullptr;
+namespace {
+
+std::unique_ptr<DecompressedCopy> copyWhereRoom(const RasterInfo& input,
+                                                const std::vector<int>& bands,
+                                                const StripPlan& plan, const std::string& output,
+                                                Feedback& feedback) {
   const QString size = QString::number(mib(plan.cubeBytes()));
   if (!DecompressedCopy::fits(output, plan.cubeBytes())) {
     feedback.info(QString("no room beside the output for a decompressed copy of the input (%1 "
@@ -149,6 +149,23 @@ std::unique_ptr<DecompressedCopy> decompressIfStreamed(const RasterInfo& input,
                         "read in each pass")
                     .arg(size));
   return std::make_unique<DecompressedCopy>(input, bands, output, plan.readers, feedback);
+}
+
+}  // namespace
+
+std::unique_ptr<DecompressedCopy> decompressIfStreamed(const RasterInfo& input,
+                                                       const std::vector<int>& bands,
+                                                       int64_t ramBytes, const StripNeeds& needs,
+                                                       const std::string& output, StripPlan& plan,
+                                                       Feedback& feedback) {
+  std::unique_ptr<DecompressedCopy> copy;
+  if (input.compressed && !plan.cubeFits && plan.blocksTooLarge && needs.mayCopyInput)
+    copy = copyWhereRoom(input, bands, plan, output, feedback);
+  if (copy)
+    plan = planMemory(copy->info(), ramBytes, needs);
+  else if (!plan.note.empty())
+    feedback.warning(QString::fromStdString(plan.note));
+  return copy;
 }
 
 }  // namespace hyperstream

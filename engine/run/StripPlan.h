@@ -25,6 +25,7 @@ struct StripNeeds {
   int64_t leastStrips = 1;        // so that computing one strip overlaps writing another
   int64_t requestedRows = 0;      // the user's strip height (tests), 0 to plan
   int sharing = 1;                // workers in this process, sharing its cores to read
+  bool mayCopyInput = true;       // false for workers sharing an image: they read its rows
 };
 
 struct StripPlan {
@@ -52,13 +53,13 @@ StripPlan planMemory(const RasterInfo& input, int64_t ramBytes, const StripNeeds
 
 // Where a job would read a compressed input in every pass (its cube does not stay in memory) and
 // a row of its blocks is too large for the budget, a copy decompressed once beside `output` when
-// its disk has room (the passes then read the copy as a plain file); null otherwise. Says in the
-// log which it chose. (With blocks that fit, decompressing in each pass was faster here than
-// writing and reading the copy: 2.09 GB DEFLATE, 2 cores.)
+// its disk has room, with `plan` made again for reading the copy as a plain file; null otherwise,
+// and the plan's note goes to the log. (With blocks that fit, decompressing in each pass was
+// faster here than writing and reading the copy: 2.09 GB DEFLATE, 2 cores.)
 std::unique_ptr<DecompressedCopy> decompressIfStreamed(const RasterInfo& input,
                                                        const std::vector<int>& bands,
-                                                       const StripPlan& plan,
-                                                       const std::string& output,
+                                                       int64_t ramBytes, const StripNeeds& needs,
+                                                       const std::string& output, StripPlan& plan,
                                                        Feedback& feedback);
 
 }  // namespace hyperstream

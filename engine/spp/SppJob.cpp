@@ -134,12 +134,8 @@ void SppRun::planMemory() {
 }
 
 void SppRun::copyCompressedInput() {
-  copy_ = decompressIfStreamed(result_.input, result_.bands, plan_, options_.output, feedback_);
-  if (!copy_) {
-    if (!plan_.note.empty()) feedback_.warning(QString::fromStdString(plan_.note));
-    return;
-  }
-  plan_ = hyperstream::planMemory(copy_->info(), options_.ramBytes, needs_);
+  copy_ = decompressIfStreamed(result_.input, result_.bands, options_.ramBytes, needs_,
+                               options_.output, plan_, feedback_);
   result_.stripRows = plan_.stripRows;
 }
 
