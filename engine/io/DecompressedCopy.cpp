@@ -6,7 +6,6 @@
 #include <malloc.h>
 
 #include <QFileInfo>
-#include <QStorageInfo>
 #include <QThreadPool>
 
 #include <atomic>
@@ -31,8 +30,10 @@ struct VsiFile {
 }  // namespace
 
 bool DecompressedCopy::fits(const std::string& besides, int64_t bytes) {
-  const QStorageInfo storage(QFileInfo(QString::fromStdString(besides)).absolutePath());
-  return storage.isValid() && storage.bytesAvailable() > bytes + bytes / 10;
+  const std::string folder =
+      QFileInfo(QString::fromStdString(besides)).absolutePath().toStdString();
+  const GIntBig available = VSIGetDiskFreeSpace(folder.c_str());  // statvfs; -1 where unknown
+  return available < 0 || available > bytes + bytes / 10;
 }
 
 DecompressedCopy::DecompressedCopy(const RasterInfo& input, const std::vector<int>& bands,
