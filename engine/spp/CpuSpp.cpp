@@ -222,13 +222,25 @@ void CpuSpp::measureRow(const SppStrip& strip, int64_t row, bool forward, int64_
 }
 
 double CpuSpp::run(const SppStrip& strip, const SppOutput& output) {
+  prepare(strip);
+  measureAngles(strip);
+  alphas_.assign(rows_ * strip.width, 0.0);
+  withSampleType(strip.type, [&](auto sample) {
+    displaceRows(strip, static_cast<const decltype(sample)*>(strip.data), output);
+  });
+  double sum = 0;
+  for (double a : alphas_) sum += a;
+  return sum;
+}
+
+// The strip's unit vectors and validity, in lines laid out for the angle loops.
+void CpuSpp::prepare(const SppStrip& strip) {
   if (window_.halo != strip.halo) window_ = Window(strip.halo);
   bands_ = strip.bands;
   blockRow0_ = strip.blockRow0;
   row0_ = strip.row0;
   rows_ = strip.rows;
-  const int64_t width = strip.width;
-  tableLine_ = roundUp(width);
+  tableLine_ = roundUp(strip.width);
   // An odd number of vectors per line: with an even one, the lines of consecutive bands fall into
   // a few cache sets (24 vectors: an eighth of them) and evict one another.
   lineLength_ = kPad + tableLine_ + kPad;
@@ -240,11 +252,14 @@ double CpuSpp::run(const SppStrip& strip, const SppOutput& output) {
   withSampleType(strip.type, [&](auto sample) {
     unitRows(strip, static_cast<const decltype(sample)*>(strip.data));
   });
+}
 
-  // Every neighbour pair inside the strip is measured once, for both pixels (γ is symmetric):
-  // first each row's forward offsets, with the partners' reverse ones, then the reverse offsets
-  // left over (partners in the halo rows or across the border). Both passes split rows between
-  // threads; the first writes other rows' reverse angles, but never one another's.
+// Every neighbour pair inside the strip is measured once, for both pixels (γ is symmetric): first
+// each row's forward offsets, with the partners' reverse ones, then the reverse offsets left over
+// (partners in the halo rows or across the border). Both passes split rows between threads; the
+// first writes other rows' reverse angles, but never one another's.
+void CpuSpp::measureAngles(const SppStrip& strip) {
+  const int64_t width = strip.width;
   angles_.assign(static_cast<size_t>(window_.count) * rows_ * tableLine_,
                  std::numeric_limits<float>::quiet_NaN());
   // Column tiles keep the rows a pixel's neighbours come from in the core's cache.
@@ -255,60 +270,57 @@ double CpuSpp::run(const SppStrip& strip, const SppOutput& output) {
         for (int64_t r = first; r < last; ++r)
           measureRow(strip, row0_ + r, forward, tile, std::min(width, tile + kTileColumns));
     });
+}
 
-  // α: the angles summed with their weights in offset order, the same for any strips or threads.
-  alphas_.assign(rows_ * width, 0.0);
-  withSampleType(strip.type, [&](auto sample) {
-    using T = decltype(sample);
-    const T* samples = static_cast<const T*>(strip.data);
-    threads_.split(rows_, [&](int64_t first, int64_t last) {
-      std::vector<double> weights(width), weighted(width);
-      for (int64_t r = first; r < last; ++r) {
-        const int64_t row = row0_ + r;
-        std::fill(weights.begin(), weights.end(), 0.0);
-        std::fill(weighted.begin(), weighted.end(), 0.0);
-        for (int o = 0; o < window_.count; ++o) {
-          const float* gamma = angles(o, row);
-          const double beta = window_.beta[o];
-          for (int64_t col = 0; col < width; ++col)
-            if (gamma[col] >= 0) {
-              weights[col] += beta;
-              weighted[col] += beta * gamma[col];
-            }
-        }
-        for (int64_t col = 0; col < width; ++col) {
-          const int64_t i = r * width + col;  // in the output
-          const T* y = samples + ((row - blockRow0_) * width + col) * bands_;
-          const bool usable = validLine(row)[col] > 0;
-          const double alpha = weights[col] > 0 ? weighted[col] / weights[col] : 0.0;
-          const double shrink = 1 / ((1 + std::sqrt(alpha)) * (1 + std::sqrt(alpha)));
-          alphas_[i] = usable ? alpha : 0.0;
-          output.alpha[i] =
-              usable ? static_cast<float>(alpha) : std::numeric_limits<float>::quiet_NaN();
-          output.rho[i] =
-              usable ? static_cast<float>(1 / shrink) : std::numeric_limits<float>::quiet_NaN();
-          auto displace = [&](auto* out) {
-            using O = std::remove_reference_t<decltype(*out)>;
-            out += i * bands_;
-            if (!usable) {
-              std::fill(out, out + bands_, static_cast<O>(strip.outputNodata));
-              return;
-            }
-            for (int b = 0; b < bands_; ++b)
-              out[b] = static_cast<O>((static_cast<double>(y[b]) - strip.centroid[b]) * shrink +
-                                      strip.centroid[b]);
-          };
-          if (strip.outputType == OutputType::Float64)
-            displace(static_cast<double*>(output.cube));
-          else
-            displace(static_cast<float*>(output.cube));
-        }
+// α: the angles summed with their weights in offset order, the same for any strips or threads;
+// then each pixel's alpha, rho and displaced spectrum.
+template <typename T>
+void CpuSpp::displaceRows(const SppStrip& strip, const T* samples, const SppOutput& output) {
+  const int64_t width = strip.width;
+  threads_.split(rows_, [&](int64_t first, int64_t last) {
+    std::vector<double> weights(width), weighted(width);
+    for (int64_t r = first; r < last; ++r) {
+      const int64_t row = row0_ + r;
+      std::fill(weights.begin(), weights.end(), 0.0);
+      std::fill(weighted.begin(), weighted.end(), 0.0);
+      for (int o = 0; o < window_.count; ++o) {
+        const float* gamma = angles(o, row);
+        const double beta = window_.beta[o];
+        for (int64_t col = 0; col < width; ++col)
+          if (gamma[col] >= 0) {
+            weights[col] += beta;
+            weighted[col] += beta * gamma[col];
+          }
       }
-    });
+      for (int64_t col = 0; col < width; ++col) {
+        const int64_t i = r * width + col;  // in the output
+        const T* y = samples + ((row - blockRow0_) * width + col) * bands_;
+        const bool usable = validLine(row)[col] > 0;
+        const double alpha = weights[col] > 0 ? weighted[col] / weights[col] : 0.0;
+        const double shrink = 1 / ((1 + std::sqrt(alpha)) * (1 + std::sqrt(alpha)));
+        alphas_[i] = usable ? alpha : 0.0;
+        output.alpha[i] =
+            usable ? static_cast<float>(alpha) : std::numeric_limits<float>::quiet_NaN();
+        output.rho[i] =
+            usable ? static_cast<float>(1 / shrink) : std::numeric_limits<float>::quiet_NaN();
+        auto displace = [&](auto* out) {
+          using O = std::remove_reference_t<decltype(*out)>;
+          out += i * bands_;
+          if (!usable) {
+            std::fill(out, out + bands_, static_cast<O>(strip.outputNodata));
+            return;
+          }
+          for (int b = 0; b < bands_; ++b)
+            out[b] = static_cast<O>((static_cast<double>(y[b]) - strip.centroid[b]) * shrink +
+                                    strip.centroid[b]);
+        };
+        if (strip.outputType == OutputType::Float64)
+          displace(static_cast<double*>(output.cube));
+        else
+          displace(static_cast<float*>(output.cube));
+      }
+    }
   });
-  double sum = 0;
-  for (double a : alphas_) sum += a;
-  return sum;
 }
 
 namespace {

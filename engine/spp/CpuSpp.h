@@ -50,6 +50,10 @@ class CpuSpp {
 
  private:
   static int64_t roundUp(int64_t width) { return (width + kLanes - 1) / kLanes * kLanes; }
+  void prepare(const SppStrip& strip);
+  void measureAngles(const SppStrip& strip);
+  template <class T>
+  void displaceRows(const SppStrip& strip, const T* samples, const SppOutput& output);
   template <class T>
   void unitRows(const SppStrip& strip, const T* samples);
   void measureRow(const SppStrip& strip, int64_t row, bool forward, int64_t colFirst,
