@@ -29,6 +29,11 @@ struct VsiFile {
 
 }  // namespace
 
+int64_t DecompressedCopy::blockBytes(const RasterInfo& input, int bands) {
+  return std::min<int64_t>(input.blockWidth, input.width) *
+         std::min<int64_t>(input.blockHeight, input.height) * bands * typeSize(input.type);
+}
+
 bool DecompressedCopy::fits(const std::string& besides, int64_t bytes) {
   const std::string folder =
       QFileInfo(QString::fromStdString(besides)).absolutePath().toStdString();
@@ -63,8 +68,8 @@ void DecompressedCopy::decompress(const RasterInfo& input, const std::vector<int
   auto work = [&](int thread) {
     DatasetPtr dataset = openRaster(input.path, "INPUT");
     VsiFile out(layout.osRawFilename);
-    std::vector<unsigned char> buffer(static_cast<size_t>(
-        std::min<int64_t>(input.blockWidth, input.width) * input.blockHeight * pixelBytes));
+    std::vector<unsigned char> buffer(
+        static_cast<size_t>(blockBytes(input, static_cast<int>(bands.size()))));
     for (size_t i = thread; i < blocks.size() && !canceled; i += threads) {
       if (thread == 0 && feedback.isCanceled()) canceled = true;
       const Block& block = blocks[i];

@@ -26,6 +26,8 @@ class DecompressedCopy {
   const RasterInfo& info() const { return info_; }
   const std::vector<int>& bands() const { return bands_; }  // 1 to the selected bands' count
 
+  // Bytes of one block of the selected bands.
+  static int64_t blockBytes(const RasterInfo& input, int bands);
   // Whether the folder of `besides` has room for `bytes` and a tenth more (true where the free
   // space is unknown: a full disk then fails the write, with an error that says so).
   static bool fits(const std::string& besides, int64_t bytes);

@@ -134,41 +134,14 @@ bool IntegerMoments::compute(const T* data, const unsigned char* valid, int64_t 
   validPixels_.clear();
   for (int64_t p = 0; p < count; ++p)
     if (valid[p]) validPixels_.push_back(p);
-  const auto n = static_cast<int64_t>(validPixels_.size());
-  if (n == 0) {
+  if (validPixels_.empty()) {
     result = Moments(bands);
     return true;
   }
-
-  // Shift each band by the rounded mean of a sample of the pixels, so the deviations are small.
-  const int64_t sample = std::min(n, kShiftSample);
-  shift_.assign(bands, 0);
-  for (int64_t k = 0; k < sample; ++k) {
-    const T* pixel = data + validPixels_[k * n / sample] * bands;
-    for (int b = 0; b < bands; ++b) shift_[b] += static_cast<int64_t>(pixel[b]);
-  }
-  for (int64_t& s : shift_) s = (2 * s + (s < 0 ? -sample : sample)) / (2 * sample);
-  std::vector<int32_t> shiftBits(shift_.begin(), shift_.end());  // modulo 2^32
-
-  // Pack the valid pixels in pairs, with a last band of ones: its products with the other bands
-  // are the deviations' sums, and with itself the count. Rows are padded with zeros for the
-  // kernel's whole blocks.
-  const int columns = bands + 1;
-  const int paddedRows = roundUp(columns, kRowBlock);
-  const int stride = paddedRows + 16;  // covers the last column block too
-  const int64_t steps = (n + 1) / 2;
-  packed_.resize(static_cast<size_t>(steps) * stride);
+  chooseShift(data, bands);
   std::vector<T> lo(bands, std::numeric_limits<T>::max());
   std::vector<T> hi(bands, std::numeric_limits<T>::lowest());
-  for (int64_t t = 0; t < steps; ++t) {
-    const bool pair = 2 * t + 1 < n;
-    int32_t* row = packed_.data() + t * stride;
-    packPair(data + validPixels_[2 * t] * bands,
-             pair ? data + validPixels_[2 * t + 1] * bands : nullptr, shiftBits.data(), row,
-             lo.data(), hi.data(), bands);
-    row[bands] = pair ? 0x00010001 : 1;
-    std::fill(row + columns, row + stride, 0);
-  }
+  const int64_t steps = packPairs(data, bands, lo.data(), hi.data());
 
   // Deviations must fit 16 bits (else the packing wrapped), and 2·flushSteps·spread² 31 bits.
   int64_t spread = 1;
@@ -180,19 +153,67 @@ bool IntegerMoments::compute(const T* data, const unsigned char* valid, int64_t 
       static_cast<int64_t>(std::numeric_limits<int32_t>::max()) / (2 * spread * spread);
   if (flushSteps < kMinFlushSteps) return false;
 
-  total_.resize(static_cast<size_t>(columns + kColumnBlock) * paddedRows);
-  pairProducts(packed_.data(), steps, stride, columns, paddedRows, flushSteps, total_.data());
+  const int paddedRows = roundUp(bands + 1, kRowBlock);
+  total_.resize(static_cast<size_t>(bands + 1 + kColumnBlock) * paddedRows);
+  pairProducts(packed_.data(), steps, paddedRows + 16, bands + 1, paddedRows, flushSteps,
+               total_.data());
+  result.minimum.resize(bands);
+  result.maximum.resize(bands);
+  for (int b = 0; b < bands; ++b) {
+    result.minimum[b] = static_cast<double>(lo[b]);
+    result.maximum[b] = static_cast<double>(hi[b]);
+  }
+  momentsFromSums(bands, paddedRows, result);
+  return true;
+}
+
+// Shifts each band by the rounded mean of a sample of the valid pixels, so the deviations are
+// small.
+template <class T>
+void IntegerMoments::chooseShift(const T* data, int bands) {
+  const auto n = static_cast<int64_t>(validPixels_.size());
+  const int64_t sample = std::min(n, kShiftSample);
+  shift_.assign(bands, 0);
+  for (int64_t k = 0; k < sample; ++k) {
+    const T* pixel = data + validPixels_[k * n / sample] * bands;
+    for (int b = 0; b < bands; ++b) shift_[b] += static_cast<int64_t>(pixel[b]);
+  }
+  for (int64_t& s : shift_) s = (2 * s + (s < 0 ? -sample : sample)) / (2 * sample);
+}
+
+// Packs the valid pixels in pairs, with a last band of ones: its products with the other bands
+// are the deviations' sums, and with itself the count. Rows are padded with zeros for the
+// kernel's whole blocks. Returns the number of pairs; `lo` and `hi` get each band's range.
+template <class T>
+int64_t IntegerMoments::packPairs(const T* data, int bands, T* lo, T* hi) {
+  const std::vector<int32_t> shiftBits(shift_.begin(), shift_.end());  // modulo 2^32
+  const auto n = static_cast<int64_t>(validPixels_.size());
+  const int columns = bands + 1;
+  const int stride = roundUp(columns, kRowBlock) + 16;  // covers the last column block too
+  const int64_t steps = (n + 1) / 2;
+  packed_.resize(static_cast<size_t>(steps) * stride);
+  for (int64_t t = 0; t < steps; ++t) {
+    const bool pair = 2 * t + 1 < n;
+    int32_t* row = packed_.data() + t * stride;
+    packPair(data + validPixels_[2 * t] * bands,
+             pair ? data + validPixels_[2 * t + 1] * bands : nullptr, shiftBits.data(), row, lo, hi,
+             bands);
+    row[bands] = pair ? 0x00010001 : 1;
+    std::fill(row + columns, row + stride, 0);
+  }
+  return steps;
+}
+
+// Moments about the mean: M = Σ(x-s)(x-s)^T - S S^T / n with S = Σ(x-s), rounded once. The
+// result's arrays are reused: a group's co-moment matrix is too large to allocate per group.
+void IntegerMoments::momentsFromSums(int bands, int paddedRows, Moments& result) {
   auto sumOfProducts = [&](int i, int j) {  // i <= j
     return total_[static_cast<size_t>(j) * paddedRows + i];
   };
-
-  // Moments about the mean: M = Σ(x-s)(x-s)^T - S S^T / n with S = Σ(x-s), rounded once. The
-  // result's arrays are reused: a group's co-moment matrix is too large to allocate per group.
+  const auto n = static_cast<int64_t>(validPixels_.size());
   result.bands = bands;
   result.count = n;
   result.mean.resize(bands);
-  result.minimum.resize(bands);
-  result.maximum.resize(bands);
   result.comoment.resize(static_cast<size_t>(bands) * bands);
   const auto pixels = static_cast<double>(n);
   std::vector<double>& deviationSum = deviationSum_;
@@ -200,8 +221,6 @@ bool IntegerMoments::compute(const T* data, const unsigned char* valid, int64_t 
   for (int b = 0; b < bands; ++b) {
     deviationSum[b] = static_cast<double>(sumOfProducts(b, bands));
     result.mean[b] = static_cast<double>(shift_[b]) + deviationSum[b] / pixels;
-    result.minimum[b] = static_cast<double>(lo[b]);
-    result.maximum[b] = static_cast<double>(hi[b]);
   }
   for (int j = 0; j < bands; ++j)
     for (int i = 0; i <= j; ++i) {
@@ -210,7 +229,6 @@ bool IntegerMoments::compute(const T* data, const unsigned char* valid, int64_t 
       result.comoment[static_cast<size_t>(i) * bands + j] = value;
       result.comoment[static_cast<size_t>(j) * bands + i] = value;
     }
-  return true;
 }
 
 template bool IntegerMoments::compute(const uint8_t*, const unsigned char*, int64_t, int, Moments&);

@@ -31,6 +31,12 @@ class IntegerMoments {
                Moments& result);
 
  private:
+  template <class T>
+  void chooseShift(const T* data, int bands);
+  template <class T>
+  int64_t packPairs(const T* data, int bands, T* lo, T* hi);
+  void momentsFromSums(int bands, int paddedRows, Moments& result);
+
   std::vector<int64_t> validPixels_;
   std::vector<int64_t> shift_;
   std::vector<int32_t> packed_;  // pairs of pixels, one 32-bit word (two deviations) per band
