@@ -23,6 +23,7 @@ namespace {
 struct Layout {
   const char* name;
   std::vector<std::string> creationOptions;
+  const char* format = "GTiff";
 };
 
 const std::vector<Layout>& layouts() {
@@ -36,6 +37,12 @@ const std::vector<Layout>& layouts() {
       {"zstd_pixel_one_tile",
        {"COMPRESS=ZSTD", "INTERLEAVE=PIXEL", "TILED=YES", "BLOCKXSIZE=256", "BLOCKYSIZE=256"}},
       {"plain_tiles_48x80", {"INTERLEAVE=PIXEL", "TILED=YES", "BLOCKXSIZE=48", "BLOCKYSIZE=80"}},
+      // Uncompressed: pixel-interleaved strips, band strips of several rows (read as runs of the
+      // file, band-major), raw band- and line-interleaved files (GDAL's raw layout).
+      {"plain_pixel_strips", {"INTERLEAVE=PIXEL"}},
+      {"plain_band_strips_of_7", {"INTERLEAVE=BAND", "BLOCKYSIZE=7"}},
+      {"envi_bsq", {"INTERLEAVE=BSQ"}, "ENVI"},
+      {"envi_bil", {"INTERLEAVE=BIL"}, "ENVI"},
   };
   return all;
 }
@@ -132,8 +139,9 @@ class LayoutTests : public QObject {
     const Written plainPca = pca(dir + "/plain.tif", dir + "/plain_pca.tif", 0);
     const testing::Cube plainSpp = spp(dir + "/plain.tif", dir + "/plain_spp.tif", 0);
     for (const Layout& layout : layouts()) {
-      const QString input = dir + "/" + layout.name + ".tif";
-      testing::writeCube(cube, input.toStdString(), static_cast<GDALDataType>(type), "GTiff",
+      const QString input =
+          dir + "/" + layout.name + (QByteArray(layout.format) == "ENVI" ? ".img" : ".tif");
+      testing::writeCube(cube, input.toStdString(), static_cast<GDALDataType>(type), layout.format,
                          layout.creationOptions);
       // Planned strips, and strips that divide no block height (and one row).
       for (int64_t stripRows : {0, 1, 5, 37}) {

@@ -56,6 +56,32 @@ decltype(auto) withSampleType(SampleType type, F&& f) {
   return f(double{});
 }
 
+// Where sample (pixel p, band b) of a strip lies: data[p * pixelStep + b * bandStep]. Strips are
+// pixel-interleaved (a pixel's bands together) or band-major (each band's pixels together, as a
+// band-interleaved file holds them: read without a gather).
+struct SampleLayout {
+  int64_t pixelStep = 1;
+  int64_t bandStep = 1;
+  static SampleLayout pixelInterleaved(int bands) { return {bands, 1}; }
+  static SampleLayout bandMajor(int64_t pixels) { return {1, pixels}; }
+  bool isPixelInterleaved() const { return bandStep == 1; }
+};
+
+// Keeps valid[p] only where sample p of one band is finite and differs from the band's nodata
+// (hasNodata): the band-major form of allSamplesValid, one band at a time.
+template <class T>
+HYPERSTREAM_VECTOR_CLONES void clearInvalidSamples(const T* __restrict samples, int64_t count,
+                                                   T nodata, bool hasNodata,
+                                                   unsigned char* __restrict valid) {
+  const auto has = static_cast<int>(hasNodata);
+  for (int64_t p = 0; p < count; ++p) {
+    int bad = has & static_cast<int>(samples[p] == nodata);
+    if constexpr (std::is_floating_point_v<T>)
+      bad |= static_cast<int>(!(std::abs(samples[p]) <= std::numeric_limits<T>::max()));
+    valid[p] = static_cast<unsigned char>(valid[p] & (bad ^ 1));
+  }
+}
+
 inline int sampleSize(SampleType type) {
   return withSampleType(type, [](auto sample) { return static_cast<int>(sizeof sample); });
 }

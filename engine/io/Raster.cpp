@@ -1,6 +1,7 @@
 #include "io/Raster.h"
 
 #include "core/Error.h"
+#include "io/BandRuns.h"
 #include "io/BlockDecoder.h"
 
 #include <cpl_string.h>
@@ -168,17 +169,14 @@ constexpr int64_t kCachedWindowBytes = 1 << 20;
 
 }  // namespace
 
-void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type, int64_t row0,
-               int64_t rows, void* buffer, int pixelBands) {
-  const int bandCount = static_cast<int>(bands.size());
+namespace {
+
+// Rows [row0, row0 + rows) of the bands into `buffer` with RasterIO's spacing, `windowRows` rows
+// per call; then drops the blocks GDAL cached.
+void readWindows(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type,
+                 int64_t row0, int64_t rows, int64_t windowRows, unsigned char* buffer,
+                 GSpacing pixelSpace, GSpacing lineSpace, GSpacing bandSpace) {
   const int width = dataset.GetRasterXSize();
-  const GSpacing pixelSpace =
-      static_cast<GSpacing>(pixelBands > 0 ? pixelBands : bandCount) * typeSize(type);
-  const GSpacing lineSpace = pixelSpace * width;
-  const char* interleave = dataset.GetMetadataItem("INTERLEAVE", "IMAGE_STRUCTURE");
-  const bool pixelInterleaved = interleave && EQUAL(interleave, "PIXEL");
-  const int64_t windowRows =
-      pixelInterleaved ? rows : std::max<int64_t>(1, kCachedWindowBytes / lineSpace);
   QuietGdalErrors quiet;
   // Uncompressed GeoTIFFs are read through a memory map instead of the block cache (3x faster
   // here); GDAL checks the file's size first and falls back to normal reads when it can't.
@@ -186,11 +184,10 @@ void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType
   CPLErr status = CE_None;
   for (int64_t row = row0; row < row0 + rows && status == CE_None; row += windowRows) {
     const int64_t count = std::min(windowRows, row0 + rows - row);
-    status =
-        dataset.RasterIO(GF_Read, 0, static_cast<int>(row), width, static_cast<int>(count),
-                         static_cast<unsigned char*>(buffer) + (row - row0) * lineSpace, width,
-                         static_cast<int>(count), type, bandCount, const_cast<int*>(bands.data()),
-                         pixelSpace, lineSpace, typeSize(type), nullptr);
+    status = dataset.RasterIO(GF_Read, 0, static_cast<int>(row), width, static_cast<int>(count),
+                              buffer + (row - row0) * lineSpace, width, static_cast<int>(count),
+                              type, static_cast<int>(bands.size()), const_cast<int*>(bands.data()),
+                              pixelSpace, lineSpace, bandSpace, nullptr);
   }
   // Drop the blocks GDAL cached for this strip: we never read them again, and the block cache
   // would otherwise grow to GDAL's global limit, far past the user's RAM budget.
@@ -200,6 +197,29 @@ void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType
                            " of '" + dataset.GetDescription() + "'";
   if (quiet.outOfMemory()) throw outOfMemory("while reading " + what);
   throw Error("INPUT", "cannot read " + what + " (file damaged or truncated?)" + lastGdalError());
+}
+
+}  // namespace
+
+void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type, int64_t row0,
+               int64_t rows, void* buffer, int pixelBands) {
+  const int bandCount = static_cast<int>(bands.size());
+  const GSpacing pixelSpace =
+      static_cast<GSpacing>(pixelBands > 0 ? pixelBands : bandCount) * typeSize(type);
+  const GSpacing lineSpace = pixelSpace * dataset.GetRasterXSize();
+  const char* interleave = dataset.GetMetadataItem("INTERLEAVE", "IMAGE_STRUCTURE");
+  const bool pixelInterleaved = interleave && EQUAL(interleave, "PIXEL");
+  const int64_t windowRows =
+      pixelInterleaved ? rows : std::max<int64_t>(1, kCachedWindowBytes / lineSpace);
+  readWindows(dataset, bands, type, row0, rows, windowRows, static_cast<unsigned char*>(buffer),
+              pixelSpace, lineSpace, typeSize(type));
+}
+
+void readBandMajorStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type,
+                        int64_t row0, int64_t rows, void* buffer, int64_t bandSpace) {
+  const GSpacing pixelSpace = typeSize(type);
+  readWindows(dataset, bands, type, row0, rows, rows, static_cast<unsigned char*>(buffer),
+              pixelSpace, pixelSpace * dataset.GetRasterXSize(), bandSpace);
 }
 
 namespace {
@@ -253,32 +273,33 @@ void StripReader::open(Handle& handle) {
 }
 
 void StripReader::closeAll() {
-  for (Handle& handle : handles_) handle.dataset.reset();
+  for (Handle& handle : handles_) {
+    handle.runs.reset();
+    handle.runsTried = false;
+    handle.dataset.reset();
+  }
   mappedAtOpen_ = mappedFileBytes();
   mappedEstimate_ = 0;
 }
 
-void StripReader::readPart(Handle& handle, const std::vector<int>& bands, int64_t row0,
-                           int64_t rows, unsigned char* buffer) {
-  open(handle);
-  readStrip(*handle.dataset, bands, type_, row0, rows, buffer, static_cast<int>(bands_.size()));
-}
-
 void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
   if (decoder_) return decoder_->read(row0, rows, buffer);
-  // A band-interleaved file is split between the threads by bands, others by rows: each handle
-  // then touches only its bands' part of the file, where splitting rows had both handles map
-  // every band's run of the strip.
-  const bool byBands = bandInterleaved_;
-  const auto threads = static_cast<int64_t>(handles_.size());
-  const int64_t units = byBands ? static_cast<int64_t>(bands_.size()) : rows;
-  const int parts = static_cast<int>(std::min(threads, units));
+  readParts(row0, rows, static_cast<unsigned char*>(buffer), Interleave::Pixel);
+}
+
+void StripReader::readBandMajor(int64_t row0, int64_t rows, void* buffer) {
+  readParts(row0, rows, static_cast<unsigned char*>(buffer), Interleave::Band);
+}
+
+// Opens fresh handles (unmapping) before the mapped pages would pass the reader's share.
+void StripReader::keepMappingWithinShare(int64_t row0, int64_t rows) {
+  const auto threads = static_cast<int>(handles_.size());
   // What this read maps, on average: its strip and, for each contiguous run of it (each band's
   // rows, or each part's rows), the rest of the folios it ends in. Folios the previous strip
   // mapped already hold the start of each run when the strips follow one another.
   const int64_t stripBytes = rows * lineBytes_;
-  const int64_t fresh = mappingNeeded(rows, lineBytes_, static_cast<int>(bands_.size()), byBands,
-                                      static_cast<int>(threads));
+  const int64_t fresh =
+      mappingNeeded(rows, lineBytes_, static_cast<int>(bands_.size()), bandInterleaved_, threads);
   if (!mapFile_) {
     mapFile_ = mappable_ && fresh <= mappedBytes_;
     mappedAtOpen_ = mappedFileBytes();
@@ -293,18 +314,38 @@ void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
     mappedEstimate_ += expected();  // after a reopen, a fresh start
   }
   nextRow_ = row0 + rows;
+}
+
+void StripReader::readParts(int64_t row0, int64_t rows, unsigned char* buffer,
+                            Interleave interleave) {
+  // A band-interleaved file is split between the threads by bands, others by rows: each handle
+  // then touches only its bands' part of the file, where splitting rows had both handles map
+  // every band's run of the strip. Band-major buffers are split by bands too.
+  const bool byBands = bandInterleaved_ || interleave == Interleave::Band;
+  const auto threads = static_cast<int64_t>(handles_.size());
+  const int64_t units = byBands ? static_cast<int64_t>(bands_.size()) : rows;
+  const int parts = static_cast<int>(std::min(threads, units));
+  keepMappingWithinShare(row0, rows);
+  const int64_t size = typeSize(type_);
+  const int64_t bandBytes = rows * (lineBytes_ / static_cast<int64_t>(bands_.size()));
   std::vector<std::exception_ptr> errors(parts);
-  auto* bytes = static_cast<unsigned char*>(buffer);
   auto part = [&](int i) {
     const int64_t first = units * i / parts;
     const int64_t count = units * (i + 1) / parts - first;
     try {
-      if (byBands)
-        readPart(handles_[i],
-                 std::vector<int>(bands_.begin() + first, bands_.begin() + first + count), row0,
-                 rows, bytes + first * typeSize(type_));
-      else
-        readPart(handles_[i], bands_, row0 + first, count, bytes + first * lineBytes_);
+      Handle& handle = handles_[i];
+      open(handle);
+      if (!byBands) {
+        readStrip(*handle.dataset, bands_, type_, row0 + first, count, buffer + first * lineBytes_);
+        return;
+      }
+      if (interleave == Interleave::Band) {
+        readBandMajorPart(handle, first, count, row0, rows, buffer + first * bandBytes);
+        return;
+      }
+      const std::vector<int> bands(bands_.begin() + first, bands_.begin() + first + count);
+      readStrip(*handle.dataset, bands, type_, row0, rows, buffer + first * size,
+                static_cast<int>(bands_.size()));
     } catch (...) {
       errors[i] = std::current_exception();
     }
@@ -314,6 +355,22 @@ void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
   pool_->waitForDone();
   for (const std::exception_ptr& error : errors)
     if (error) std::rethrow_exception(error);
+}
+
+// Each band as runs of the file where it can be, else through GDAL.
+void StripReader::readBandMajorPart(Handle& handle, int64_t firstBand, int64_t bands, int64_t row0,
+                                    int64_t rows, unsigned char* buffer) {
+  if (!handle.runsTried) {
+    handle.runs = BandRuns::open(*handle.dataset, type_);
+    handle.runsTried = true;
+  }
+  const int64_t bandBytes = rows * (lineBytes_ / static_cast<int64_t>(bands_.size()));
+  for (int64_t i = 0; i < bands; ++i) {
+    const int band = bands_[firstBand + i];
+    unsigned char* target = buffer + i * bandBytes;
+    if (!handle.runs || !handle.runs->read(band, row0, rows, target))
+      readBandMajorStrip(*handle.dataset, {band}, type_, row0, rows, target, bandBytes);
+  }
 }
 
 namespace {

@@ -18,6 +18,7 @@
 
 namespace hyperstream {
 
+class BandRuns;
 class BlockDecoder;
 
 struct DatasetCloser {
@@ -91,6 +92,12 @@ GDALDataType gdalType(OutputType type);
 void readStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type, int64_t row0,
                int64_t rows, void* buffer, int pixelBands = 0);
 
+// Reads rows [row0, row0 + rows) of the given 1-based bands into `buffer` band-major: band i's
+// rows at buffer + i * bandSpace bytes, each row after the other. From a band-interleaved file
+// this copies runs of the file as they are, without a gather.
+void readBandMajorStrip(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type,
+                        int64_t row0, int64_t rows, void* buffer, int64_t bandSpace);
+
 // Reads strips of one raster. A compressed file goes through a BlockDecoder (each block
 // decompressed once per pass; `overlapRows` is how far a strip may begin before the previous
 // one's end). Otherwise each strip is split into band ranges (band-interleaved files) or row
@@ -108,7 +115,11 @@ class StripReader {
   StripReader(const RasterInfo& raster, std::vector<int> bands, int parallel, int64_t mappedBytes,
               int64_t overlapRows);
   ~StripReader();
+  // Strips into pixel-interleaved buffers (pixel p's band b at p * bands + b).
   void read(int64_t row0, int64_t rows, void* buffer);
+  // Strips into band-major buffers (band b's pixels together, at b * pixels + p), for kernels
+  // that take them; not for compressed files.
+  void readBandMajor(int64_t row0, int64_t rows, void* buffer);
 
   // The least `mappedBytes` with which `parallel` threads read strips of `rows` rows, `rowBytes`
   // each, through the file's mapping: the strip, and a folio for each contiguous run of it (each
@@ -119,10 +130,15 @@ class StripReader {
  private:
   struct Handle {
     DatasetPtr dataset;
+    std::unique_ptr<BandRuns> runs;  // band-major reads of a plain band-interleaved file
+    bool runsTried = false;
   };
+  enum class Interleave { Pixel, Band };
   void open(Handle& handle);
-  void readPart(Handle& handle, const std::vector<int>& bands, int64_t row0, int64_t rows,
-                unsigned char* buffer);
+  void keepMappingWithinShare(int64_t row0, int64_t rows);
+  void readParts(int64_t row0, int64_t rows, unsigned char* buffer, Interleave interleave);
+  void readBandMajorPart(Handle& handle, int64_t firstBand, int64_t bands, int64_t row0,
+                         int64_t rows, unsigned char* buffer);
   void closeAll();
 
   std::string path_;

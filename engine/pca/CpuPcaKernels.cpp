@@ -62,6 +62,31 @@ HYPERSTREAM_VECTOR_CLONES void addShiftedPixel(const T* __restrict pixel,
   }
 }
 
+// addShiftedPixel for band-major samples, one band of a chunk: column[i * bands] = band[pixels[i]]
+// - shift for the chunk's valid pixels, with the band's sum (in pixel order, as addShiftedPixel
+// adds it) and range.
+template <class T>
+HYPERSTREAM_VECTOR_CLONES void addShiftedBand(const T* __restrict band,
+                                              const int64_t* __restrict pixels, int64_t count,
+                                              double shift, double* __restrict column, int bands,
+                                              double* __restrict sum, double* __restrict lo,
+                                              double* __restrict hi) {
+  double total = *sum;
+  double smallest = *lo;
+  double largest = *hi;
+  for (int64_t i = 0; i < count; ++i) {
+    const double v = static_cast<double>(band[pixels[i]]);
+    const double row = v - shift;
+    column[i * bands] = row;
+    total += row;
+    smallest = v < smallest ? v : smallest;
+    largest = v > largest ? v : largest;
+  }
+  *sum = total;
+  *lo = smallest;
+  *hi = largest;
+}
+
 // row = pixel - center, in float64 (exact for every input type), rounded once to C.
 template <class T, class C>
 HYPERSTREAM_VECTOR_CLONES void centrePixel(const T* __restrict pixel,
@@ -82,6 +107,23 @@ HYPERSTREAM_VECTOR_CLONES void shiftPixel(const T* __restrict pixel,
                                           C* __restrict row, int bands) {
   for (int b = 0; b < bands; ++b)
     row[b] = static_cast<C>(static_cast<ShiftInteger<T>>(pixel[b]) - shift[b]);
+}
+
+// One band of a block of centred pixels from band-major samples: column[p * bands] = the sample
+// shifted (integers) or centred (floats) as shiftPixel and centrePixel do, 0 for invalid pixels.
+template <class T, class C>
+HYPERSTREAM_VECTOR_CLONES void centreBand(const T* __restrict band,
+                                          const unsigned char* __restrict valid, int64_t count,
+                                          ShiftInteger<T> shift, double center,
+                                          C* __restrict column, int bands) {
+  for (int64_t p = 0; p < count; ++p) {
+    C value;
+    if constexpr (std::is_integral_v<T>)
+      value = static_cast<C>(static_cast<ShiftInteger<T>>(band[p]) - shift);
+    else
+      value = static_cast<C>(static_cast<double>(band[p]) - center);
+    column[p * bands] = valid[p] ? value : C(0);
+  }
 }
 
 // W values of C in one vector (GCC/clang vector extension).
@@ -168,6 +210,8 @@ class CpuPcaKernels : public PcaKernels {
     return false;
   }
 
+  bool takesBandMajor() const override { return true; }
+
   void accumulateMoments(const StripView& strip) override {
     if (total_.bands != strip.bands) total_ = Moments(strip.bands);
     withSampleType(strip.type, [&](auto sample) { accumulate<decltype(sample)>(strip, total_); });
@@ -251,6 +295,7 @@ class CpuPcaKernels : public PcaKernels {
   template <class T>
   void accumulateExactly(const StripView& strip, int64_t group, Moments& total) {
     const T* data = static_cast<const T*>(strip.data);
+    const SampleLayout layout = strip.layout();
     const int64_t groups = (strip.pixels + group - 1) / group;
     const int64_t batch = 4 * static_cast<int64_t>(workers_);
     std::vector<Moments>& results = groupResults_;  // kept: each holds a bands x bands matrix
@@ -261,9 +306,9 @@ class CpuPcaKernels : public PcaKernels {
       threads_.onEach([&](int worker) {
         for (int64_t k = worker; k < inBatch; k += workers_) {
           const int64_t first = (g0 + k) * group;
-          exact[k] = integer_[worker].compute(data + first * strip.bands, valid_.data() + first,
-                                              std::min(group, strip.pixels - first), strip.bands,
-                                              results[k]);
+          exact[k] = integer_[worker].compute(
+              data + first * layout.pixelStep, layout, valid_.data() + first,
+              std::min(group, strip.pixels - first), strip.bands, results[k]);
         }
       });
       for (int64_t k = 0; k < inBatch; ++k) {
@@ -282,30 +327,40 @@ class CpuPcaKernels : public PcaKernels {
   Moments groupMoments(const StripView& strip, int64_t first, int64_t count) {
     const int bands = strip.bands;
     const T* data = static_cast<const T*>(strip.data);
+    const SampleLayout layout = strip.layout();
     Moments result(bands);
     int64_t start = first;
     while (start < first + count && !valid_[start]) ++start;
     if (start == first + count) return result;
     std::vector<double>& shift = shift_;
     shift.assign(bands, 0.0);
-    for (int b = 0; b < bands; ++b) shift[b] = static_cast<double>(data[start * bands + b]);
+    for (int b = 0; b < bands; ++b)
+      shift[b] = static_cast<double>(data[start * layout.pixelStep + b * layout.bandStep]);
     std::vector<double>& sum = sum_;
     sum.assign(bands, 0.0);
     double* lo = result.minimum.data();
     double* hi = result.maximum.data();
     chunk_.resize(static_cast<size_t>(kChunkPixels) * bands);
+    chunkPixels_.resize(kChunkPixels);
     double* block = chunk_.data();
     int64_t filled = 0;
     auto flush = [&] {
       if (filled == 0) return;
+      if (!layout.isPixelInterleaved())
+        for (int b = 0; b < bands; ++b)
+          addShiftedBand(data + b * layout.bandStep, chunkPixels_.data(), filled, shift[b],
+                         block + b, bands, &sum[b], &lo[b], &hi[b]);
       cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, bands, static_cast<int>(filled), 1.0,
                   block, bands, 1.0, result.comoment.data(), bands);
       filled = 0;
     };
     for (int64_t p = start; p < first + count; ++p) {
       if (!valid_[p]) continue;
-      addShiftedPixel(data + p * bands, shift.data(), block + filled * bands, sum.data(), lo, hi,
-                      bands);
+      if (layout.isPixelInterleaved())
+        addShiftedPixel(data + p * bands, shift.data(), block + filled * bands, sum.data(), lo, hi,
+                        bands);
+      else
+        chunkPixels_[filled] = p;
       ++result.count;
       if (++filled == kChunkPixels) flush();
     }
@@ -332,6 +387,16 @@ class CpuPcaKernels : public PcaKernels {
       return;
     }
     const T* data = static_cast<const T*>(strip.data);
+    if (strip.bandMajor) {
+      threads_.split(strip.pixels, [&](int64_t first, int64_t last) {
+        std::fill(valid_.begin() + first, valid_.begin() + last, 1);
+        for (int b = 0; b < strip.bands; ++b)
+          clearInvalidSamples(data + b * strip.pixels + first, last - first,
+                              isValid.nodataValues()[b], isValid.hasNodata()[b] != 0,
+                              valid_.data() + first);
+      });
+      return;
+    }
     threads_.split(strip.pixels, [&](int64_t first, int64_t last) {
       for (int64_t p = first; p < last; ++p) valid_[p] = isValid(data + p * strip.bands) ? 1 : 0;
     });
@@ -386,7 +451,12 @@ class CpuPcaKernels : public PcaKernels {
         for (int64_t first = batchFirst + batch * worker / workers_; first < end;
              first += kProjectBlockPixels) {
           const int64_t count = std::min(kProjectBlockPixels, end - first);
-          for (int64_t p = 0; p < count; ++p) {
+          if (strip.bandMajor) {
+            for (int b = 0; b < bands; ++b)
+              centreBand(data + b * strip.pixels + first, valid_.data() + first, count, shift[b],
+                         center[b], block.data() + b, bands);
+          }
+          for (int64_t p = 0; p < count && !strip.bandMajor; ++p) {
             C* row = block.data() + p * bands;
             if (!valid_[first + p])
               std::fill(row, row + bands, C(0));
@@ -461,6 +531,7 @@ class CpuPcaKernels : public PcaKernels {
   std::vector<unsigned char> valid_;
   std::vector<double> shift_, sum_;
   std::vector<double> chunk_;
+  std::vector<int64_t> chunkPixels_;  // the valid pixels of chunk_ (band-major strips)
   std::vector<ProjectionBuffers<float>> floatBuffers_;
   std::vector<ProjectionBuffers<double>> doubleBuffers_;
 };

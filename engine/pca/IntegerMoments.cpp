@@ -20,8 +20,21 @@ constexpr int64_t kMinFlushSteps = 16;
 // Pixels whose mean is the shift: a sample is enough to centre the deviations.
 constexpr int64_t kShiftSample = 32;
 
+// Band-major samples: the co-moment tiles are 4 x 6 bands (24 accumulators), and each
+// takes at most kBandChunk vectors of pairs between widenings, so that a chunk of every band's
+// packed row stays in the core's cache while the tiles pass over it.
+constexpr int kTileRows = 4;
+constexpr int kTileColumns = 6;
+constexpr int64_t kBandChunk = 32;
+constexpr int kPairsPerVector = 16;
+
 int roundUp(int value, int multiple) {
   return (value + multiple - 1) / multiple * multiple;
+}
+
+// Words per packed row: the bands, the column of ones, padding for the kernel's whole blocks.
+int packedStride(int bands) {
+  return roundUp(bands + 1, kRowBlock) + 16;
 }
 
 // One packed row: per band the deviations of two pixels from `shift`, as the low and high 16
@@ -45,6 +58,37 @@ HYPERSTREAM_VECTOR_CLONES void packPair(const T* __restrict first, const T* __re
     const auto high =
         ((static_cast<uint32_t>(y) - static_cast<uint32_t>(shift[b])) << 16) & secondMask;
     row[b] = static_cast<int32_t>(low | high);
+  }
+}
+
+// One band's packed row from band-major samples: sample i's deviation from `shift` (its low 16
+// bits) as half i of the row, so that word t pairs samples 2t and 2t + 1 in its low and high
+// halves as VPDPWSSD multiplies them; the samples are added to the band's range.
+template <class T>
+HYPERSTREAM_VECTOR_CLONES void packBand(const T* __restrict band, int64_t count, uint32_t shift,
+                                        T* __restrict lo, T* __restrict hi,
+                                        uint16_t* __restrict halves) {
+  T smallest = *lo;
+  T largest = *hi;
+  for (int64_t i = 0; i < count; ++i) {
+    const T x = band[i];
+    smallest = x < smallest ? x : smallest;
+    largest = x > largest ? x : largest;
+    halves[i] = static_cast<uint16_t>(static_cast<uint32_t>(x) - shift);
+  }
+  *lo = smallest;
+  *hi = largest;
+}
+
+// packBand for pixels with gaps: the samples at `offsets`.
+template <class T>
+void packBandAt(const T* band, const int64_t* offsets, int64_t count, uint32_t shift, T* lo, T* hi,
+                uint16_t* halves) {
+  for (int64_t i = 0; i < count; ++i) {
+    const T x = band[offsets[i]];
+    *lo = std::min(*lo, x);
+    *hi = std::max(*hi, x);
+    halves[i] = static_cast<uint16_t>(static_cast<uint32_t>(x) - shift);
   }
 }
 
@@ -120,6 +164,78 @@ void pairProducts(const int32_t* rows, int64_t steps, int stride, int columns, i
                           paddedRows, t0 > 0, total + static_cast<int64_t>(j0) * paddedRows + i0);
 }
 
+// Σ of one 32-bit lane set, widened: the 16 lanes of `sums` added in 64 bits.
+HYPERSTREAM_TARGET_VNNI inline int64_t laneTotal(__m512i sums) {
+  constexpr __mmask8 kAll = 0xFF;
+  alignas(64) int64_t lanes[8];
+  _mm512_store_si512(
+      lanes, _mm512_add_epi64(
+                 _mm512_maskz_cvtepi32_epi64(kAll, _mm512_maskz_extracti64x4_epi64(0xF, sums, 0)),
+                 _mm512_maskz_cvtepi32_epi64(kAll, _mm512_maskz_extracti64x4_epi64(0xF, sums, 1))));
+  int64_t total = 0;
+  for (const int64_t lane : lanes) total += lane;
+  return total;
+}
+
+// total[j][i] += Σ_t rows[i][t] · rows[j][t] (both halves of each word) over vectors [v0, v1) of
+// the band rows i0..i0+3 and j0..j0+3, `stride` words apart.
+HYPERSTREAM_TARGET_VNNI void bandProductsTile(const uint16_t* rows, int64_t stride, int64_t v0,
+                                              int64_t v1, int i0, int j0, int paddedRows,
+                                              int64_t* total) {
+  // Named accumulators: as an array GCC keeps them on the stack.
+  __m512i s00 = _mm512_setzero_si512(), s01 = s00, s02 = s00, s03 = s00, s04 = s00, s05 = s00;
+  __m512i s10 = s00, s11 = s00, s12 = s00, s13 = s00, s14 = s00, s15 = s00;
+  __m512i s20 = s00, s21 = s00, s22 = s00, s23 = s00, s24 = s00, s25 = s00;
+  __m512i s30 = s00, s31 = s00, s32 = s00, s33 = s00, s34 = s00, s35 = s00;
+  // Offsets in halves: a word (a pair) is two of them.
+  const int64_t rowHalves = 2 * stride;
+  const uint16_t* a = rows + i0 * rowHalves;
+  const uint16_t* b = rows + j0 * rowHalves;
+  for (int64_t v = 2 * v0 * kPairsPerVector; v < 2 * v1 * kPairsPerVector;
+       v += 2 * kPairsPerVector) {
+    const __m512i a0 = _mm512_loadu_si512(a + v);
+    const __m512i a1 = _mm512_loadu_si512(a + rowHalves + v);
+    const __m512i a2 = _mm512_loadu_si512(a + 2 * rowHalves + v);
+    const __m512i a3 = _mm512_loadu_si512(a + 3 * rowHalves + v);
+#define HYPERSTREAM_BAND_STEP(c)                                      \
+  do {                                                                \
+    const __m512i column = _mm512_loadu_si512(b + c * rowHalves + v); \
+    s0##c = _mm512_dpwssd_epi32(s0##c, a0, column);                   \
+    s1##c = _mm512_dpwssd_epi32(s1##c, a1, column);                   \
+    s2##c = _mm512_dpwssd_epi32(s2##c, a2, column);                   \
+    s3##c = _mm512_dpwssd_epi32(s3##c, a3, column);                   \
+  } while (false)
+    HYPERSTREAM_BAND_STEP(0);
+    HYPERSTREAM_BAND_STEP(1);
+    HYPERSTREAM_BAND_STEP(2);
+    HYPERSTREAM_BAND_STEP(3);
+    HYPERSTREAM_BAND_STEP(4);
+    HYPERSTREAM_BAND_STEP(5);
+#undef HYPERSTREAM_BAND_STEP
+  }
+  const __m512i sums[kTileRows][kTileColumns] = {{s00, s01, s02, s03, s04, s05},
+                                                 {s10, s11, s12, s13, s14, s15},
+                                                 {s20, s21, s22, s23, s24, s25},
+                                                 {s30, s31, s32, s33, s34, s35}};
+  for (int r = 0; r < kTileRows; ++r)
+    for (int c = 0; c < kTileColumns; ++c)
+      total[static_cast<int64_t>(j0 + c) * paddedRows + i0 + r] += laneTotal(sums[r][c]);
+}
+
+// pairProducts for band rows (each band's pairs together, `stride` words apart, `vectors` vectors
+// of them, zero-padded): the upper triangle of tiles, `flushVectors` vectors at most between
+// widenings, a chunk of vectors through every tile at a time.
+void bandProducts(const uint16_t* rows, int64_t stride, int64_t vectors, int columns,
+                  int paddedRows, int64_t flushVectors, int64_t* total) {
+  std::fill(total, total + static_cast<int64_t>(columns + kTileColumns) * paddedRows, 0);
+  const int64_t chunk = std::min(kBandChunk, flushVectors);
+  for (int64_t v0 = 0; v0 < vectors; v0 += chunk)
+    for (int i0 = 0; i0 < columns; i0 += kTileRows)
+      for (int j0 = i0; j0 < columns; j0 += kTileColumns)
+        bandProductsTile(rows, stride, v0, std::min(vectors, v0 + chunk), i0, j0, paddedRows,
+                         total);
+}
+
 }  // namespace
 
 bool IntegerMoments::supported() {
@@ -128,8 +244,8 @@ bool IntegerMoments::supported() {
 }
 
 template <class T>
-bool IntegerMoments::compute(const T* data, const unsigned char* valid, int64_t count, int bands,
-                             Moments& result) {
+bool IntegerMoments::compute(const T* data, SampleLayout layout, const unsigned char* valid,
+                             int64_t count, int bands, Moments& result) {
   static_assert(std::is_integral_v<T> && sizeof(T) <= 4, "integer samples of at most 32 bits");
   validPixels_.clear();
   for (int64_t p = 0; p < count; ++p)
@@ -138,10 +254,12 @@ bool IntegerMoments::compute(const T* data, const unsigned char* valid, int64_t 
     result = Moments(bands);
     return true;
   }
-  chooseShift(data, bands);
+  chooseShift(data, layout, bands);
   std::vector<T> lo(bands, std::numeric_limits<T>::max());
   std::vector<T> hi(bands, std::numeric_limits<T>::lowest());
-  const int64_t steps = packPairs(data, bands, lo.data(), hi.data());
+  const bool byBand = !layout.isPixelInterleaved();
+  const int64_t steps = byBand ? packBandRows(data, layout, count, bands, lo.data(), hi.data())
+                               : packPairs(data, bands, lo.data(), hi.data());
 
   // Deviations must fit 16 bits (else the packing wrapped), and 2·flushSteps·spread² 31 bits.
   int64_t spread = 1;
@@ -155,8 +273,12 @@ bool IntegerMoments::compute(const T* data, const unsigned char* valid, int64_t 
 
   const int paddedRows = roundUp(bands + 1, kRowBlock);
   total_.resize(static_cast<size_t>(bands + 1 + kColumnBlock) * paddedRows);
-  pairProducts(packed_.data(), steps, paddedRows + 16, bands + 1, paddedRows, flushSteps,
-               total_.data());
+  if (byBand)
+    bandProducts(bandRows_.data(), bandRowStride(steps), bandRowStride(steps) / kPairsPerVector,
+                 bands + 1, paddedRows, flushSteps, total_.data());
+  else
+    pairProducts(packed_.data(), steps, packedStride(bands), bands + 1, paddedRows, flushSteps,
+                 total_.data());
   result.minimum.resize(bands);
   result.maximum.resize(bands);
   for (int b = 0; b < bands; ++b) {
@@ -170,13 +292,13 @@ bool IntegerMoments::compute(const T* data, const unsigned char* valid, int64_t 
 // Shifts each band by the rounded mean of a sample of the valid pixels, so the deviations are
 // small.
 template <class T>
-void IntegerMoments::chooseShift(const T* data, int bands) {
+void IntegerMoments::chooseShift(const T* data, SampleLayout layout, int bands) {
   const auto n = static_cast<int64_t>(validPixels_.size());
   const int64_t sample = std::min(n, kShiftSample);
   shift_.assign(bands, 0);
   for (int64_t k = 0; k < sample; ++k) {
-    const T* pixel = data + validPixels_[k * n / sample] * bands;
-    for (int b = 0; b < bands; ++b) shift_[b] += static_cast<int64_t>(pixel[b]);
+    const T* pixel = data + validPixels_[k * n / sample] * layout.pixelStep;
+    for (int b = 0; b < bands; ++b) shift_[b] += static_cast<int64_t>(pixel[b * layout.bandStep]);
   }
   for (int64_t& s : shift_) s = (2 * s + (s < 0 ? -sample : sample)) / (2 * sample);
 }
@@ -189,7 +311,7 @@ int64_t IntegerMoments::packPairs(const T* data, int bands, T* lo, T* hi) {
   const std::vector<int32_t> shiftBits(shift_.begin(), shift_.end());  // modulo 2^32
   const auto n = static_cast<int64_t>(validPixels_.size());
   const int columns = bands + 1;
-  const int stride = roundUp(columns, kRowBlock) + 16;  // covers the last column block too
+  const int stride = packedStride(bands);
   const int64_t steps = (n + 1) / 2;
   packed_.resize(static_cast<size_t>(steps) * stride);
   for (int64_t t = 0; t < steps; ++t) {
@@ -201,6 +323,38 @@ int64_t IntegerMoments::packPairs(const T* data, int bands, T* lo, T* hi) {
     row[bands] = pair ? 0x00010001 : 1;
     std::fill(row + columns, row + stride, 0);
   }
+  return steps;
+}
+
+// Words per band row of band-major packing: the pairs, padded to whole vectors.
+int64_t IntegerMoments::bandRowStride(int64_t pairs) {
+  return (pairs + kPairsPerVector - 1) / kPairsPerVector * kPairsPerVector;
+}
+
+// packPairs for band-major samples: one row per band (each band's samples together, as they
+// lie), the row of ones, and zero rows for the last tiles; rows padded with zeros to whole vectors.
+template <class T>
+int64_t IntegerMoments::packBandRows(const T* data, SampleLayout layout, int64_t count, int bands,
+                                     T* lo, T* hi) {
+  const auto n = static_cast<int64_t>(validPixels_.size());
+  const int64_t steps = (n + 1) / 2;
+  const int64_t stride = 2 * bandRowStride(steps);  // halves
+  const int rows = bands + 1 + kTileColumns;        // the last tiles read zero rows past the ones
+  bandRows_.resize(static_cast<size_t>(rows) * stride);
+  const bool dense = n == count;  // every pixel valid
+  for (int b = 0; b < bands; ++b) {
+    const T* band = data + b * layout.bandStep;
+    uint16_t* row = bandRows_.data() + b * stride;
+    const auto shift = static_cast<uint32_t>(shift_[b]);
+    if (dense)
+      packBand(band, n, shift, lo + b, hi + b, row);
+    else
+      packBandAt(band, validPixels_.data(), n, shift, lo + b, hi + b, row);
+    std::fill(row + n, row + stride, 0);
+  }
+  uint16_t* ones = bandRows_.data() + bands * stride;
+  std::fill(ones, ones + n, 1);
+  std::fill(ones + n, bandRows_.data() + rows * stride, 0);
   return steps;
 }
 
@@ -231,12 +385,15 @@ void IntegerMoments::momentsFromSums(int bands, int paddedRows, Moments& result)
     }
 }
 
-template bool IntegerMoments::compute(const uint8_t*, const unsigned char*, int64_t, int, Moments&);
-template bool IntegerMoments::compute(const int16_t*, const unsigned char*, int64_t, int, Moments&);
-template bool IntegerMoments::compute(const uint16_t*, const unsigned char*, int64_t, int,
-                                      Moments&);
-template bool IntegerMoments::compute(const int32_t*, const unsigned char*, int64_t, int, Moments&);
-template bool IntegerMoments::compute(const uint32_t*, const unsigned char*, int64_t, int,
-                                      Moments&);
+template bool IntegerMoments::compute(const uint8_t*, SampleLayout, const unsigned char*, int64_t,
+                                      int, Moments&);
+template bool IntegerMoments::compute(const int16_t*, SampleLayout, const unsigned char*, int64_t,
+                                      int, Moments&);
+template bool IntegerMoments::compute(const uint16_t*, SampleLayout, const unsigned char*, int64_t,
+                                      int, Moments&);
+template bool IntegerMoments::compute(const int32_t*, SampleLayout, const unsigned char*, int64_t,
+                                      int, Moments&);
+template bool IntegerMoments::compute(const uint32_t*, SampleLayout, const unsigned char*, int64_t,
+                                      int, Moments&);
 
 }  // namespace hyperstream

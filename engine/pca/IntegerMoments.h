@@ -9,6 +9,7 @@
 // of these cores' float64 peak, so this runs several times faster than converting to float64 for
 // DSYRK, and is more accurate.
 
+#include "core/Samples.h"
 #include "pca/Moments.h"
 
 #include <cstdint>
@@ -21,26 +22,30 @@ class IntegerMoments {
   // True when this CPU runs AVX-512 VNNI.
   static bool supported();
 
-  // The moments of the pixels p < count with valid[p] != 0 (pixel p's band b at
-  // data[p * bands + b]), written into `result` (whose arrays are reused). Returns false,
+  // The moments of the pixels p < count with valid[p] != 0 (pixel p's band b where `layout`
+  // says), written into `result` (whose arrays are reused). Returns false,
   // leaving `result` untouched, when some band's values lie
   // so far from its mean that 16-bit deviations or 32-bit partial sums cannot hold them: the
   // caller then takes the float64 path. T is uint8_t, int16_t, uint16_t, int32_t or uint32_t.
   template <class T>
-  bool compute(const T* data, const unsigned char* valid, int64_t count, int bands,
-               Moments& result);
+  bool compute(const T* data, SampleLayout layout, const unsigned char* valid, int64_t count,
+               int bands, Moments& result);
 
  private:
   template <class T>
-  void chooseShift(const T* data, int bands);
+  void chooseShift(const T* data, SampleLayout layout, int bands);
   template <class T>
   int64_t packPairs(const T* data, int bands, T* lo, T* hi);
+  template <class T>
+  int64_t packBandRows(const T* data, SampleLayout layout, int64_t count, int bands, T* lo, T* hi);
+  static int64_t bandRowStride(int64_t pairs);
   void momentsFromSums(int bands, int paddedRows, Moments& result);
 
   std::vector<int64_t> validPixels_;
   std::vector<int64_t> shift_;
-  std::vector<int32_t> packed_;  // pairs of pixels, one 32-bit word (two deviations) per band
-  std::vector<int64_t> total_;   // sums of products, [column][row]
+  std::vector<int32_t> packed_;     // pairs of pixels, one 32-bit word (two deviations) per band
+  std::vector<uint16_t> bandRows_;  // band-major: each band's deviations in a row, pairs in words
+  std::vector<int64_t> total_;      // sums of products, [column][row]
   std::vector<double> deviationSum_;
 };
 

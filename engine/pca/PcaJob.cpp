@@ -175,7 +175,10 @@ class PcaRun {
   }
   const void* readFromFile(const StripRange& range, unsigned char* buffer) {
     unsigned char* target = result_.resident ? residentStrip(range) : buffer;
-    reader_->read(range.row0, range.rows, target);
+    if (bandMajor_)
+      reader_->readBandMajor(range.row0, range.rows, target);
+    else
+      reader_->read(range.row0, range.rows, target);
     return target;
   }
   // The later passes' source: the GPU's copy (null), the host's, or the file again.
@@ -211,6 +214,7 @@ class PcaRun {
   HostMemory cube_{nullptr, [](unsigned char*) {}};
   std::unique_ptr<DecompressedCopy> copy_;  // read instead of a compressed input
   std::unique_ptr<StripReader> reader_;
+  bool bandMajor_ = false;  // strips as the band-interleaved file holds them (StripView)
   Projection projection_;
   std::unique_ptr<PendingRaster> ownOutput_;  // one worker, or MPI rank 0
   PendingRaster* output_ = nullptr;           // the output rank 0 commits
@@ -315,9 +319,10 @@ void PcaRun::prepareKernels() {
   const int64_t bufferBytes = result_.resident
                                   ? plan_.cubeBytes() + plan_.stripRows * needs_.residentRowBytes
                                   : plan_.stripRows * needs_.streamingRowBytes;
-  reader_ = std::make_unique<StripReader>(copy_ ? copy_->info() : info,
-                                          copy_ ? copy_->bands() : result_.bands, plan_.readers,
-                                          plan_.mappableBytes(bufferBytes), 0);
+  const RasterInfo& source = copy_ ? copy_->info() : info;
+  reader_ = std::make_unique<StripReader>(source, copy_ ? copy_->bands() : result_.bands,
+                                          plan_.readers, plan_.mappableBytes(bufferBytes), 0);
+  bandMajor_ = kernels_->takesBandMajor() && source.bandInterleaved && !source.compressed;
 }
 
 StripView PcaRun::stripView(const StripRange& range, const void* data) const {
@@ -329,6 +334,7 @@ StripView PcaRun::stripView(const StripRange& range, const void* data) const {
   view.nodata = input_.nodata.data();
   view.groupPixels = rowsPerGroup_ * result_.input.width;
   view.firstPixel = (range.row0 - share_.first) * result_.input.width;
+  view.bandMajor = bandMajor_;
   return view;
 }
 

@@ -13,7 +13,8 @@
 
 namespace hyperstream {
 
-// A strip of pixel-interleaved values in the file's own type (pixel p, band b at p*bands+b).
+// A strip of values in the file's own type: pixel-interleaved (pixel p, band b at p*bands+b) or,
+// from a band-interleaved file when the kernels take it, band-major (at b*pixels+p).
 struct StripView {
   const void* data = nullptr;
   SampleType type = SampleType::Float64;
@@ -28,6 +29,11 @@ struct StripView {
   int64_t groupPixels = 0;
   // Index of the strip's first pixel in the image (row0 x width).
   int64_t firstPixel = 0;
+  bool bandMajor = false;  // see above
+
+  SampleLayout layout() const {
+    return bandMajor ? SampleLayout::bandMajor(pixels) : SampleLayout::pixelInterleaved(bands);
+  }
 };
 
 // The whole job's shape, told to the kernels before the first pass.
@@ -75,6 +81,9 @@ class PcaKernels : public Kernels {
   // themselves from the first pass on (in device memory): the later passes then pass StripViews
   // with null data and nothing is read again.
   virtual bool prepare(const CubeLayout& layout) = 0;
+  // Whether the kernels take band-major strips (StripView::bandMajor); results are bitwise the
+  // same as from the pixel-interleaved strip.
+  virtual bool takesBandMajor() const { return false; }
   // Adds the valid pixels of one strip to the running moments: count, mean, centred co-moment
   // and band ranges. Strip data may be reused as soon as this returns.
   virtual void accumulateMoments(const StripView& strip) = 0;
