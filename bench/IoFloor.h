@@ -1,6 +1,7 @@
 #pragma once
-// The I/O floor of a run: read every strip of `input` with the engine's own GDAL path
-// (pixel-interleaved, file type, strips of 64 MiB) and write an output of `components` Float32
+// The I/O floor of a run: read every strip of `input` with the engine's own path (band-major from
+// an uncompressed band-interleaved file, as the CPU PCA kernels take it; else pixel-interleaved;
+// file type, strips of 64 MiB) and write an output of `components` Float32
 // bands (0: as many as the input has, as SPP writes) of the same size with the engine's write
 // path, doing no arithmetic. passes = 2 reads the input twice, as a streamed PCA whose cube does
 // not fit its RAM budget does.
@@ -43,20 +44,23 @@ inline IoFloorTimes ioFloor(const std::string& input, const std::string& output,
   std::vector<float> out(static_cast<size_t>(stripRows * info.width * components), 1.0f);
   const int readers = std::max(1, QThread::idealThreadCount());
   StripReader reader(info, bands, readers, 1ll << 30, 0);
+  const bool bandMajor = info.bandInterleaved && !info.compressed;
   QElapsedTimer timer;
-  for (int pass = 1; pass < passes; ++pass)
-    for (const StripRange& strip : strips) {
-      timer.start();
+  auto read = [&](const StripRange& strip) {
+    timer.start();
+    if (bandMajor)
+      reader.readBandMajor(strip.row0, strip.rows, in.data());
+    else
       reader.read(strip.row0, strip.rows, in.data());
-      times.read += timer.nsecsElapsed() * 1e-9;
-    }
+    times.read += timer.nsecsElapsed() * 1e-9;
+  };
+  for (int pass = 1; pass < passes; ++pass)
+    for (const StripRange& strip : strips) read(strip);
   PendingRaster raster(output, RasterFormat{outputDriver(output, ""), {}}, info.width, info.height,
                        components, GDT_Float32);
   const SilentFeedback quiet;
   for (const StripRange& strip : strips) {
-    timer.start();
-    reader.read(strip.row0, strip.rows, in.data());
-    times.read += timer.nsecsElapsed() * 1e-9;
+    read(strip);
     timer.start();
     writeStrip(raster.dataset(), GDT_Float32, strip.row0, strip.rows, out.data(), quiet);
     times.write += timer.nsecsElapsed() * 1e-9;

@@ -109,23 +109,6 @@ HYPERSTREAM_VECTOR_CLONES void shiftPixel(const T* __restrict pixel,
     row[b] = static_cast<C>(static_cast<ShiftInteger<T>>(pixel[b]) - shift[b]);
 }
 
-// One band of a block of centred pixels from band-major samples: column[p * bands] = the sample
-// shifted (integers) or centred (floats) as shiftPixel and centrePixel do, 0 for invalid pixels.
-template <class T, class C>
-HYPERSTREAM_VECTOR_CLONES void centreBand(const T* __restrict band,
-                                          const unsigned char* __restrict valid, int64_t count,
-                                          ShiftInteger<T> shift, double center,
-                                          C* __restrict column, int bands) {
-  for (int64_t p = 0; p < count; ++p) {
-    C value;
-    if constexpr (std::is_integral_v<T>)
-      value = static_cast<C>(static_cast<ShiftInteger<T>>(band[p]) - shift);
-    else
-      value = static_cast<C>(static_cast<double>(band[p]) - center);
-    column[p * bands] = valid[p] ? value : C(0);
-  }
-}
-
 // W values of C in one vector (GCC/clang vector extension).
 template <class C, int W>
 struct ComponentLanes {
@@ -171,6 +154,69 @@ HYPERSTREAM_VECTOR_CLONES void projectBlock(const C* __restrict rows, int64_t co
       store(p, sum);
     }
   }
+}
+
+// projectBlock for band-major samples, W pixels at a time (one per lane): out[p][k] for
+// k < components (at most kComponentBlock; weights padded to it with zeros) of the `count` pixels
+// (a multiple of W) from `data` (band b's at data[b * bandStep]), centred as shiftPixel and
+// centrePixel do, invalid ones as the zero row. Each lane runs the same operations, in the same
+// order, as projectBlock's lane for that component, so the values are bitwise the same.
+template <class T, class C, int W>
+HYPERSTREAM_VECTOR_CLONES void projectBandVectors(
+    const T* __restrict data, int64_t bandStep, const unsigned char* __restrict valid,
+    int64_t count, int bands, const ShiftInteger<T>* __restrict shift,
+    const double* __restrict center, const C* __restrict weights, const C* __restrict bias,
+    C* __restrict out, int outStride, int components) {
+  using Lanes = typename ComponentLanes<C, W>::type;
+  using Samples = typename ComponentLanes<T, W>::type;
+  using Flags = typename ComponentLanes<unsigned char, W>::type;
+  using Wide = std::conditional_t<std::is_integral_v<T>, ShiftInteger<T>, double>;
+  using WideLanes = typename ComponentLanes<Wide, W>::type;
+  using Mask =
+      typename ComponentLanes<std::conditional_t<sizeof(C) == 4, int32_t, int64_t>, W>::type;
+  for (int64_t p0 = 0; p0 < count; p0 += W) {
+    Flags flags;
+    std::memcpy(&flags, valid + p0, sizeof(flags));
+    const Mask validLane = __builtin_convertvector(flags, Mask) != 0;
+    Lanes sum[kComponentBlock] = {};
+    for (int b = 0; b < bands; ++b) {
+      Samples samples;
+      std::memcpy(&samples, data + b * bandStep + p0, sizeof(samples));
+      WideLanes wide = __builtin_convertvector(samples, WideLanes);
+      if constexpr (std::is_integral_v<T>)
+        wide -= shift[b];
+      else
+        wide -= center[b];
+      const Lanes row = validLane ? __builtin_convertvector(wide, Lanes) : Lanes{};
+#pragma GCC unroll 16
+      for (int k = 0; k < kComponentBlock; ++k) sum[k] += row * weights[b * kComponentBlock + k];
+    }
+    for (int l = 0; l < W; ++l)
+      for (int k = 0; k < components; ++k) out[(p0 + l) * outStride + k] = sum[k][l] - bias[k];
+  }
+}
+
+// projectBandVectors for any count: the last pixels that fill no vector go through it from a
+// zero-padded copy.
+template <class T, class C, int W>
+void projectBands(const T* data, int64_t bandStep, const unsigned char* valid, int64_t count,
+                  int bands, const ShiftInteger<T>* shift, const double* center, const C* weights,
+                  const C* bias, C* out, int outStride, int components) {
+  const int64_t whole = count / W * W;
+  projectBandVectors<T, C, W>(data, bandStep, valid, whole, bands, shift, center, weights, bias,
+                              out, outStride, components);
+  if (whole == count) return;
+  const int64_t rest = count - whole;
+  std::vector<T> samples(static_cast<size_t>(bands) * W, T(0));
+  std::vector<unsigned char> flags(W, 0);
+  for (int b = 0; b < bands; ++b)
+    std::copy_n(data + b * bandStep + whole, rest, samples.begin() + static_cast<int64_t>(b) * W);
+  std::copy_n(valid + whole, rest, flags.begin());
+  std::vector<C> values(static_cast<size_t>(W) * outStride);
+  projectBandVectors<T, C, W>(samples.data(), W, flags.data(), W, bands, shift, center, weights,
+                              bias, values.data(), outStride, components);
+  for (int64_t p = 0; p < rest; ++p)
+    std::copy_n(values.begin() + p * outStride, components, out + (whole + p) * outStride);
 }
 
 class CpuPcaKernels : public PcaKernels {
@@ -439,6 +485,8 @@ class CpuPcaKernels : public PcaKernels {
     }
     const auto project =
         wideVectors_ ? projectBlock<C, 64 / sizeof(C)> : projectBlock<C, 32 / sizeof(C)>;
+    const auto projectBandMajor =
+        wideVectors_ ? projectBands<T, C, 64 / sizeof(C)> : projectBands<T, C, 32 / sizeof(C)>;
     std::vector<C>& result = buffers<C>(0).result;
     const int64_t batchPixels = kBatchPixelsPerWorker * workers_;
     for (int64_t batchFirst = 0; batchFirst < strip.pixels; batchFirst += batchPixels) {
@@ -452,11 +500,16 @@ class CpuPcaKernels : public PcaKernels {
              first += kProjectBlockPixels) {
           const int64_t count = std::min(kProjectBlockPixels, end - first);
           if (strip.bandMajor) {
-            for (int b = 0; b < bands; ++b)
-              centreBand(data + b * strip.pixels + first, valid_.data() + first, count, shift[b],
-                         center[b], block.data() + b, bands);
+            for (int kb = 0; kb < componentBlocks; ++kb)
+              projectBandMajor(
+                  data + first, strip.pixels, valid_.data() + first, count, bands, shift.data(),
+                  center, weights.data() + static_cast<size_t>(kb) * bands * kComponentBlock,
+                  bias.data() + static_cast<size_t>(kb) * kComponentBlock,
+                  result.data() + (first - batchFirst) * components + kb * kComponentBlock,
+                  components, std::min(kComponentBlock, components - kb * kComponentBlock));
+            continue;
           }
-          for (int64_t p = 0; p < count && !strip.bandMajor; ++p) {
+          for (int64_t p = 0; p < count; ++p) {
             C* row = block.data() + p * bands;
             if (!valid_[first + p])
               std::fill(row, row + bands, C(0));
