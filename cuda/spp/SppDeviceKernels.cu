@@ -96,6 +96,88 @@ struct SppTile {
   static constexpr size_t kSharedBytes = 2 * kSppChunk * kStride * sizeof(float);
 };
 
+// source[i] = the index in the block of the tile region's pixel i (the tile and its halo, borders
+// resolved), or -1 where it is outside the block or invalid.
+template <int Halo>
+__device__ __forceinline__ void sppRegionSources(const unsigned char* __restrict__ valid,
+                                                 int64_t width, int64_t height, int64_t blockRow0,
+                                                 int64_t blockRows, int64_t tileRow0,
+                                                 int64_t tileCol0, bool mirror, int64_t* source) {
+  using Tile = SppTile<Halo>;
+  for (int i = threadIdx.x; i < Tile::kRegionPixels; i += blockDim.x) {
+    const int64_t r =
+        sppBorder(tileRow0 - Halo + i / Tile::kRegionCols, height, mirror) - blockRow0;
+    const int64_t c = sppBorder(tileCol0 - Halo + i % Tile::kRegionCols, width, mirror);
+    // Rows past the block are only ever neighbours of rows past the strip's output.
+    const bool inside = r >= 0 && r < blockRows && c >= 0;
+    source[i] = inside && valid[r * width + c] ? r * width + c : -1;
+  }
+}
+
+// Copies bands [b0, b0 + kSppChunk) of the region into `chunk`, asynchronously; unusable pixels
+// and bands past the last are zeros, which add nothing to a chord.
+template <int Halo>
+__device__ __forceinline__ void sppStageChunk(const float* __restrict__ unit, int bands, int b0,
+                                              const int64_t* source, float* chunk) {
+  using Tile = SppTile<Halo>;
+  for (int e = threadIdx.x; e < Tile::kRegionPixels * kSppChunk; e += blockDim.x) {
+    const int pixel = e / kSppChunk, k = e % kSppChunk;
+    const int64_t from = source[pixel];
+    float* to = chunk + k * Tile::kStride + pixel;
+    if (from >= 0 && b0 + k < bands)
+      __pipeline_memcpy_async(to, unit + from * bands + b0 + k, sizeof(float));
+    else
+      *to = 0.0f;
+  }
+  __pipeline_commit();
+}
+
+// Adds a staged chunk's bands to the squared chords from this thread's pixel (`own` in the
+// region) to the window rows of this pass.
+template <int Halo>
+__device__ __forceinline__ void sppAddChords(
+    const float* chunk, int own, int ty, int tx, int pass,
+    float (&chord2)[SppTile<Halo>::kRowsPerPass][SppTile<Halo>::kWindow]) {
+  using Tile = SppTile<Halo>;
+  float u[kSppChunk];
+#pragma unroll
+  for (int k = 0; k < kSppChunk; ++k) u[k] = chunk[k * Tile::kStride + own];
+#pragma unroll
+  for (int i = 0; i < Tile::kRowsPerPass; ++i) {
+    const int dr = pass * Tile::kRowsPerPass + i;
+    if (Tile::kPasses > 1 && dr >= Tile::kWindow) break;
+    const float* line = chunk + (ty + dr) * Tile::kRegionCols + tx;
+#pragma unroll
+    for (int dc = 0; dc < Tile::kWindow; ++dc)
+#pragma unroll
+      for (int k = 0; k < kSppChunk; ++k) {
+        const float d = u[k] - line[k * Tile::kStride + dc];
+        chord2[i][dc] = fmaf(d, d, chord2[i][dc]);
+      }
+  }
+}
+
+// Adds this pass's neighbours' spectral angles, weighted by 1/distance², to the sums.
+template <int Halo>
+__device__ __forceinline__ void sppAddAngles(
+    const float (&chord2)[SppTile<Halo>::kRowsPerPass][SppTile<Halo>::kWindow], int pass,
+    const int64_t* source, int ty, int tx, double& weights, double& weighted) {
+  using Tile = SppTile<Halo>;
+#pragma unroll
+  for (int i = 0; i < Tile::kRowsPerPass; ++i) {
+    const int dr = pass * Tile::kRowsPerPass + i;
+    if (Tile::kPasses > 1 && dr >= Tile::kWindow) break;
+#pragma unroll
+    for (int dc = 0; dc < Tile::kWindow; ++dc) {
+      if ((dr == Halo && dc == Halo) || source[(ty + dr) * Tile::kRegionCols + tx + dc] < 0)
+        continue;
+      const double beta = 1.0 / ((dr - Halo) * (dr - Halo) + (dc - Halo) * (dc - Halo));
+      weights += beta;
+      weighted += beta * 2.0f * asinf(fminf(1.0f, sqrtf(chord2[i][dc]) * 0.5f));
+    }
+  }
+}
+
 template <int Halo>
 __global__ void __launch_bounds__(kSppTileCols* kSppTileRows, 1)
     sppAlphaKernel(const float* __restrict__ unit, const unsigned char* __restrict__ valid,
@@ -103,82 +185,34 @@ __global__ void __launch_bounds__(kSppTileCols* kSppTileRows, 1)
                    int64_t row0, int64_t rows, int bands, bool mirror, float* __restrict__ alpha,
                    float* __restrict__ rho) {
   using Tile = SppTile<Halo>;
-  constexpr int kWindow = Tile::kWindow, kRegionCols = Tile::kRegionCols;
-  constexpr int kRegionPixels = Tile::kRegionPixels, kStride = Tile::kStride;
-  constexpr int kRowsPerPass = Tile::kRowsPerPass;
-  extern __shared__ float staged[];          // [2][kSppChunk][kStride]
-  __shared__ int64_t source[kRegionPixels];  // the region pixel's index in the block, or -1
+  extern __shared__ float staged[];                // [2][kSppChunk][kStride]
+  __shared__ int64_t source[Tile::kRegionPixels];  // the region pixel's index in the block, or -1
 
   const int64_t tileRow0 = row0 + static_cast<int64_t>(blockIdx.y) * kSppTileRows;
   const int64_t tileCol0 = static_cast<int64_t>(blockIdx.x) * kSppTileCols;
-  for (int i = threadIdx.x; i < kRegionPixels; i += blockDim.x) {
-    const int64_t r = sppBorder(tileRow0 - Halo + i / kRegionCols, height, mirror) - blockRow0;
-    const int64_t c = sppBorder(tileCol0 - Halo + i % kRegionCols, width, mirror);
-    // Rows past the block are only ever neighbours of rows past the strip's output.
-    const bool inside = r >= 0 && r < blockRows && c >= 0;
-    source[i] = inside && valid[r * width + c] ? r * width + c : -1;
-  }
+  sppRegionSources<Halo>(valid, width, height, blockRow0, blockRows, tileRow0, tileCol0, mirror,
+                         source);
   __syncthreads();
   const int ty = threadIdx.x / kSppTileCols, tx = threadIdx.x % kSppTileCols;
-  const int own = (ty + Halo) * kRegionCols + tx + Halo;
-
-  // Copies bands [b0, b0 + kSppChunk) of the region into buffer `slot`; unusable pixels and bands
-  // past the last are zeros, which add nothing to a chord.
-  auto stage = [&](int slot, int b0) {
-    float* chunk = staged + slot * kSppChunk * kStride;
-    for (int e = threadIdx.x; e < kRegionPixels * kSppChunk; e += blockDim.x) {
-      const int pixel = e / kSppChunk, k = e % kSppChunk;
-      const int64_t from = source[pixel];
-      float* to = chunk + k * kStride + pixel;
-      if (from >= 0 && b0 + k < bands)
-        __pipeline_memcpy_async(to, unit + from * bands + b0 + k, sizeof(float));
-      else
-        *to = 0.0f;
-    }
-    __pipeline_commit();
-  };
+  const int own = (ty + Halo) * Tile::kRegionCols + tx + Halo;
+  constexpr int kChunkFloats = kSppChunk * Tile::kStride;
 
   double weights = 0, weighted = 0;
 #pragma unroll 1
   for (int pass = 0; pass < Tile::kPasses; ++pass) {
-    float chord2[kRowsPerPass][kWindow] = {};
-    stage(0, 0);
+    float chord2[Tile::kRowsPerPass][Tile::kWindow] = {};
+    sppStageChunk<Halo>(unit, bands, 0, source, staged);
     for (int b0 = 0, slot = 0; b0 < bands; b0 += kSppChunk, slot ^= 1) {
       const bool more = b0 + kSppChunk < bands;
-      if (more) stage(slot ^ 1, b0 + kSppChunk);
+      if (more)
+        sppStageChunk<Halo>(unit, bands, b0 + kSppChunk, source,
+                            staged + (slot ^ 1) * kChunkFloats);
       __pipeline_wait_prior(more ? 1 : 0);
       __syncthreads();
-      const float* chunk = staged + slot * kSppChunk * kStride;
-      float u[kSppChunk];
-#pragma unroll
-      for (int k = 0; k < kSppChunk; ++k) u[k] = chunk[k * kStride + own];
-#pragma unroll
-      for (int i = 0; i < kRowsPerPass; ++i) {
-        const int dr = pass * kRowsPerPass + i;
-        if (Tile::kPasses > 1 && dr >= kWindow) break;
-        const float* line = chunk + (ty + dr) * kRegionCols + tx;
-#pragma unroll
-        for (int dc = 0; dc < kWindow; ++dc)
-#pragma unroll
-          for (int k = 0; k < kSppChunk; ++k) {
-            const float d = u[k] - line[k * kStride + dc];
-            chord2[i][dc] = fmaf(d, d, chord2[i][dc]);
-          }
-      }
+      sppAddChords<Halo>(staged + slot * kChunkFloats, own, ty, tx, pass, chord2);
       __syncthreads();  // this buffer is used up before the next stage overwrites it
     }
-#pragma unroll
-    for (int i = 0; i < kRowsPerPass; ++i) {
-      const int dr = pass * kRowsPerPass + i;
-      if (Tile::kPasses > 1 && dr >= kWindow) break;
-#pragma unroll
-      for (int dc = 0; dc < kWindow; ++dc) {
-        if ((dr == Halo && dc == Halo) || source[(ty + dr) * kRegionCols + tx + dc] < 0) continue;
-        const double beta = 1.0 / ((dr - Halo) * (dr - Halo) + (dc - Halo) * (dc - Halo));
-        weights += beta;
-        weighted += beta * 2.0f * asinf(fminf(1.0f, sqrtf(chord2[i][dc]) * 0.5f));
-      }
-    }
+    sppAddAngles<Halo>(chord2, pass, source, ty, tx, weights, weighted);
   }
   const int64_t row = tileRow0 + ty, col = tileCol0 + tx;
   if (row >= row0 + rows || col >= width) return;

@@ -276,13 +276,11 @@ void PcaRun::planMemory() {
   needs_.sharing = group_.inOneProcess() ? group_.size() : 1;
   needs_.mayCopyInput = group_.size() == 1;  // the others read their rows of the file
   plan_ = hyperstream::planMemory(info, options_.ramBytes, needs_);
-  result_.stripRows = plan_.stripRows;
 }
 
 void PcaRun::copyCompressedInput() {
   copy_ = decompressIfStreamed(result_.input, result_.bands, options_.ramBytes, needs_,
                                options_.output, plan_, feedback_);
-  result_.stripRows = plan_.stripRows;
 }
 
 // GPU kernels keep the cube in their own memory when it fits there; else the host keeps it when
@@ -297,6 +295,7 @@ void PcaRun::prepareKernels() {
   layout.maxComponents = bandCount();
   selectionSeconds_ = setup_.nsecsElapsed() * 1e-9;
   setup_.start();
+  result_.stripRows = plan_.stripRows;  // as planned, after any copy of the input
   result_.deviceResident = kernels_->prepare(layout);
   result_.seconds.setup = selectionSeconds_ + setup_.nsecsElapsed() * 1e-9;
   result_.resident = plan_.cubeFits && !result_.deviceResident;

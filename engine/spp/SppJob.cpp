@@ -129,20 +129,19 @@ void SppRun::planMemory() {
   needs_.leastStrips = 4;  // so that computing one strip overlaps writing another
   needs_.requestedRows = options_.stripRows;
   plan_ = hyperstream::planMemory(info, options_.ramBytes, needs_);
-  result_.stripRows = plan_.stripRows;
   result_.resident = plan_.cubeFits;
 }
 
 void SppRun::copyCompressedInput() {
   copy_ = decompressIfStreamed(result_.input, result_.bands, options_.ramBytes, needs_,
                                options_.output, plan_, feedback_);
-  result_.stripRows = plan_.stripRows;
 }
 
 void SppRun::startKernels() {
   const RasterInfo& info = result_.input;
   kernels_ = starting_.get(feedback_);
   result_.backend = kernels_->name();
+  result_.stripRows = plan_.stripRows;  // as planned, after any copy of the input
   feedback_.info(QString("%1: %2 x %3 pixels, %4 bands; window %5 (%6 border), %7 strip(s) of "
                          "%8 rows%9 on %10")
                      .arg(QString::fromStdString(options_.input))
