@@ -21,14 +21,17 @@ int64_t ceilDiv(int64_t a, int64_t b) {
 }  // namespace
 
 BlockDecoder::BlockDecoder(const RasterInfo& raster, std::vector<int> bands, int parallel,
-                           int64_t overlapRows)
+                           int64_t overlapRows, Interleave interleave)
     : raster_(raster),
       bands_(std::move(bands)),
       blockHeight_(std::clamp<int64_t>(raster.blockHeight, 1, raster.height)),
       rowBytes_(raster.width * static_cast<int64_t>(bands_.size()) * typeSize(raster.type)),
       batchRows_(batchRows(raster, rowBytes_, parallel)),
       overlapRows_(overlapRows),
-      rows_(static_cast<size_t>((batchRows_ + overlapRows) * rowBytes_)),
+      interleave_(interleave),
+      capacityRows_(batchRows_ + overlapRows),
+      bandRowBytes_(raster.width * typeSize(raster.type)),
+      rows_(static_cast<size_t>(capacityRows_ * rowBytes_)),
       handles_(static_cast<size_t>(std::max(1, parallel))),
       pool_(std::make_unique<QThreadPool>()) {
   pool_->setMaxThreadCount(std::max(1, parallel - 1));
@@ -61,15 +64,35 @@ int64_t BlockDecoder::memoryBytes(const RasterInfo& raster, int bands, int paral
 void BlockDecoder::read(int64_t row0, int64_t rows, void* buffer) {
   if (row0 < keptFrom_ || row0 > keptTo_) keptFrom_ = keptTo_ = row0 - row0 % blockHeight_;
   auto* out = static_cast<unsigned char*>(buffer);
+  const auto bands = static_cast<int64_t>(bands_.size());
   for (int64_t row = row0; row < row0 + rows;) {
     if (row >= keptTo_) {
       decodeBatch(keptTo_);
       continue;
     }
     const int64_t count = std::min(row0 + rows, keptTo_) - row;
-    std::memcpy(out + (row - row0) * rowBytes_, rows_.data() + (row - keptFrom_) * rowBytes_,
-                static_cast<size_t>(count * rowBytes_));
+    if (interleave_ == Interleave::Pixel) {
+      std::memcpy(out + (row - row0) * rowBytes_, rows_.data() + (row - keptFrom_) * rowBytes_,
+                  static_cast<size_t>(count * rowBytes_));
+    } else {
+      for (int64_t b = 0; b < bands; ++b)
+        std::memcpy(out + (b * rows + row - row0) * bandRowBytes_,
+                    rows_.data() + (b * capacityRows_ + row - keptFrom_) * bandRowBytes_,
+                    static_cast<size_t>(count * bandRowBytes_));
+    }
     row += count;
+  }
+}
+
+void BlockDecoder::keepRows(int64_t from, int64_t count) {
+  if (interleave_ == Interleave::Pixel) {
+    std::memmove(rows_.data(), rows_.data() + from * rowBytes_,
+                 static_cast<size_t>(count * rowBytes_));
+    return;
+  }
+  for (size_t b = 0; b < bands_.size(); ++b) {
+    unsigned char* band = rows_.data() + static_cast<int64_t>(b) * capacityRows_ * bandRowBytes_;
+    std::memmove(band, band + from * bandRowBytes_, static_cast<size_t>(count * bandRowBytes_));
   }
 }
 
@@ -77,8 +100,7 @@ void BlockDecoder::read(int64_t row0, int64_t rows, void* buffer) {
 // block boundary) behind them, its blocks shared out between the threads in order.
 void BlockDecoder::decodeBatch(int64_t row0) {
   const int64_t keep = std::min(overlapRows_, keptTo_ - keptFrom_);
-  std::memmove(rows_.data(), rows_.data() + (keptTo_ - keep - keptFrom_) * rowBytes_,
-               static_cast<size_t>(keep * rowBytes_));
+  keepRows(keptTo_ - keep - keptFrom_, keep);
   keptFrom_ = keptTo_ - keep;
   const int64_t end = std::min(raster_.height, row0 + batchRows_);
   const std::vector<Block> blocks = blocksOf(raster_, row0, end);
@@ -106,11 +128,16 @@ void BlockDecoder::decodeBatch(int64_t row0) {
 // Each block straight into its place among the kept rows (whose first row is `firstRow`).
 void BlockDecoder::decodeBlocks(size_t handle, const std::vector<Block>& blocks, int64_t firstRow) {
   if (!handles_[handle]) handles_[handle] = openRaster(raster_.path, "INPUT");
-  const int64_t pixelBytes = static_cast<int64_t>(bands_.size()) * typeSize(raster_.type);
+  const int64_t size = typeSize(raster_.type);
+  const int64_t pixelBytes = static_cast<int64_t>(bands_.size()) * size;
+  const bool byBand = interleave_ == Interleave::Band;
+  const BufferSpacing spacing =
+      byBand ? BufferSpacing{size, bandRowBytes_, capacityRows_ * bandRowBytes_}
+             : BufferSpacing{pixelBytes, rowBytes_, size};
   for (const Block& block : blocks)
     decodeBlock(*handles_[handle], bands_, raster_.type, block,
-                rows_.data() + (block.y0 - firstRow) * rowBytes_ + block.x0 * pixelBytes,
-                rowBytes_);
+                rows_.data() + (block.y0 - firstRow) * spacing.line + block.x0 * spacing.pixel,
+                spacing);
 }
 
 std::vector<Block> blocksOf(const RasterInfo& raster, int64_t row0, int64_t end) {
@@ -125,17 +152,15 @@ std::vector<Block> blocksOf(const RasterInfo& raster, int64_t row0, int64_t end)
 }
 
 void decodeBlock(GDALDataset& dataset, const std::vector<int>& bands, GDALDataType type,
-                 const Block& block, unsigned char* target, int64_t lineBytes) {
-  const int typeBytes = typeSize(type);
-  const GSpacing pixelSpace = static_cast<GSpacing>(bands.size()) * typeBytes;
+                 const Block& block, unsigned char* target, const BufferSpacing& spacing) {
   QuietGdalErrors quiet;
   CPLErrorReset();
   const CPLErr status =
       dataset.RasterIO(GF_Read, static_cast<int>(block.x0), static_cast<int>(block.y0),
                        static_cast<int>(block.width), static_cast<int>(block.height), target,
                        static_cast<int>(block.width), static_cast<int>(block.height), type,
-                       static_cast<int>(bands.size()), const_cast<int*>(bands.data()), pixelSpace,
-                       lineBytes, typeBytes, nullptr);
+                       static_cast<int>(bands.size()), const_cast<int*>(bands.data()),
+                       spacing.pixel, spacing.line, spacing.band, nullptr);
   dataset.FlushCache(false);
   if (status == CE_None) return;
   const std::string what =

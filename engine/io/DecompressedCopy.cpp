@@ -73,7 +73,8 @@ void DecompressedCopy::decompress(const RasterInfo& input, const std::vector<int
     for (size_t i = thread; i < blocks.size() && !canceled; i += threads) {
       if (thread == 0 && feedback.isCanceled()) canceled = true;
       const Block& block = blocks[i];
-      decodeBlock(*dataset, bands, input.type, block, buffer.data(), block.width * pixelBytes);
+      decodeBlock(*dataset, bands, input.type, block, buffer.data(),
+                  {pixelBytes, block.width * pixelBytes, typeSize(input.type)});
       for (int64_t row = 0; row < block.height; ++row) {
         const auto offset =
             static_cast<vsi_l_offset>(layout.nImageOffset + (block.y0 + row) * layout.nLineOffset +

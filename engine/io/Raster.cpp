@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+#include <stdexcept>
 
 namespace hyperstream {
 
@@ -248,10 +249,20 @@ StripReader::StripReader(const RasterInfo& raster, std::vector<int> bands, int p
       mappable_(raster.mappable),
       mappedBytes_(mappedBytes),
       handles_(std::max(1, parallel)),
+      parallel_(parallel),
+      overlapRows_(overlapRows),
       pool_(std::make_unique<QThreadPool>()) {
   pool_->setMaxThreadCount(std::max(1, parallel - 1));
-  if (raster.compressed)
-    decoder_ = std::make_unique<BlockDecoder>(raster, bands_, parallel, overlapRows);
+  if (raster.compressed) compressed_ = raster;
+}
+
+BlockDecoder& StripReader::decoder(Interleave interleave) {
+  if (!decoder_)
+    decoder_ =
+        std::make_unique<BlockDecoder>(*compressed_, bands_, parallel_, overlapRows_, interleave);
+  if (decoder_->interleave() != interleave)
+    throw std::logic_error("StripReader: one reader reads strips one way");
+  return *decoder_;
 }
 
 int64_t StripReader::mappingNeeded(int64_t rows, int64_t rowBytes, int bands, bool bandInterleaved,
@@ -283,11 +294,12 @@ void StripReader::closeAll() {
 }
 
 void StripReader::read(int64_t row0, int64_t rows, void* buffer) {
-  if (decoder_) return decoder_->read(row0, rows, buffer);
+  if (compressed_) return decoder(Interleave::Pixel).read(row0, rows, buffer);
   readParts(row0, rows, static_cast<unsigned char*>(buffer), Interleave::Pixel);
 }
 
 void StripReader::readBandMajor(int64_t row0, int64_t rows, void* buffer) {
+  if (compressed_) return decoder(Interleave::Band).read(row0, rows, buffer);
   readParts(row0, rows, static_cast<unsigned char*>(buffer), Interleave::Band);
 }
 

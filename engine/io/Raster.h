@@ -21,6 +21,10 @@ namespace hyperstream {
 class BandRuns;
 class BlockDecoder;
 
+// How a strip buffer holds its samples: pixel-interleaved (pixel p's band b at p * bands + b) or
+// band-major (band b's pixels together, at b * pixels + p).
+enum class Interleave { Pixel, Band };
+
 struct DatasetCloser {
   void operator()(GDALDataset* dataset) const { GDALClose(GDALDataset::ToHandle(dataset)); }
 };
@@ -118,7 +122,7 @@ class StripReader {
   // Strips into pixel-interleaved buffers (pixel p's band b at p * bands + b).
   void read(int64_t row0, int64_t rows, void* buffer);
   // Strips into band-major buffers (band b's pixels together, at b * pixels + p), for kernels
-  // that take them; not for compressed files.
+  // that take them. One reader reads one way.
   void readBandMajor(int64_t row0, int64_t rows, void* buffer);
 
   // The least `mappedBytes` with which `parallel` threads read strips of `rows` rows, `rowBytes`
@@ -133,7 +137,7 @@ class StripReader {
     std::unique_ptr<BandRuns> runs;  // band-major reads of a plain band-interleaved file
     bool runsTried = false;
   };
-  enum class Interleave { Pixel, Band };
+  BlockDecoder& decoder(Interleave interleave);
   void open(Handle& handle);
   void keepMappingWithinShare(int64_t row0, int64_t rows);
   void readParts(int64_t row0, int64_t rows, unsigned char* buffer, Interleave interleave);
@@ -149,12 +153,16 @@ class StripReader {
   bool mappable_;
   int64_t mappedBytes_;
   std::vector<Handle> handles_;
+  int parallel_;
+  int64_t overlapRows_;
   std::optional<bool> mapFile_;  // decided at the first read, from its strip's height
   int64_t mappedAtOpen_ = 0;     // the process's mapped file pages when handles opened
   int64_t mappedEstimate_ = 0;   // estimated since then, where the count is unavailable
   int64_t nextRow_ = -1;         // the row after the last strip read
   std::unique_ptr<QThreadPool> pool_;
-  std::unique_ptr<BlockDecoder> decoder_;  // compressed files
+  // Compressed files: the decoder is made at the first read, for its layout.
+  std::optional<RasterInfo> compressed_;
+  std::unique_ptr<BlockDecoder> decoder_;
 };
 
 // Writes a pixel-interleaved strip into every band of `dataset`, a few megabytes of whole blocks

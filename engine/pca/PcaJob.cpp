@@ -321,7 +321,9 @@ void PcaRun::prepareKernels() {
   const RasterInfo& source = copy_ ? copy_->info() : info;
   reader_ = std::make_unique<StripReader>(source, copy_ ? copy_->bands() : result_.bands,
                                           plan_.readers, plan_.mappableBytes(bufferBytes), 0);
-  bandMajor_ = kernels_->takesBandMajor() && source.bandInterleaved && !source.compressed;
+  // Band-major strips: straight from a band-interleaved file, and from any compressed one (GDAL
+  // keeps a decompressed block per band).
+  bandMajor_ = kernels_->takesBandMajor() && (source.bandInterleaved || source.compressed);
 }
 
 StripView PcaRun::stripView(const StripRange& range, const void* data) const {
