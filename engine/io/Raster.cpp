@@ -330,14 +330,19 @@ void StripReader::keepMappingWithinShare(int64_t row0, int64_t rows) {
 
 void StripReader::readParts(int64_t row0, int64_t rows, unsigned char* buffer,
                             Interleave interleave) {
-  // A band-interleaved file is split between the threads by bands, others by rows: each handle
-  // then touches only its bands' part of the file, where splitting rows had both handles map
-  // every band's run of the strip. Band-major buffers are split by bands too.
-  const bool byBands = bandInterleaved_ || interleave == Interleave::Band;
+  // A band-interleaved file read into pixel-interleaved strips: each thread reads its rows as
+  // runs of the file and interleaves them itself, in the cache, where GDAL would gather every
+  // sample from the file's map.
+  keepMappingWithinShare(row0, rows);  // first: it decides how handles open
+  const bool interleaving =
+      interleave == Interleave::Pixel && bandInterleaved_ && readsRuns(handles_[0]);
+  // Otherwise a band-interleaved file is split between the threads by bands, others by rows:
+  // each handle then touches only its bands' part of the file, where splitting rows had both
+  // handles map every band's run of the strip. Band-major buffers are split by bands too.
+  const bool byBands = !interleaving && (bandInterleaved_ || interleave == Interleave::Band);
   const auto threads = static_cast<int64_t>(handles_.size());
   const int64_t units = byBands ? static_cast<int64_t>(bands_.size()) : rows;
   const int parts = static_cast<int>(std::min(threads, units));
-  keepMappingWithinShare(row0, rows);
   const int64_t size = typeSize(type_);
   const int64_t bandBytes = rows * (lineBytes_ / static_cast<int64_t>(bands_.size()));
   std::vector<std::exception_ptr> errors(parts);
@@ -347,17 +352,17 @@ void StripReader::readParts(int64_t row0, int64_t rows, unsigned char* buffer,
     try {
       Handle& handle = handles_[i];
       open(handle);
-      if (!byBands) {
+      if (interleaving) {
+        readInterleaving(handle, row0 + first, count, buffer + first * lineBytes_);
+      } else if (!byBands) {
         readStrip(*handle.dataset, bands_, type_, row0 + first, count, buffer + first * lineBytes_);
-        return;
-      }
-      if (interleave == Interleave::Band) {
+      } else if (interleave == Interleave::Band) {
         readBandMajorPart(handle, first, count, row0, rows, buffer + first * bandBytes);
-        return;
+      } else {
+        const std::vector<int> bands(bands_.begin() + first, bands_.begin() + first + count);
+        readStrip(*handle.dataset, bands, type_, row0, rows, buffer + first * size,
+                  static_cast<int>(bands_.size()));
       }
-      const std::vector<int> bands(bands_.begin() + first, bands_.begin() + first + count);
-      readStrip(*handle.dataset, bands, type_, row0, rows, buffer + first * size,
-                static_cast<int>(bands_.size()));
     } catch (...) {
       errors[i] = std::current_exception();
     }
@@ -369,13 +374,73 @@ void StripReader::readParts(int64_t row0, int64_t rows, unsigned char* buffer,
     if (error) std::rethrow_exception(error);
 }
 
-// Each band as runs of the file where it can be, else through GDAL.
-void StripReader::readBandMajorPart(Handle& handle, int64_t firstBand, int64_t bands, int64_t row0,
-                                    int64_t rows, unsigned char* buffer) {
+bool StripReader::readsRuns(Handle& handle) {
+  open(handle);
   if (!handle.runsTried) {
     handle.runs = BandRuns::open(*handle.dataset, type_);
     handle.runsTried = true;
   }
+  return handle.runs != nullptr;
+}
+
+namespace {
+
+// Bytes of band-major rows a thread reads before interleaving them: they stay in its cache.
+constexpr int64_t kInterleaveChunkBytes = 2ll << 20;
+// Pixels interleaved at a time: their samples of every band stay in the core's first cache.
+constexpr int64_t kInterleavePixels = 64;
+
+// out[p * bands + b] = in[b * pixels + p], a block of pixels at a time.
+template <class T>
+void interleaveBands(const T* in, int64_t pixels, int bands, T* out) {
+  for (int64_t p0 = 0; p0 < pixels; p0 += kInterleavePixels) {
+    const int64_t count = std::min(kInterleavePixels, pixels - p0);
+    for (int b = 0; b < bands; ++b) {
+      const T* band = in + b * pixels + p0;
+      T* column = out + p0 * bands + b;
+      for (int64_t p = 0; p < count; ++p) column[p * bands] = band[p];
+    }
+  }
+}
+
+}  // namespace
+
+// Rows [row0, row0 + rows) as band runs, a few rows at a time, interleaved into `buffer`.
+void StripReader::readInterleaving(Handle& handle, int64_t row0, int64_t rows,
+                                   unsigned char* buffer) {
+  const auto bands = static_cast<int>(bands_.size());
+  const int64_t chunkRows = std::clamp<int64_t>(kInterleaveChunkBytes / lineBytes_, 1, rows);
+  handle.scratch.resize(static_cast<size_t>(chunkRows * lineBytes_));
+  const int64_t width = lineBytes_ / (bands * typeSize(type_));
+  for (int64_t row = 0; row < rows; row += chunkRows) {
+    const int64_t count = std::min(chunkRows, rows - row);
+    readBandMajorPart(handle, 0, bands, row0 + row, count, handle.scratch.data());
+    unsigned char* out = buffer + row * lineBytes_;
+    const int64_t pixels = count * width;
+    switch (typeSize(type_)) {
+      case 1:
+        interleaveBands(handle.scratch.data(), pixels, bands, out);
+        break;
+      case 2:
+        interleaveBands(reinterpret_cast<const uint16_t*>(handle.scratch.data()), pixels, bands,
+                        reinterpret_cast<uint16_t*>(out));
+        break;
+      case 4:
+        interleaveBands(reinterpret_cast<const uint32_t*>(handle.scratch.data()), pixels, bands,
+                        reinterpret_cast<uint32_t*>(out));
+        break;
+      default:
+        interleaveBands(reinterpret_cast<const uint64_t*>(handle.scratch.data()), pixels, bands,
+                        reinterpret_cast<uint64_t*>(out));
+        break;
+    }
+  }
+}
+
+// Each band as runs of the file where it can be, else through GDAL.
+void StripReader::readBandMajorPart(Handle& handle, int64_t firstBand, int64_t bands, int64_t row0,
+                                    int64_t rows, unsigned char* buffer) {
+  readsRuns(handle);
   const int64_t bandBytes = rows * (lineBytes_ / static_cast<int64_t>(bands_.size()));
   for (int64_t i = 0; i < bands; ++i) {
     const int band = bands_[firstBand + i];

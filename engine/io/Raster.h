@@ -136,6 +136,7 @@ class StripReader {
     DatasetPtr dataset;
     std::unique_ptr<BandRuns> runs;  // band-major reads of a plain band-interleaved file
     bool runsTried = false;
+    std::vector<unsigned char> scratch;  // band-major rows being interleaved
   };
   BlockDecoder& decoder(Interleave interleave);
   void open(Handle& handle);
@@ -143,6 +144,9 @@ class StripReader {
   void readParts(int64_t row0, int64_t rows, unsigned char* buffer, Interleave interleave);
   void readBandMajorPart(Handle& handle, int64_t firstBand, int64_t bands, int64_t row0,
                          int64_t rows, unsigned char* buffer);
+  // Whether the handle reads the file's bands as runs (BandRuns); opens it.
+  bool readsRuns(Handle& handle);
+  void readInterleaving(Handle& handle, int64_t row0, int64_t rows, unsigned char* buffer);
   void closeAll();
 
   std::string path_;
