@@ -219,6 +219,53 @@ void projectBands(const T* data, int64_t bandStep, const unsigned char* valid, i
     std::copy_n(values.begin() + p * outStride, components, out + (whole + p) * outStride);
 }
 
+// A projection laid out for the kernels: the weights in blocks of kComponentBlock columns,
+// zero-padded ([block][band][column]); for integer samples the rounded centre as an integer shift,
+// and the remainder's projection as a bias.
+template <class T, class C>
+struct KernelProjection {
+  KernelProjection(const Projection& projection, int bandCount)
+      : bands(bandCount),
+        components(projection.components),
+        componentBlocks((components + kComponentBlock - 1) / kComponentBlock),
+        weights(static_cast<size_t>(componentBlocks) * bands * kComponentBlock, C(0)),
+        bias(static_cast<size_t>(componentBlocks) * kComponentBlock, C(0)),
+        shift(bands),
+        center(projection.center.data()) {
+    for (int b = 0; b < bands; ++b)
+      for (int k = 0; k < components; ++k)
+        weights[(static_cast<size_t>(k / kComponentBlock) * bands + b) * kComponentBlock +
+                k % kComponentBlock] = static_cast<C>(weight(projection, b, k));
+    if constexpr (std::is_integral_v<T>) {
+      for (int b = 0; b < bands; ++b)
+        shift[b] = static_cast<ShiftInteger<T>>(std::llround(center[b]));
+      for (int k = 0; k < components; ++k) {
+        double sum = 0;
+        for (int b = 0; b < bands; ++b)
+          sum += (center[b] - static_cast<double>(shift[b])) * weight(projection, b, k);
+        bias[k] = static_cast<C>(sum);
+      }
+    }
+  }
+  static double weight(const Projection& projection, int b, int k) {
+    return projection.weights[static_cast<size_t>(b) * projection.components + k];
+  }
+  const C* blockWeights(int block) const {
+    return weights.data() + static_cast<size_t>(block) * bands * kComponentBlock;
+  }
+  const C* blockBias(int block) const {
+    return bias.data() + static_cast<size_t>(block) * kComponentBlock;
+  }
+  int blockComponents(int block) const {
+    return std::min(kComponentBlock, components - block * kComponentBlock);
+  }
+
+  int bands, components, componentBlocks;
+  std::vector<C> weights, bias;
+  std::vector<ShiftInteger<T>> shift;
+  const double* center;
+};
+
 class CpuPcaKernels : public PcaKernels {
  public:
   explicit CpuPcaKernels(bool wideVectors)
@@ -454,80 +501,57 @@ class CpuPcaKernels : public PcaKernels {
   template <class T, class C, class Consume>
   void forEachProjectedChunk(const StripView& strip, const Projection& projection,
                              Consume&& consume) {
-    const int bands = strip.bands;
-    const int components = projection.components;
-    const T* data = static_cast<const T*>(strip.data);
     markValid<T>(strip);
-
-    // Weights in blocks of kComponentBlock columns, zero-padded: [block][band][column].
-    const int componentBlocks = (components + kComponentBlock - 1) / kComponentBlock;
-    std::vector<C> weights(static_cast<size_t>(componentBlocks) * bands * kComponentBlock, C(0));
-    for (int b = 0; b < bands; ++b)
-      for (int k = 0; k < components; ++k)
-        weights[(static_cast<size_t>(k / kComponentBlock) * bands + b) * kComponentBlock +
-                k % kComponentBlock] =
-            static_cast<C>(projection.weights[static_cast<size_t>(b) * components + k]);
-
-    // Integer samples are shifted by the rounded centre; the bias is the remainder's projection.
-    const double* center = projection.center.data();
-    std::vector<ShiftInteger<T>> shift(bands);
-    std::vector<C> bias(static_cast<size_t>(componentBlocks) * kComponentBlock, C(0));
-    if constexpr (std::is_integral_v<T>) {
-      for (int b = 0; b < bands; ++b)
-        shift[b] = static_cast<ShiftInteger<T>>(std::llround(center[b]));
-      for (int k = 0; k < components; ++k) {
-        double sum = 0;
-        for (int b = 0; b < bands; ++b)
-          sum += (center[b] - static_cast<double>(shift[b])) *
-                 projection.weights[static_cast<size_t>(b) * components + k];
-        bias[k] = static_cast<C>(sum);
-      }
-    }
-    const auto project =
-        wideVectors_ ? projectBlock<C, 64 / sizeof(C)> : projectBlock<C, 32 / sizeof(C)>;
-    const auto projectBandMajor =
-        wideVectors_ ? projectBands<T, C, 64 / sizeof(C)> : projectBands<T, C, 32 / sizeof(C)>;
+    const KernelProjection<T, C> kernel(projection, strip.bands);
     std::vector<C>& result = buffers<C>(0).result;
     const int64_t batchPixels = kBatchPixelsPerWorker * workers_;
     for (int64_t batchFirst = 0; batchFirst < strip.pixels; batchFirst += batchPixels) {
       const int64_t batch = std::min(batchPixels, strip.pixels - batchFirst);
-      result.resize(static_cast<size_t>(batch) * components);
+      result.resize(static_cast<size_t>(batch) * projection.components);
       threads_.onEach([&](int worker) {
-        std::vector<C>& block = buffers<C>(worker).block;
-        block.resize(static_cast<size_t>(kProjectBlockPixels) * bands);
         const int64_t end = batchFirst + batch * (worker + 1) / workers_;
         for (int64_t first = batchFirst + batch * worker / workers_; first < end;
-             first += kProjectBlockPixels) {
-          const int64_t count = std::min(kProjectBlockPixels, end - first);
-          if (strip.bandMajor) {
-            for (int kb = 0; kb < componentBlocks; ++kb)
-              projectBandMajor(
-                  data + first, strip.pixels, valid_.data() + first, count, bands, shift.data(),
-                  center, weights.data() + static_cast<size_t>(kb) * bands * kComponentBlock,
-                  bias.data() + static_cast<size_t>(kb) * kComponentBlock,
-                  result.data() + (first - batchFirst) * components + kb * kComponentBlock,
-                  components, std::min(kComponentBlock, components - kb * kComponentBlock));
-            continue;
-          }
-          for (int64_t p = 0; p < count; ++p) {
-            C* row = block.data() + p * bands;
-            if (!valid_[first + p])
-              std::fill(row, row + bands, C(0));
-            else if constexpr (std::is_integral_v<T>)
-              shiftPixel(data + (first + p) * bands, shift.data(), row, bands);
-            else
-              centrePixel(data + (first + p) * bands, center, row, bands);
-          }
-          for (int kb = 0; kb < componentBlocks; ++kb)
-            project(block.data(), count, bands,
-                    weights.data() + static_cast<size_t>(kb) * bands * kComponentBlock,
-                    bias.data() + static_cast<size_t>(kb) * kComponentBlock,
-                    result.data() + (first - batchFirst) * components + kb * kComponentBlock,
-                    components, std::min(kComponentBlock, components - kb * kComponentBlock));
-        }
+             first += kProjectBlockPixels)
+          projectPixels(strip, kernel, first, std::min(kProjectBlockPixels, end - first),
+                        buffers<C>(worker).block,
+                        result.data() + (first - batchFirst) * projection.components);
       });
       consume(batchFirst, batch, result.data());
     }
+  }
+
+  // Projects pixels [first, first + count) of the strip into `out` (count x components) on one
+  // worker thread: band-major strips straight, pixel-interleaved ones through a block of centred
+  // pixels that stays in the core's cache.
+  template <class T, class C>
+  void projectPixels(const StripView& strip, const KernelProjection<T, C>& kernel, int64_t first,
+                     int64_t count, std::vector<C>& block, C* out) const {
+    const T* data = static_cast<const T*>(strip.data);
+    const int bands = strip.bands;
+    if (strip.bandMajor) {
+      const auto project =
+          wideVectors_ ? projectBands<T, C, 64 / sizeof(C)> : projectBands<T, C, 32 / sizeof(C)>;
+      for (int kb = 0; kb < kernel.componentBlocks; ++kb)
+        project(data + first, strip.pixels, valid_.data() + first, count, bands,
+                kernel.shift.data(), kernel.center, kernel.blockWeights(kb), kernel.blockBias(kb),
+                out + kb * kComponentBlock, kernel.components, kernel.blockComponents(kb));
+      return;
+    }
+    block.resize(static_cast<size_t>(kProjectBlockPixels) * bands);
+    for (int64_t p = 0; p < count; ++p) {
+      C* row = block.data() + p * bands;
+      if (!valid_[first + p])
+        std::fill(row, row + bands, C(0));
+      else if constexpr (std::is_integral_v<T>)
+        shiftPixel(data + (first + p) * bands, kernel.shift.data(), row, bands);
+      else
+        centrePixel(data + (first + p) * bands, kernel.center, row, bands);
+    }
+    const auto project =
+        wideVectors_ ? projectBlock<C, 64 / sizeof(C)> : projectBlock<C, 32 / sizeof(C)>;
+    for (int kb = 0; kb < kernel.componentBlocks; ++kb)
+      project(block.data(), count, bands, kernel.blockWeights(kb), kernel.blockBias(kb),
+              out + kb * kComponentBlock, kernel.components, kernel.blockComponents(kb));
   }
 
   template <class C, class Out>
