@@ -3,49 +3,107 @@
 #include "ProcessingSupport.h"
 
 #include <qgsapplication.h>
+#include <qgsprocessingfeedback.h>
+#include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 #include <algorithm>
 
 namespace hyperstream {
+
+namespace {
+
+QJsonObject readTextsResource(const QString& name) {
+  QFile file(QStringLiteral(":/hyperstream/texts/%1.json").arg(name));
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  return QJsonDocument::fromJson(file.readAll()).object();
+}
+
+void addParameterHelp(QMap<QString, QString>& help, const QJsonObject& texts) {
+  const QJsonObject parameters = texts.value(QStringLiteral("parameters")).toObject();
+  for (auto it = parameters.begin(); it != parameters.end(); ++it)
+    help.insert(it.key(), it.value().toString());
+}
+
+EngineAlgorithm::Texts readTexts(const QString& name) {
+  const QJsonObject json = readTextsResource(name);
+  EngineAlgorithm::Texts texts;
+  texts.name = name;
+  texts.displayName = json.value(QStringLiteral("displayName")).toString(name);
+  texts.group = json.value(QStringLiteral("group")).toString();
+  texts.groupId = json.value(QStringLiteral("groupId")).toString();
+  for (const QJsonValue tag : json.value(QStringLiteral("tags")).toArray())
+    texts.tags << tag.toString();
+  QStringList paragraphs;
+  for (const QJsonValue paragraph : json.value(QStringLiteral("help")).toArray())
+    paragraphs << paragraph.toString();
+  texts.help = paragraphs.join(QStringLiteral("\n\n"));
+  texts.outputName = json.value(QStringLiteral("outputName")).toString();
+  addParameterHelp(texts.parameterHelp, readTextsResource(QStringLiteral("common")));
+  addParameterHelp(texts.parameterHelp, json);
+  return texts;
+}
+
+template <class Parameter>
+Parameter* advanced(Parameter* parameter) {
+  parameter->setFlags(parameter->flags() | QgsProcessingParameterDefinition::FlagAdvanced);
+  return parameter;
+}
+
+}  // namespace
+
+EngineAlgorithm::EngineAlgorithm(const QString& name) : texts_(readTexts(name)) {}
 
 QIcon EngineAlgorithm::icon() const {
   return QgsApplication::getThemeIcon("/algorithms/mAlgorithmRandomRaster.svg");
 }
 
 void EngineAlgorithm::initAlgorithm(const QVariantMap&) {
-  const Texts& texts = texts_;
-  addParameter(withHelp(
-      new QgsProcessingParameterRasterLayer(QStringLiteral("INPUT"), QObject::tr("Input raster")),
-      QObject::tr("The hyperspectral image (any GDAL raster file).")));
-  addParameter(
-      withHelp(new QgsProcessingParameterBand(QStringLiteral("BANDS"), QObject::tr("Bands"),
-                                              QVariant(), QStringLiteral("INPUT"), true, true),
-               texts.bandsHelp));
+  addDocumented(
+      new QgsProcessingParameterRasterLayer(QStringLiteral("INPUT"), QObject::tr("Input raster")));
+  addDocumented(new QgsProcessingParameterBand(QStringLiteral("BANDS"), QObject::tr("Bands"),
+                                               QVariant(), QStringLiteral("INPUT"), true, true));
   addJobParameters();
   QStringList devices = {QObject::tr("Auto"), QObject::tr("CPU"), QObject::tr("GPU")};
   if (runsOnSeveralGpus()) devices << QObject::tr("All GPUs");
-  addParameter(
-      withHelp(new QgsProcessingParameterEnum(QStringLiteral("DEVICE"),
-                                              QObject::tr("Compute device"), devices, false, 0),
-               texts.deviceHelp, true));
-  addParameter(withHelp(
+  addDocumented(advanced(new QgsProcessingParameterEnum(
+      QStringLiteral("DEVICE"), QObject::tr("Compute device"), devices, false, 0)));
+  addDocumented(advanced(
       new QgsProcessingParameterNumber(QStringLiteral("RAM_MB"), QObject::tr("RAM budget (MiB)"),
-                                       QgsProcessingParameterNumber::Integer, 1024, false, 16),
-      texts.ramHelp, true));
+                                       QgsProcessingParameterNumber::Integer, 1024, false, 16)));
   auto* creation = new QgsProcessingParameterString(
       QStringLiteral("CREATION_OPTIONS"), QObject::tr("Creation options"), QVariant(), false, true);
   creation->setMetadata(
       {{QStringLiteral("widget_wrapper"),
         QVariantMap({{QStringLiteral("widget_type"), QStringLiteral("rasteroptions")}})}});
-  addParameter(withHelp(creation,
-                        QObject::tr("GDAL creation options of the raster outputs, NAME=VALUE "
-                                    "separated by |, e.g. COMPRESS=DEFLATE|PREDICTOR=3."),
-                        true));
-  addParameter(withHelp(
-      new QgsProcessingParameterRasterDestination(QStringLiteral("OUTPUT"), texts.outputName),
-      texts.outputHelp));
+  addDocumented(advanced(creation));
+  addDocumented(
+      new QgsProcessingParameterRasterDestination(QStringLiteral("OUTPUT"), texts_.outputName));
   addJobOutputs();
+  addOutput(
+      new QgsProcessingOutputNumber(QStringLiteral("VALID_PIXELS"), QObject::tr("Valid pixels")));
+  addOutput(new QgsProcessingOutputString(QStringLiteral("DEVICE_USED"),
+                                          QObject::tr("Compute device used")));
+}
+
+void EngineAlgorithm::addDocumented(QgsProcessingParameterDefinition* parameter) {
+  parameter->setHelp(texts_.parameterHelp.value(parameter->name()));
+  addParameter(parameter);
+}
+
+void EngineAlgorithm::addOptionalFileOutput(const QString& name, const QString& label,
+                                            const QString& filter, bool offered) {
+  addDocumented(
+      new QgsProcessingParameterFileDestination(name, label, filter, QVariant(), true, offered));
+}
+
+void EngineAlgorithm::addOptionalRasterOutput(const QString& name, const QString& label) {
+  addDocumented(new QgsProcessingParameterRasterDestination(name, label, QVariant(), true, false));
 }
 
 bool EngineAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
@@ -78,11 +136,15 @@ QVariantMap EngineAlgorithm::processAlgorithm(const QVariantMap& parameters,
                                               QgsProcessingFeedback* feedback) {
   // Outputs are resolved here, on the context of the run: the background task of the dialog
   // loads the layers registered on it, not those of the context prepareAlgorithm was given.
-  JobOptions& options = jobOptions();
-  options.output =
-      parameterAsOutputLayer(parameters, QStringLiteral("OUTPUT"), context).toStdString();
-  QVariantMap outputs = runJob(parameters, context, feedback);
-  outputs.insert(QStringLiteral("OUTPUT"), QString::fromStdString(options.output));
+  OutputFiles files(*this, parameters, context);
+  jobOptions().output = files.layer(QStringLiteral("OUTPUT"));
+  const RunReport report = runJob(files, feedback);
+  const QString device = QString::fromStdString(report.device);
+  if (feedback) feedback->pushInfo(QObject::tr("Computed on %1").arg(device));
+  QVariantMap outputs = files.outputs();
+  outputs.insert(report.values);
+  outputs.insert(QStringLiteral("VALID_PIXELS"), static_cast<double>(report.validPixels));
+  outputs.insert(QStringLiteral("DEVICE_USED"), device);
   return outputs;
 }
 

@@ -1,41 +1,41 @@
 #pragma once
 // The base of every Hyperstream algorithm, as QGIS's QgsCellStatisticsAlgorithmBase is of its
 // own: it declares the parameters every engine job shares (INPUT, BANDS, DEVICE, RAM_MB,
-// CREATION_OPTIONS, OUTPUT) once, fills the job's common options from them, and runs the job the
-// way QGIS needs it run. Each algorithm adds its own parameters and outputs, and runs its job.
+// CREATION_OPTIONS, OUTPUT; the outputs VALID_PIXELS and DEVICE_USED) once, fills the job's common
+// options from them, and runs the job the way QGIS needs it run. Each algorithm adds its own
+// parameters and outputs, and runs its job. What an algorithm says of itself (names, group, help,
+// each parameter's help) lives in texts/NAME.json beside this file, compiled in as a Qt resource.
 
+#include "ProcessingSupport.h"
 #include "core/JobOptions.h"
 
 #include <qgsprocessingalgorithm.h>
 
-#include <utility>
+#include <string>
 
 namespace hyperstream {
 
 class EngineAlgorithm : public QgsProcessingAlgorithm {
  public:
-  // What an algorithm says of itself, and what the shared parameters say of it.
+  // What an algorithm says of itself, read from texts/NAME.json.
   struct Texts {
     QString name, displayName, group, groupId;
-    QString tags;  // comma-separated
+    QStringList tags;
     QString help;
-    QString bandsHelp;   // BANDS
-    QString deviceHelp;  // DEVICE
-    QString ramHelp;     // RAM_MB
-    QString outputName;  // OUTPUT
-    QString outputHelp;
+    QString outputName;                    // OUTPUT's label
+    QMap<QString, QString> parameterHelp;  // by parameter name; texts/common.json's first
   };
-  explicit EngineAlgorithm(Texts texts) : texts_(std::move(texts)) {}
+  explicit EngineAlgorithm(const QString& name);
 
   QString name() const override { return texts_.name; }
   QString displayName() const override { return texts_.displayName; }
   QString group() const override { return texts_.group; }
   QString groupId() const override { return texts_.groupId; }
-  QStringList tags() const override { return texts_.tags.split(','); }
+  QStringList tags() const override { return texts_.tags; }
   QString shortHelpString() const override { return texts_.help; }
   QIcon icon() const override;
   // INPUT and BANDS, then addJobParameters(), then DEVICE, RAM_MB, CREATION_OPTIONS and OUTPUT,
-  // then addJobOutputs().
+  // then addJobOutputs(), then VALID_PIXELS and DEVICE_USED.
   void initAlgorithm(const QVariantMap& configuration = QVariantMap()) final;
 
  protected:
@@ -51,11 +51,24 @@ class EngineAlgorithm : public QgsProcessingAlgorithm {
   virtual bool checkJobParameters(const QVariantMap&, QgsProcessingContext&, QString*) const {
     return true;
   }
-  // Worker thread: resolves the job's other outputs, runs it and returns the outputs but OUTPUT.
-  virtual QVariantMap runJob(const QVariantMap& parameters, QgsProcessingContext& context,
-                             QgsProcessingFeedback* feedback) = 0;
+  // What a run reports: VALID_PIXELS, DEVICE_USED and the job's own outputs.
+  struct RunReport {
+    int64_t validPixels = 0;
+    std::string device;
+    QVariantMap values;
+  };
+  // Worker thread: takes the job's other outputs from `files`, runs the job.
+  virtual RunReport runJob(OutputFiles& files, QgsProcessingFeedback* feedback) = 0;
   // The job's options, whose shared part the base fills.
   virtual JobOptions& jobOptions() = 0;
+
+  // addParameter() with the parameter's help from the texts.
+  void addDocumented(QgsProcessingParameterDefinition* parameter);
+  // An optional file output (statistics, tables, reports) offered unticked unless `offered`.
+  void addOptionalFileOutput(const QString& name, const QString& label, const QString& filter,
+                             bool offered = false);
+  // An optional raster output beside OUTPUT, offered unticked.
+  void addOptionalRasterOutput(const QString& name, const QString& label);
 
  private:
   bool prepareAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
@@ -66,6 +79,18 @@ class EngineAlgorithm : public QgsProcessingAlgorithm {
                                QgsProcessingFeedback* feedback) final;
 
   Texts texts_;
+};
+
+// An algorithm over the job options `Options`; `Algorithm` is the class deriving from it.
+template <class Algorithm, class Options>
+class JobAlgorithm : public EngineAlgorithm {
+ public:
+  using EngineAlgorithm::EngineAlgorithm;
+  QgsProcessingAlgorithm* createInstance() const override { return new Algorithm(); }
+
+ protected:
+  JobOptions& jobOptions() override { return options_; }
+  Options options_;
 };
 
 }  // namespace hyperstream

@@ -6,22 +6,16 @@
 
 namespace hyperstream {
 
-class PcaAlgorithm : public EngineAlgorithm {
+class PcaAlgorithm : public JobAlgorithm<PcaAlgorithm, PcaOptions> {
  public:
-  PcaAlgorithm();
-  PcaAlgorithm* createInstance() const override { return new PcaAlgorithm(); }
+  PcaAlgorithm() : JobAlgorithm(QStringLiteral("pca")) {}
 
  protected:
   bool runsOnSeveralGpus() const override { return true; }
   void addJobParameters() override;
   void addJobOutputs() override;
   void prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) override;
-  QVariantMap runJob(const QVariantMap& parameters, QgsProcessingContext& context,
-                     QgsProcessingFeedback* feedback) override;
-  JobOptions& jobOptions() override { return options_; }
-
- private:
-  PcaOptions options_;
+  RunReport runJob(OutputFiles& files, QgsProcessingFeedback* feedback) override;
 };
 
 }  // namespace hyperstream

@@ -29,6 +29,21 @@ bool ProcessingFeedback::isCanceled() const {
   return feedback_ && feedback_->isCanceled();
 }
 
+std::string OutputFiles::file(const QString& name) {
+  return asked(name, QgsProcessingParameters::parameterAsFileOutput(
+                         algorithm_.parameterDefinition(name), parameters_, context_));
+}
+
+std::string OutputFiles::layer(const QString& name) {
+  return asked(name, QgsProcessingParameters::parameterAsOutputLayer(
+                         algorithm_.parameterDefinition(name), parameters_, context_));
+}
+
+std::string OutputFiles::asked(const QString& name, const QString& path) {
+  if (!path.isEmpty()) outputs_.insert(name, path);
+  return path.toStdString();
+}
+
 std::string inputRasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
                             QgsProcessingContext& context) {
   const QVariant value = parameters.value(QStringLiteral("INPUT"));

@@ -1,6 +1,6 @@
 #pragma once
-// What every Hyperstream algorithm shares with QGIS: the engine's feedback on QGIS's, help texts
-// and Advanced flags, the input raster resolved to a file path, engine errors as QGIS exceptions.
+// What every Hyperstream algorithm shares with QGIS: the engine's feedback on QGIS's, optional
+// outputs, the input raster resolved to a file path, engine errors as QGIS exceptions.
 
 #include "core/Feedback.h"
 
@@ -26,13 +26,25 @@ class ProcessingFeedback : public Feedback {
   QgsProcessingFeedback* feedback_;
 };
 
-template <class Parameter>
-Parameter* withHelp(Parameter* parameter, const QString& help, bool advanced = false) {
-  parameter->setHelp(help);
-  if (advanced)
-    parameter->setFlags(parameter->flags() | QgsProcessingParameterDefinition::FlagAdvanced);
-  return parameter;
-}
+// The optional outputs of a run beside OUTPUT, resolved on the run's context: the path of each
+// the user asked for ("" for the others), and the map of those to return from the run.
+class OutputFiles {
+ public:
+  OutputFiles(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
+              QgsProcessingContext& context)
+      : algorithm_(algorithm), parameters_(parameters), context_(context) {}
+  std::string file(const QString& name);   // a file destination
+  std::string layer(const QString& name);  // a raster destination, loaded when the run ends
+  const QVariantMap& outputs() const { return outputs_; }
+
+ private:
+  std::string asked(const QString& name, const QString& path);
+
+  const QgsProcessingAlgorithm& algorithm_;
+  const QVariantMap& parameters_;
+  QgsProcessingContext& context_;
+  QVariantMap outputs_;
+};
 
 // The file behind the INPUT parameter (a path is used as it is: loading it as a layer would make
 // QGIS write a .aux.xml beside the input). Main thread only.
@@ -50,5 +62,13 @@ bool checkCreationOptionsFor(const QgsProcessingAlgorithm& algorithm, const QVar
 
 // Runs an engine job, turning its errors into QgsProcessingException "PARAMETER: message".
 void runEngineJob(const std::function<void()>& job);
+// Runs `job(Feedback&)` on QGIS's feedback, as above, and returns its result.
+template <class Job>
+auto runEngineJob(QgsProcessingFeedback* feedback, Job job) {
+  ProcessingFeedback engineFeedback(feedback);
+  decltype(job(engineFeedback)) result;
+  runEngineJob([&] { result = job(engineFeedback); });
+  return result;
+}
 
 }  // namespace hyperstream

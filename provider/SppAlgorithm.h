@@ -6,10 +6,9 @@
 
 namespace hyperstream {
 
-class SppAlgorithm : public EngineAlgorithm {
+class SppAlgorithm : public JobAlgorithm<SppAlgorithm, SppOptions> {
  public:
-  SppAlgorithm();
-  SppAlgorithm* createInstance() const override { return new SppAlgorithm(); }
+  SppAlgorithm() : JobAlgorithm(QStringLiteral("spp")) {}
 
  protected:
   void addJobParameters() override;
@@ -17,12 +16,7 @@ class SppAlgorithm : public EngineAlgorithm {
   void prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) override;
   bool checkJobParameters(const QVariantMap& parameters, QgsProcessingContext& context,
                           QString* message) const override;
-  QVariantMap runJob(const QVariantMap& parameters, QgsProcessingContext& context,
-                     QgsProcessingFeedback* feedback) override;
-  JobOptions& jobOptions() override { return options_; }
-
- private:
-  SppOptions options_;
+  RunReport runJob(OutputFiles& files, QgsProcessingFeedback* feedback) override;
 };
 
 }  // namespace hyperstream

@@ -157,6 +157,7 @@ class QgisTests : public QObject {
     }
     QCOMPARE(results.value("VALID_PIXELS").toDouble(), 600.0);
     QVERIFY(results.value("MEAN_ALPHA").toDouble() > 0);
+    QVERIFY(results.value("DEVICE_USED").toString().startsWith("cpu"));
     QVERIFY(QFile::exists(results.value("OUTPUT_ALPHA").toString()));
     QVERIFY(!results.contains("OUTPUT_RHO"));
 
