@@ -14,27 +14,34 @@ namespace hyperstream {
   throw UsageError{message};
 }
 
-int64_t positiveInteger(const QString& text, const QString& option) {
+namespace {
+
+// A whole number of at least `smallest` (0 or 1) and at most `largest`.
+int64_t wholeNumber(const QString& text, const QString& option, int64_t smallest,
+                    int64_t largest = std::numeric_limits<int64_t>::max()) {
   bool ok = false;
   const qlonglong value = text.toLongLong(&ok);
-  if (!ok || value < 1)
-    usage(QString("--%1 takes a positive whole number, not '%2'").arg(option, text));
+  if (!ok || value < smallest)
+    usage(QString(smallest > 0 ? "--%1 takes a positive whole number, not '%2'"
+                               : "--%1 takes a whole number, 0 or more, not '%2'")
+              .arg(option, text));
+  if (value > largest)
+    usage(QString("--%1 is at most %2, not %3").arg(option).arg(largest).arg(text));
   return value;
+}
+
+}  // namespace
+
+int64_t positiveInteger(const QString& text, const QString& option) {
+  return wholeNumber(text, option, 1);
 }
 
 int positiveInt(const QString& text, const QString& option, int largest) {
-  const int64_t value = positiveInteger(text, option);
-  if (value > largest)
-    usage(QString("--%1 is at most %2, not %3").arg(option).arg(largest).arg(text));
-  return static_cast<int>(value);
+  return static_cast<int>(wholeNumber(text, option, 1, largest));
 }
 
 int nonNegativeInt(const QString& text, const QString& option) {
-  bool ok = false;
-  const int value = text.toInt(&ok);
-  if (!ok || value < 0)
-    usage(QString("--%1 takes a whole number, 0 or more, not '%2'").arg(option, text));
-  return value;
+  return static_cast<int>(wholeNumber(text, option, 0, std::numeric_limits<int>::max()));
 }
 
 int64_t mebibytes(const QString& text, const QString& option) {

@@ -53,48 +53,43 @@ class DeviceArray {
   size_t count_ = 0;
 };
 
-class Stream {
+// A CUDA or cuBLAS handle, released by `release` when its owner goes; not copyable.
+template <class Handle, auto release>
+class OwnedHandle {
+ public:
+  OwnedHandle() = default;
+  ~OwnedHandle() {
+    if (handle_) release(handle_);
+  }
+  OwnedHandle(const OwnedHandle&) = delete;
+  OwnedHandle& operator=(const OwnedHandle&) = delete;
+  operator Handle() const { return handle_; }
+
+ protected:
+  Handle handle_ = nullptr;
+};
+
+class Stream : public OwnedHandle<cudaStream_t, cudaStreamDestroy> {
  public:
   Stream() {
-    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaStreamCreateWithFlags(&handle_, cudaStreamNonBlocking), "cudaStreamCreate");
   }
-  ~Stream() { cudaStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  operator cudaStream_t() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
 };
 
-class Event {
+class Event : public OwnedHandle<cudaEvent_t, cudaEventDestroy> {
  public:
   explicit Event(unsigned flags = cudaEventDefault) {
-    check(cudaEventCreateWithFlags(&event_, flags), "cudaEventCreate");
+    check(cudaEventCreateWithFlags(&handle_, flags), "cudaEventCreate");
   }
-  ~Event() { cudaEventDestroy(event_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  operator cudaEvent_t() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
 };
 
-class BlasHandle {
+class BlasHandle : public OwnedHandle<cublasHandle_t, cublasDestroy> {
  public:
   explicit BlasHandle(cudaStream_t stream) {
     check(cublasCreate(&handle_), "cublasCreate");
     cublasSetStream(handle_, stream);
     cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_HOST);
   }
-  ~BlasHandle() { cublasDestroy(handle_); }
-  BlasHandle(const BlasHandle&) = delete;
-  BlasHandle& operator=(const BlasHandle&) = delete;
-  operator cublasHandle_t() const { return handle_; }
-
- private:
-  cublasHandle_t handle_ = nullptr;
 };
 
 }  // namespace hyperstream::cuda

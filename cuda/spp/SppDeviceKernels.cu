@@ -4,7 +4,9 @@
 #include <cuda_pipeline.h>
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 namespace hyperstream::cuda {
 
@@ -256,6 +258,17 @@ void sppUnitSpectra(const T* raw, int64_t pixels, int bands, const T* nodataValu
   checkLaunch("SPP unit-spectra kernel");
 }
 
+// launch(sppAlphaKernel<H>, its shared bytes) for the H of Halos that is `halo`.
+template <class Launch, int... Halos>
+void launchForHalo(int halo, Launch& launch, std::integer_sequence<int, Halos...>) {
+  const bool launched =
+      ((halo == Halos && (launch(sppAlphaKernel<Halos>, SppTile<Halos>::kSharedBytes), true)) ||
+       ...);
+  if (!launched)
+    throw DeviceError("SPP alpha kernel: window " + std::to_string(2 * halo + 1) +
+                      " is outside 3..15");
+}
+
 void sppAlpha(const float* unit, const unsigned char* valid, int64_t width, int64_t height,
               int64_t blockRow0, int64_t blockRows, int64_t row0, int64_t rows, int bands, int halo,
               bool mirror, float* alpha, float* rho, cudaStream_t stream) {
@@ -270,32 +283,7 @@ void sppAlpha(const float* unit, const unsigned char* valid, int64_t width, int6
     kernel<<<grid, block, sharedBytes, stream>>>(unit, valid, width, height, blockRow0, blockRows,
                                                  row0, rows, bands, mirror, alpha, rho);
   };
-  switch (halo) {
-    case 1:
-      launch(sppAlphaKernel<1>, SppTile<1>::kSharedBytes);
-      break;
-    case 2:
-      launch(sppAlphaKernel<2>, SppTile<2>::kSharedBytes);
-      break;
-    case 3:
-      launch(sppAlphaKernel<3>, SppTile<3>::kSharedBytes);
-      break;
-    case 4:
-      launch(sppAlphaKernel<4>, SppTile<4>::kSharedBytes);
-      break;
-    case 5:
-      launch(sppAlphaKernel<5>, SppTile<5>::kSharedBytes);
-      break;
-    case 6:
-      launch(sppAlphaKernel<6>, SppTile<6>::kSharedBytes);
-      break;
-    case 7:
-      launch(sppAlphaKernel<7>, SppTile<7>::kSharedBytes);
-      break;
-    default:
-      throw DeviceError("SPP alpha kernel: window " + std::to_string(2 * halo + 1) +
-                        " is outside 3..15");
-  }
+  launchForHalo(halo, launch, std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7>());
   checkLaunch("SPP alpha kernel");
 }
 

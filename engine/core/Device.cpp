@@ -15,14 +15,8 @@ DeviceChoice DeviceChoice::gpus(std::vector<int> indices) {
 }
 
 std::string DeviceChoice::text() const {
-  switch (kind_) {
-    case Kind::Auto:
-      return "auto";
-    case Kind::Cpu:
-      return "cpu";
-    case Kind::Gpus:
-      break;
-  }
+  if (kind_ == Kind::Auto) return "auto";
+  if (kind_ == Kind::Cpu) return "cpu";
   if (all_) return "gpu:all";
   if (unnumbered_) return "gpu";
   std::string joined = "gpu:";

@@ -3,15 +3,8 @@
 namespace hyperstream {
 
 std::string outputTypeName(OutputType type) {
-  switch (type) {
-    case OutputType::Float32:
-      return "Float32";
-    case OutputType::Float64:
-      return "Float64";
-    case OutputType::Byte:
-      return "Byte";
-  }
-  return "?";
+  if (type == OutputType::Float64) return "Float64";
+  return type == OutputType::Byte ? "Byte" : "Float32";
 }
 
 }  // namespace hyperstream

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 // GCC builds AVX-512, AVX2 (x86-64-v3: with FMA, which a plain "avx2" copy lacks) and baseline
@@ -34,26 +35,20 @@ inline bool wideVectors() {
 // The sample types the kernels take (GDAL's, without GDAL: the CUDA library links none).
 enum class SampleType { Byte, UInt16, Int16, UInt32, Int32, Float32, Float64 };
 
+// Calls f with a value of the `index`th of Types.
+template <class T, class... Rest, class F>
+decltype(auto) withTypeAt(int index, F&& f) {
+  if constexpr (sizeof...(Rest) > 0)
+    if (index > 0) return withTypeAt<Rest...>(index - 1, std::forward<F>(f));
+  return f(T{});
+}
+
 // Calls f with a value of the C++ type that stores `type`.
 template <class F>
 decltype(auto) withSampleType(SampleType type, F&& f) {
-  switch (type) {
-    case SampleType::Byte:
-      return f(uint8_t{});
-    case SampleType::UInt16:
-      return f(uint16_t{});
-    case SampleType::Int16:
-      return f(int16_t{});
-    case SampleType::UInt32:
-      return f(uint32_t{});
-    case SampleType::Int32:
-      return f(int32_t{});
-    case SampleType::Float32:
-      return f(float{});
-    case SampleType::Float64:
-      break;
-  }
-  return f(double{});
+  // In SampleType's order.
+  return withTypeAt<uint8_t, uint16_t, int16_t, uint32_t, int32_t, float, double>(
+      static_cast<int>(type), std::forward<F>(f));
 }
 
 // Where sample (pixel p, band b) of a strip lies: data[p * pixelStep + b * bandStep]. Strips are

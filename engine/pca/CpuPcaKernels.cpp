@@ -341,28 +341,21 @@ class CpuPcaKernels : public PcaKernels {
                void* output) override {
     withSampleType(strip.type, [&](auto sample) {
       using T = decltype(sample);
+      // Projects in precision P, then encodes each chunk into `out`.
+      const auto projectInto = [&](auto precision, auto* out) {
+        using P = decltype(precision);
+        forEachProjectedChunk<T, P>(
+            strip, projection, [&](int64_t first, int64_t count, const P* values) {
+              encode(values, first, count, projection.components, encoding, out);
+            });
+      };
       switch (encoding.type) {
         case OutputType::Float64:
-          forEachProjectedChunk<T, double>(
-              strip, projection, [&](int64_t first, int64_t count, const double* values) {
-                encodeFloat(values, first, count, projection.components, encoding,
-                            static_cast<double*>(output));
-              });
-          break;
+          return projectInto(double{}, static_cast<double*>(output));
         case OutputType::Float32:
-          forEachProjectedChunk<T, float>(strip, projection,
-                                          [&](int64_t first, int64_t count, const float* values) {
-                                            encodeFloat(values, first, count, projection.components,
-                                                        encoding, static_cast<float*>(output));
-                                          });
-          break;
+          return projectInto(float{}, static_cast<float*>(output));
         case OutputType::Byte:
-          forEachProjectedChunk<T, float>(strip, projection,
-                                          [&](int64_t first, int64_t count, const float* values) {
-                                            encodeByte(values, first, count, projection.components,
-                                                       encoding, static_cast<uint8_t*>(output));
-                                          });
-          break;
+          return projectInto(float{}, static_cast<uint8_t*>(output));
       }
     });
   }
@@ -554,9 +547,11 @@ class CpuPcaKernels : public PcaKernels {
               out + kb * kComponentBlock, kernel.components, kernel.blockComponents(kb));
   }
 
+  // Float outputs: the values as they are; nodata for invalid pixels.
   template <class C, class Out>
-  void encodeFloat(const C* values, int64_t first, int64_t count, int components,
-                   const OutputEncoding& encoding, Out* output) const {
+  void encode(const C* values, int64_t first, int64_t count, int components,
+              const OutputEncoding& encoding, Out* output) const {
+    static_assert(std::is_floating_point_v<Out>);
     for (int64_t p = 0; p < count; ++p) {
       Out* out = output + (first + p) * components;
       const C* in = values + p * components;
@@ -568,8 +563,9 @@ class CpuPcaKernels : public PcaKernels {
     }
   }
 
-  void encodeByte(const float* values, int64_t first, int64_t count, int components,
-                  const OutputEncoding& encoding, uint8_t* output) const {
+  // Byte outputs: each component rescaled from its range to the encoding's.
+  void encode(const float* values, int64_t first, int64_t count, int components,
+              const OutputEncoding& encoding, uint8_t* output) const {
     for (int64_t p = 0; p < count; ++p) {
       uint8_t* out = output + (first + p) * components;
       const float* in = values + p * components;

@@ -93,6 +93,7 @@ void packBandAt(const T* band, const int64_t* offsets, int64_t count, uint32_t s
 }
 
 #define HYPERSTREAM_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define HYPERSTREAM_ALWAYS_INLINE inline __attribute__((always_inline))
 
 // total[c][q] (+)= the 32-bit lanes of `sums`, widened: 16 rows of one co-moment column.
 HYPERSTREAM_TARGET_VNNI inline void widenInto(int64_t* column, __m512i sums, bool add) {
@@ -110,45 +111,50 @@ HYPERSTREAM_TARGET_VNNI inline void widenInto(int64_t* column, __m512i sums, boo
   _mm512_storeu_si512(column + 8, parts[1]);
 }
 
-// One 32 x 12 block of co-moment sums over the packed rows [t0, t1), kept in 24 registers
-// (named one by one: as an array GCC spills them to the stack).
+// Accumulators indexed only by constants (the folds below), so that GCC keeps every one in a
+// register: indexed by a loop variable, it spills them to the stack.
+template <size_t N>
+using Accumulators = __m512i[N];
+template <size_t... C>
+using Columns = std::index_sequence<C...>;
+
+// sums[r] += rows[r] · column (pairs of 16-bit halves), for each of the N rows.
+template <size_t N, size_t... R>
+HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void multiplyAdd(__m512i* sums,
+                                                                   const __m512i (&rows)[N],
+                                                                   __m512i column,
+                                                                   std::index_sequence<R...>) {
+  ((sums[R] = _mm512_dpwssd_epi32(sums[R], rows[R], column)), ...);
+}
+
+// One step of pairProductsBlock: the 32 rows a0:a1 times each column b[C], a column at a time
+// (all broadcasts at once would not fit the registers).
+template <size_t... C>
+HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void pairStep(
+    Accumulators<2 * kColumnBlock>& sums, const __m512i (&rows)[2], const int32_t* b,
+    Columns<C...>) {
+  (multiplyAdd(sums + 2 * C, rows, _mm512_set1_epi32(b[C]), std::make_index_sequence<2>()), ...);
+}
+
+template <size_t... C>
+HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void widenColumns(
+    const Accumulators<2 * kColumnBlock>& sums, int paddedRows, bool add, int64_t* out,
+    Columns<C...>) {
+  (widenInto(out + static_cast<int64_t>(C) * paddedRows, sums[2 * C], add), ...);
+  (widenInto(out + static_cast<int64_t>(C) * paddedRows + 16, sums[2 * C + 1], add), ...);
+}
+
+// One 32 x 12 block of co-moment sums over the packed rows [t0, t1), kept in 24 registers.
 HYPERSTREAM_TARGET_VNNI void pairProductsBlock(const int32_t* row, int64_t steps, int stride,
                                                int i0, int j0, int paddedRows, bool add,
                                                int64_t* out) {
-  __m512i l0 = _mm512_setzero_si512(), l1 = l0, l2 = l0, l3 = l0, l4 = l0, l5 = l0, l6 = l0,
-          l7 = l0, l8 = l0, l9 = l0, l10 = l0, l11 = l0;
-  __m512i h0 = l0, h1 = l0, h2 = l0, h3 = l0, h4 = l0, h5 = l0, h6 = l0, h7 = l0, h8 = l0, h9 = l0,
-          h10 = l0, h11 = l0;
+  constexpr auto columns = std::make_index_sequence<kColumnBlock>();
+  Accumulators<2 * kColumnBlock> sums{};  // column c: rows 0-15, then rows 16-31
   for (int64_t t = 0; t < steps; ++t, row += stride) {
-    const __m512i a0 = _mm512_loadu_si512(row + i0);
-    const __m512i a1 = _mm512_loadu_si512(row + i0 + 16);
-    const int32_t* b = row + j0;
-#define HYPERSTREAM_PAIR_STEP(c)                    \
-  do {                                              \
-    const __m512i column = _mm512_set1_epi32(b[c]); \
-    l##c = _mm512_dpwssd_epi32(l##c, a0, column);   \
-    h##c = _mm512_dpwssd_epi32(h##c, a1, column);   \
-  } while (false)
-    HYPERSTREAM_PAIR_STEP(0);
-    HYPERSTREAM_PAIR_STEP(1);
-    HYPERSTREAM_PAIR_STEP(2);
-    HYPERSTREAM_PAIR_STEP(3);
-    HYPERSTREAM_PAIR_STEP(4);
-    HYPERSTREAM_PAIR_STEP(5);
-    HYPERSTREAM_PAIR_STEP(6);
-    HYPERSTREAM_PAIR_STEP(7);
-    HYPERSTREAM_PAIR_STEP(8);
-    HYPERSTREAM_PAIR_STEP(9);
-    HYPERSTREAM_PAIR_STEP(10);
-    HYPERSTREAM_PAIR_STEP(11);
-#undef HYPERSTREAM_PAIR_STEP
+    const __m512i rows[2] = {_mm512_loadu_si512(row + i0), _mm512_loadu_si512(row + i0 + 16)};
+    pairStep(sums, rows, row + j0, columns);
   }
-  const __m512i low[kColumnBlock] = {l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, l10, l11};
-  const __m512i high[kColumnBlock] = {h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11};
-  for (int c = 0; c < kColumnBlock; ++c) {
-    widenInto(out + static_cast<int64_t>(c) * paddedRows, low[c], add);
-    widenInto(out + static_cast<int64_t>(c) * paddedRows + 16, high[c], add);
-  }
+  widenColumns(sums, paddedRows, add, out, columns);
 }
 
 // total[j][i] = Σ_t row_t[i] · row_t[j] over `steps` packed rows (both pixels of each pair), for
@@ -177,49 +183,44 @@ HYPERSTREAM_TARGET_VNNI inline int64_t laneTotal(__m512i sums) {
   return total;
 }
 
+// One step of bandProductsTile: the 4 band rows' vectors times each column band's vector at b[C].
+template <size_t... C>
+HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void bandStep(
+    Accumulators<kTileRows * kTileColumns>& sums, const __m512i (&rows)[kTileRows],
+    const uint16_t* b, int64_t rowHalves, Columns<C...>) {
+  (multiplyAdd(sums + kTileRows * C, rows, _mm512_loadu_si512(b + C * rowHalves),
+               std::make_index_sequence<kTileRows>()),
+   ...);
+}
+
+// total[j0 + c][i0 + r] += the lanes of sums[c * kTileRows + r], for every r and c.
+template <size_t... S>
+HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void addTile(
+    const Accumulators<kTileRows * kTileColumns>& sums, int i0, int j0, int paddedRows,
+    int64_t* total, std::index_sequence<S...>) {
+  ((total[static_cast<int64_t>(j0 + S / kTileRows) * paddedRows + i0 + S % kTileRows] +=
+    laneTotal(sums[S])),
+   ...);
+}
+
 // total[j][i] += Σ_t rows[i][t] · rows[j][t] (both halves of each word) over vectors [v0, v1) of
-// the band rows i0..i0+3 and j0..j0+3, `stride` words apart.
+// the band rows i0..i0+3 and j0..j0+5, `stride` words apart.
 HYPERSTREAM_TARGET_VNNI void bandProductsTile(const uint16_t* rows, int64_t stride, int64_t v0,
                                               int64_t v1, int i0, int j0, int paddedRows,
                                               int64_t* total) {
-  // Named accumulators: as an array GCC keeps them on the stack.
-  __m512i s00 = _mm512_setzero_si512(), s01 = s00, s02 = s00, s03 = s00, s04 = s00, s05 = s00;
-  __m512i s10 = s00, s11 = s00, s12 = s00, s13 = s00, s14 = s00, s15 = s00;
-  __m512i s20 = s00, s21 = s00, s22 = s00, s23 = s00, s24 = s00, s25 = s00;
-  __m512i s30 = s00, s31 = s00, s32 = s00, s33 = s00, s34 = s00, s35 = s00;
+  Accumulators<kTileRows * kTileColumns> sums{};  // column band c: rows 0-3
   // Offsets in halves: a word (a pair) is two of them.
   const int64_t rowHalves = 2 * stride;
   const uint16_t* a = rows + i0 * rowHalves;
   const uint16_t* b = rows + j0 * rowHalves;
   for (int64_t v = 2 * v0 * kPairsPerVector; v < 2 * v1 * kPairsPerVector;
        v += 2 * kPairsPerVector) {
-    const __m512i a0 = _mm512_loadu_si512(a + v);
-    const __m512i a1 = _mm512_loadu_si512(a + rowHalves + v);
-    const __m512i a2 = _mm512_loadu_si512(a + 2 * rowHalves + v);
-    const __m512i a3 = _mm512_loadu_si512(a + 3 * rowHalves + v);
-#define HYPERSTREAM_BAND_STEP(c)                                      \
-  do {                                                                \
-    const __m512i column = _mm512_loadu_si512(b + c * rowHalves + v); \
-    s0##c = _mm512_dpwssd_epi32(s0##c, a0, column);                   \
-    s1##c = _mm512_dpwssd_epi32(s1##c, a1, column);                   \
-    s2##c = _mm512_dpwssd_epi32(s2##c, a2, column);                   \
-    s3##c = _mm512_dpwssd_epi32(s3##c, a3, column);                   \
-  } while (false)
-    HYPERSTREAM_BAND_STEP(0);
-    HYPERSTREAM_BAND_STEP(1);
-    HYPERSTREAM_BAND_STEP(2);
-    HYPERSTREAM_BAND_STEP(3);
-    HYPERSTREAM_BAND_STEP(4);
-    HYPERSTREAM_BAND_STEP(5);
-#undef HYPERSTREAM_BAND_STEP
+    const __m512i tileRows[kTileRows] = {
+        _mm512_loadu_si512(a + v), _mm512_loadu_si512(a + rowHalves + v),
+        _mm512_loadu_si512(a + 2 * rowHalves + v), _mm512_loadu_si512(a + 3 * rowHalves + v)};
+    bandStep(sums, tileRows, b + v, rowHalves, std::make_index_sequence<kTileColumns>());
   }
-  const __m512i sums[kTileRows][kTileColumns] = {{s00, s01, s02, s03, s04, s05},
-                                                 {s10, s11, s12, s13, s14, s15},
-                                                 {s20, s21, s22, s23, s24, s25},
-                                                 {s30, s31, s32, s33, s34, s35}};
-  for (int r = 0; r < kTileRows; ++r)
-    for (int c = 0; c < kTileColumns; ++c)
-      total[static_cast<int64_t>(j0 + c) * paddedRows + i0 + r] += laneTotal(sums[r][c]);
+  addTile(sums, i0, j0, paddedRows, total, std::make_index_sequence<kTileRows * kTileColumns>());
 }
 
 // pairProducts for band rows (each band's pairs together, `stride` words apart, `vectors` vectors

@@ -96,6 +96,9 @@ struct SmoothField {
   }
 };
 
+// The first endmembers, in this order; later ones are made up.
+constexpr double (*kLibrarySpectra[])(double um) = {vegetation, soil, water, clayMineral, asphalt};
+
 template <class T>
 T toSample(double value) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -125,26 +128,11 @@ std::vector<double> endmemberSpectra(int endmembers, const std::vector<double>& 
     for (size_t i = 0; i < n; ++i) {
       const double um = wavelengthsNm[i] / 1000.0;
       double r = 0;
-      switch (e) {
-        case 0:
-          r = vegetation(um);
-          break;
-        case 1:
-          r = soil(um);
-          break;
-        case 2:
-          r = water(um);
-          break;
-        case 3:
-          r = clayMineral(um);
-          break;
-        case 4:
-          r = asphalt(um);
-          break;
-        default:
-          r = level + slope * (um - 1.45);
-          for (const auto& feature : features)
-            r = absorb(r, um, feature[0], feature[1], feature[2]);
+      if (e < static_cast<int>(std::size(kLibrarySpectra))) {
+        r = kLibrarySpectra[e](um);
+      } else {
+        r = level + slope * (um - 1.45);
+        for (const auto& feature : features) r = absorb(r, um, feature[0], feature[1], feature[2]);
       }
       spectra[static_cast<size_t>(e) * n + i] = std::clamp(r, 0.005, 0.95);
     }
