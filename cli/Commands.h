@@ -1,6 +1,7 @@
 #pragma once
-// The commands of the hyperstream program, one file each (PcaCommand.cpp, SppCommand.cpp,
-// SynthCommand.cpp, DevicesCommand.cpp). Each takes its arguments without the command word
+// The commands of the hyperstream program, one file each (PcaCommand.cpp for pca and mnf,
+// SppCommand.cpp, SynthCommand.cpp, DevicesCommand.cpp). Each takes its arguments without the
+// command word
 // ("hyperstream ARGS...") and returns the exit status; errors are thrown (see reportingErrors).
 
 #include "Arguments.h"
@@ -14,13 +15,14 @@ struct PcaCommand {
   PcaOptions options;
   bool quiet = false;
 };
-// The pca command's options ("PROGRAM pca INPUT OUTPUT [options]"); `arguments` without the
-// command word. extraHelp goes at the end of the --help text's description.
-PcaCommand parsePcaArguments(const QStringList& arguments, const char* program,
+// The pca or mnf command's options ("PROGRAM pca INPUT OUTPUT [options]"); `arguments` without
+// the command word. extraHelp goes at the end of the --help text's description.
+PcaCommand parsePcaArguments(const QStringList& arguments, const char* program, Transform transform,
                              const char* extraHelp = "");
 void printPcaSummary(const PcaResult& result, const PcaOptions& options);
 
 int runPcaCommand(const QStringList& arguments);
+int runMnfCommand(const QStringList& arguments);
 int runSppCommand(const QStringList& arguments);
 int runSynthCommand(const QStringList& arguments);
 int runDevicesCommand(const QStringList& arguments);

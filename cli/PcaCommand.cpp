@@ -1,4 +1,5 @@
-// hyperstream pca: principal component analysis, file to file.
+// hyperstream pca and mnf: principal component analysis and the minimum noise fraction, file to
+// file (one job: MNF is a PCA of the noise-whitened image).
 
 #include "Commands.h"
 #include "ConsoleFeedback.h"
@@ -13,18 +14,22 @@ namespace hyperstream {
 
 namespace {
 
-// The options only PCA has, then the shared ones.
-void addPcaOptions(QCommandLineParser& parser) {
+// The options of PCA or MNF, then the shared ones.
+void addTransformOptions(QCommandLineParser& parser, Transform transform) {
+  const bool mnf = transform == Transform::Mnf;
   parser.addOptions({
       {"components",
-       "Number of components to write (a number, or 'all'); default: as many as "
-       "--variance needs.",
+       mnf ? "Number of components to write (a number, or 'all'); default: as many as --snr or "
+             "--variance needs."
+           : "Number of components to write (a number, or 'all'); default: as many as "
+             "--variance needs.",
        "N"},
       {"variance",
-       "Write the fewest components whose cumulative explained variance reaches PCT "
-       "percent (default 99).",
+       mnf ? "Write the fewest components whose cumulative share of the summed SNR (eigenvalue "
+             "- 1) reaches PCT percent (default 99)."
+           : "Write the fewest components whose cumulative explained variance reaches PCT "
+             "percent (default 99).",
        "PCT"},
-      {"matrix", "covariance (default) or correlation (standardised bands).", "TYPE"},
       {"type",
        "Output type: float32 (default), float64, or byte (each component rescaled to "
        "0-255 from its min/max).",
@@ -39,10 +44,47 @@ void addPcaOptions(QCommandLineParser& parser) {
       {"gpu-memory", "GPU memory budget in MiB (default: the GPU's free memory less a margin).",
        "MiB"},
   });
+  if (mnf)
+    parser.addOptions({
+        {"noise",
+         "The neighbour each pixel's noise is taken against: lowerright (default), lowerleft, "
+         "right or lower.",
+         "DIR"},
+        {"snr", "Write the components whose SNR (eigenvalue - 1) is at least MIN.", "MIN"},
+    });
+  else
+    parser.addOption(
+        {"matrix", "covariance (default) or correlation (standardised bands).", "TYPE"});
   addSharedOptions(
       parser, {"1-100,120,130-198", "the output",
                "auto (default: the GPU when one is usable and the image large enough for it, "
                "else the CPU), cpu, gpu or gpu:N (GPU number N; an error when no GPU is usable)."});
+}
+
+double numberOption(const QCommandLineParser& parser, const QString& name, const char* example) {
+  bool ok = false;
+  const double value = parser.value(name).toDouble(&ok);
+  if (!ok) usage(QString("--%1 takes a number, e.g. %2").arg(name, example));
+  return value;
+}
+
+// PCA's own option.
+void readMatrixOption(const QCommandLineParser& parser, PcaOptions& options) {
+  const QString matrix = parser.value("matrix");
+  if (matrix == "correlation")
+    options.matrix = MatrixType::Correlation;
+  else if (!matrix.isEmpty() && matrix != "covariance")
+    usage("--matrix is covariance or correlation, not '" + matrix + "'");
+}
+
+// MNF's own options.
+void readNoiseOptions(const QCommandLineParser& parser, PcaOptions& options) {
+  options.noise = parser.isSet("noise") ? parseNoiseDirection(parser.value("noise").toStdString())
+                                        : NoiseDirection::LowerRight;
+  if (!parser.isSet("snr")) return;
+  if (parser.isSet("components") || parser.isSet("variance"))
+    usage("give one of --components, --variance and --snr");
+  options.minSnr = numberOption(parser, "snr", "10");
 }
 
 void readPcaOptions(const QCommandLineParser& parser, PcaOptions& options) {
@@ -54,16 +96,7 @@ void readPcaOptions(const QCommandLineParser& parser, PcaOptions& options) {
     options.components =
         value == "all" ? kAllComponents : positiveInt(value, "components", kMaxBandCount);
   }
-  if (parser.isSet("variance")) {
-    bool ok = false;
-    options.variancePercent = parser.value("variance").toDouble(&ok);
-    if (!ok) usage("--variance takes a percentage, e.g. 99");
-  }
-  const QString matrix = parser.value("matrix");
-  if (matrix == "correlation")
-    options.matrix = MatrixType::Correlation;
-  else if (!matrix.isEmpty() && matrix != "covariance")
-    usage("--matrix is covariance or correlation, not '" + matrix + "'");
+  if (parser.isSet("variance")) options.variancePercent = numberOption(parser, "variance", "99");
   options.outputType =
       outputTypeOption(parser, {OutputType::Float32, OutputType::Float64, OutputType::Byte});
   options.statsJson = parser.value("stats").toStdString();
@@ -77,30 +110,45 @@ void readPcaOptions(const QCommandLineParser& parser, PcaOptions& options) {
     options.gpuMemoryBytes = mebibytes(parser.value("gpu-memory"), "gpu-memory");
 }
 
+const char* const kPcaHelp =
+    " pca INPUT OUTPUT [options]\n\n"
+    "Principal component analysis of every valid pixel of INPUT, streamed in strips;\n"
+    "writes the components to OUTPUT (GeoTIFF unless the extension or --format says\n"
+    "otherwise), georeferencing and nodata kept.\n\n";
+const char* const kMnfHelp =
+    " mnf INPUT OUTPUT [options]\n\n"
+    "Minimum noise fraction (noise-adjusted PCA) of every valid pixel of INPUT: the noise is\n"
+    "estimated from the differences between each valid pixel and its valid neighbour (--noise),\n"
+    "in the same pass over the image as the signal's statistics; components are ordered by\n"
+    "signal-to-noise ratio. Streamed in strips; writes the components to OUTPUT, georeferencing\n"
+    "and nodata kept.\n\n";
+
 }  // namespace
 
-PcaCommand parsePcaArguments(const QStringList& arguments, const char* program,
+PcaCommand parsePcaArguments(const QStringList& arguments, const char* program, Transform transform,
                              const char* extraHelp) {
   QCommandLineParser parser;
-  addPcaOptions(parser);
+  addTransformOptions(parser, transform);
   parser.addPositionalArgument("INPUT", "Input raster (any GDAL format).");
-  parser.addPositionalArgument("OUTPUT", "Output raster of principal components.");
+  parser.addPositionalArgument("OUTPUT", "Output raster of the components.");
   parseOrExit(parser, arguments, 2,
-              (std::string("usage: ") + program + " pca INPUT OUTPUT [options]\n\n" +
-               "Principal component analysis of every valid pixel of INPUT, streamed in strips;\n"
-               "writes the components to OUTPUT (GeoTIFF unless the extension or --format says\n"
-               "otherwise), georeferencing and nodata kept.\n\n" +
-               extraHelp)
+              (std::string("usage: ") + program +
+               (transform == Transform::Mnf ? kMnfHelp : kPcaHelp) + extraHelp)
                   .c_str());
   PcaCommand command;
   readPcaOptions(parser, command.options);
+  if (transform == Transform::Mnf)
+    readNoiseOptions(parser, command.options);
+  else
+    readMatrixOption(parser, command.options);
   command.quiet = parser.isSet("quiet");
   return command;
 }
 
 void printPcaSummary(const PcaResult& result, const PcaOptions& options) {
-  std::printf("%d component(s), %.2f %% of the variance, %lld valid pixels, %.2f s on %s\n",
+  std::printf("%d component(s), %.2f %% of the %s, %lld valid pixels, %.2f s on %s\n",
               result.components, result.model.cumulativePercent(result.components - 1),
+              options.noise ? "summed SNR" : "variance",
               static_cast<long long>(result.model.validPixels), result.seconds.total,
               result.backend.c_str());
   const DeviceTimes& device = result.seconds.device;
@@ -117,13 +165,21 @@ void printPcaSummary(const PcaResult& result, const PcaOptions& options) {
   if (!options.htmlReport.empty()) std::printf("report:     %s\n", options.htmlReport.c_str());
 }
 
-int runPcaCommand(const QStringList& arguments) {
-  const PcaCommand command = parsePcaArguments(arguments, "hyperstream");
+int runTransformCommand(const QStringList& arguments, Transform transform) {
+  const PcaCommand command = parsePcaArguments(arguments, "hyperstream", transform);
   ConsoleFeedback feedback(command.quiet);
   const PcaResult result = runPca(command.options, feedback);
   feedback.finish();
   if (!command.quiet) printPcaSummary(result, command.options);
   return 0;
+}
+
+int runPcaCommand(const QStringList& arguments) {
+  return runTransformCommand(arguments, Transform::Pca);
+}
+
+int runMnfCommand(const QStringList& arguments) {
+  return runTransformCommand(arguments, Transform::Mnf);
 }
 
 }  // namespace hyperstream

@@ -21,6 +21,8 @@ struct Command {
 const Command kCommands[] = {
     {"pca", "pca INPUT OUTPUT     principal component analysis of a raster, file to file",
      runPcaCommand},
+    {"mnf", "mnf INPUT OUTPUT     minimum noise fraction (noise-adjusted PCA), file to file",
+     runMnfCommand},
     {"spp", "spp INPUT OUTPUT     spatial preprocessing (SPP) of a raster, file to file",
      runSppCommand},
     {"synth",
@@ -57,6 +59,6 @@ int main(int argc, char** argv) {
     arguments.removeAt(1);  // the parser sees "hyperstream ARGS..."
     for (const Command& command : kCommands)
       if (name == command.name) return command.run(arguments);
-    usage("unknown command '" + name + "' (pca, spp, synth, devices; see --help)");
+    usage("unknown command '" + name + "' (pca, mnf, spp, synth, devices; see --help)");
   });
 }

@@ -45,6 +45,14 @@ DeviceChoice deviceForRank(const DeviceChoice& device, int localRank) {
   return device;
 }
 
+// The transform a command word names: pca or mnf.
+Transform transformCommand(const QString& word) {
+  if (word == "mnf") return Transform::Mnf;
+  if (word != "pca")
+    usage("the command is pca or mnf (mpirun -np N hyperstream-mpi pca INPUT OUTPUT [options])");
+  return Transform::Pca;
+}
+
 std::string describe(const Error& error) {
   return "error" + (error.parameter().empty() ? "" : " [" + error.parameter() + "]") + ": " +
          error.what();
@@ -54,11 +62,10 @@ int runRank(MpiGroup& group, const QStringList& arguments) {
   std::string message;
   int status = 1;
   try {
-    if (arguments.value(1) != "pca")
-      usage("the command is 'pca' (mpirun -np N hyperstream-mpi pca INPUT OUTPUT [options])");
     QStringList pcaArguments = arguments;
     pcaArguments.removeAt(1);
-    PcaCommand command = parsePcaArguments(pcaArguments, kProgram, kMpiHelp);
+    PcaCommand command =
+        parsePcaArguments(pcaArguments, kProgram, transformCommand(arguments.value(1)), kMpiHelp);
     if (command.options.device.severalGpus())
       usage(
           "under MPI each rank takes one GPU (--device gpu picks it by the rank's number on its "
@@ -128,12 +135,9 @@ int main(int argc, char** argv) {
         // Prints the help (or the usage error) once, then exits.
         MPI_Finalize();
         return reportingErrors(kProgram, [&] {
-          if (arguments.value(1) != "pca")
-            usage(
-                "usage: mpirun -np N hyperstream-mpi pca INPUT OUTPUT [options] (see pca --help)");
           QStringList pcaArguments = arguments;
           pcaArguments.removeAt(1);
-          parsePcaArguments(pcaArguments, kProgram, kMpiHelp);
+          parsePcaArguments(pcaArguments, kProgram, transformCommand(arguments.value(1)), kMpiHelp);
           return 0;
         });
       }

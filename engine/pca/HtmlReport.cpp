@@ -59,7 +59,21 @@ QString axes(const QString& xLabel, const QString& yLabel, double xLo, double xH
   return svg;
 }
 
+// What the report calls things: PCA's components and variance, or MNF's components and SNR.
+struct Wording {
+  QString title, heading, prefix, quantity;
+};
+
+Wording wordingFor(const PcaModel& model) {
+  if (model.transform == Transform::Mnf)
+    return {"Hyperstream MNF", QObject::tr("Minimum noise fraction"), "MNF",
+            QObject::tr("summed SNR")};
+  return {"Hyperstream PCA", QObject::tr("Principal component analysis"), "PC",
+          QObject::tr("variance")};
+}
+
 QString screePlot(const PcaModel& model) {
+  const Wording words = wordingFor(model);
   const int shown = std::min(model.componentCount(), 30);
   const double top = model.explainedPercent(0);
   const int x0 = kLeft, x1 = kWidth - kRight, y0 = kHeight - kBottom, y1 = kTop;
@@ -69,13 +83,13 @@ QString screePlot(const PcaModel& model) {
                     "role='img' aria-label='Scree plot'>")
                     .arg(kWidth)
                     .arg(kHeight);
-  svg += axes(QObject::tr("component"), QObject::tr("explained variance (%)"), 1, shown, 0, top,
-              QObject::tr("cumulative (%), 0-100"));
+  svg += axes(QObject::tr("component"), QObject::tr("explained %1 (%)").arg(words.quantity), 1,
+              shown, 0, top, QObject::tr("cumulative (%), 0-100"));
   QString line;
   for (int k = 0; k < shown; ++k) {
     const double height = scale(model.explainedPercent(k), 0, top, 0, y0 - y1);
     svg += QString(
-               "<rect x='%1' y='%2' width='%3' height='%4' fill='%5'><title>PC%6: %7 %"
+               "<rect x='%1' y='%2' width='%3' height='%4' fill='%5'><title>%8%6: %7 %"
                "</title></rect>")
                .arg(x0 + k * slot + slot * 0.15)
                .arg(y0 - height)
@@ -83,7 +97,8 @@ QString screePlot(const PcaModel& model) {
                .arg(height)
                .arg(kColours[0])
                .arg(k + 1)
-               .arg(number(model.explainedPercent(k)));
+               .arg(number(model.explainedPercent(k)))
+               .arg(words.prefix);
     line += QString("%1,%2 ")
                 .arg(x0 + (k + 0.5) * slot)
                 .arg(scale(model.cumulativePercent(k), 0, 100, y0, y1));
@@ -132,25 +147,65 @@ QString loadingsPlot(const PcaResult& result) {
               .arg(scale(model.eigenvectors[static_cast<size_t>(b) * all + k], yLo, yHi, y0, y1));
     svg += QString("<polyline points='%1' fill='none' stroke='%2' stroke-width='1.5'/>")
                .arg(line, kColours[k % 5]);
-    svg += QString("<text x='%1' y='%2' font-size='12' fill='%3'>PC%4</text>")
+    svg += QString("<text x='%1' y='%2' font-size='12' fill='%3'>%5%4</text>")
                .arg(x1 + 6)
                .arg(y1 + 14 * (k + 1))
                .arg(kColours[k % 5])
-               .arg(k + 1);
+               .arg(k + 1)
+               .arg(wordingFor(model).prefix);
   }
   return svg + "</svg>";
+}
+
+// One row per component: eigenvalue (and SNR for MNF), explained and cumulative share.
+QString eigenvalueTable(const PcaResult& result) {
+  const PcaModel& model = result.model;
+  const bool mnf = model.transform == Transform::Mnf;
+  QString html =
+      QObject::tr("<h2>Eigenvalues</h2><table><tr><th>component</th><th>eigenvalue</th>");
+  if (mnf) html += QObject::tr("<th>SNR</th>");
+  html += QObject::tr("<th>explained %</th><th>cumulative %</th><th>in output</th></tr>");
+  for (int k = 0; k < model.componentCount(); ++k) {
+    html += QString("<tr><td>%1%2</td><td>%3</td>")
+                .arg(wordingFor(model).prefix)
+                .arg(k + 1)
+                .arg(number(model.eigenvalues[k], 10));
+    if (mnf) html += QString("<td>%1</td>").arg(number(model.signal(k), 8));
+    html += QString("<td>%1</td><td>%2</td><td>%3</td></tr>")
+                .arg(number(model.explainedPercent(k), 6))
+                .arg(number(model.cumulativePercent(k), 8))
+                .arg(k < result.components ? QObject::tr("yes") : QString());
+  }
+  return html + "</table>";
+}
+
+// MNF: each band's standard deviation beside its noise estimate's.
+QString noiseTable(const PcaResult& result) {
+  const PcaModel& model = result.model;
+  QString html = QObject::tr(
+      "<h2>Noise</h2><table><tr><th>band</th><th>description</th><th>std. dev.</th>"
+      "<th>noise std. dev.</th></tr>");
+  for (int b = 0; b < model.bands; ++b)
+    html += QString("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td></tr>")
+                .arg(result.bands[b])
+                .arg(QString::fromStdString(result.input.bandDescriptions[result.bands[b] - 1])
+                         .toHtmlEscaped())
+                .arg(number(model.stddev[b], 6))
+                .arg(number(model.noiseStddev[b], 6));
+  return html + "</table>";
 }
 
 }  // namespace
 
 QString htmlReport(const PcaResult& result, const PcaOptions& options) {
   const PcaModel& model = result.model;
-  QString html =
-      "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Hyperstream PCA</title>"
-      "<style>body{font-family:sans-serif;margin:1.5em;max-width:60em}"
-      "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;"
-      "text-align:right}th{background:#eee}</style></head><body>";
-  html += QObject::tr("<h1>Principal component analysis</h1>");
+  const Wording words = wordingFor(model);
+  QString html = "<!DOCTYPE html><html><head><meta charset='utf-8'><title>" + words.title +
+                 "</title>"
+                 "<style>body{font-family:sans-serif;margin:1.5em;max-width:60em}"
+                 "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;"
+                 "text-align:right}th{background:#eee}</style></head><body>";
+  html += "<h1>" + words.heading + "</h1>";
   html += "<table>";
   auto row = [&](const QString& name, const QString& value) {
     html += QString(
@@ -171,12 +226,17 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options) {
   for (int b : model.constantBands) constant << QString::number(result.bands[b]);
   row(QObject::tr("Constant bands (left out)"),
       constant.isEmpty() ? QObject::tr("none") : constant.join(", "));
-  row(QObject::tr("Matrix"), QString::fromStdString(matrixTypeName(model.matrix)));
+  if (options.noise)
+    row(QObject::tr("Noise"), QObject::tr("differences with the neighbour: %1")
+                                  .arg(QString::fromStdString(noiseDirectionName(*options.noise))));
+  else
+    row(QObject::tr("Matrix"), QString::fromStdString(matrixTypeName(model.matrix)));
   row(QObject::tr("Components written"),
-      QString("%1 (%2 % of the variance), %3")
+      QString("%1 (%2 % of the %4), %3")
           .arg(result.components)
           .arg(number(model.cumulativePercent(result.components - 1), 6))
-          .arg(QString::fromStdString(outputTypeName(result.outputType))));
+          .arg(QString::fromStdString(outputTypeName(result.outputType)))
+          .arg(words.quantity));
   row(QObject::tr("Device"), QString::fromStdString(result.backend));
   row(QObject::tr("Seconds"),
       QString("read %1, moments %2, eigen %3, projection %4, write %5, total %6")
@@ -185,20 +245,13 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options) {
                number(result.seconds.write, 3), number(result.seconds.total, 3)));
   html += "</table>";
   html += QObject::tr(
-              "<h2>Scree plot</h2><p>Explained variance per component (bars) and "
-              "cumulative (line).</p>") +
+              "<h2>Scree plot</h2><p>Explained %1 per component (bars) and "
+              "cumulative (line).</p>")
+              .arg(words.quantity) +
           screePlot(model);
   html += QObject::tr("<h2>Loadings</h2>") + loadingsPlot(result);
-  html += QObject::tr(
-      "<h2>Eigenvalues</h2><table><tr><th>component</th><th>eigenvalue</th>"
-      "<th>explained %</th><th>cumulative %</th><th>in output</th></tr>");
-  for (int k = 0; k < model.componentCount(); ++k)
-    html += QString("<tr><td>PC%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td></tr>")
-                .arg(k + 1)
-                .arg(number(model.eigenvalues[k], 10))
-                .arg(number(model.explainedPercent(k), 6))
-                .arg(number(model.cumulativePercent(k), 8))
-                .arg(k < result.components ? QObject::tr("yes") : QString());
+  html += eigenvalueTable(result);
+  if (model.transform == Transform::Mnf) html += noiseTable(result);
   html += "</table><p>Hyperstream " HYPERSTREAM_VERSION "</p></body></html>\n";
   return html;
 }

@@ -4,6 +4,8 @@
 #include "core/Error.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
+#include "mnf/MnfFit.h"
+#include "mnf/NoiseDifferences.h"
 #include "pca/HtmlReport.h"
 #include "pca/PcaKernels.h"
 #include "pca/Report.h"
@@ -149,11 +151,13 @@ class PcaRun {
   void planMemory();
   void copyCompressedInput();
   void prepareKernels();
+  void prepareNoise();
   void computePass(int inputBuffers, const StripPipeline::Stages::Read& read,
                    const std::function<void(const StripView&)>& compute, double& seconds,
                    double progressFrom, double progressTo);
   Moments momentsPass();
   void fit(const Moments& moments);
+  bool isMnf() const { return options_.noise.has_value(); }
   void chooseComponents();
   OutputEncoding outputEncoding();
   void rangePass(OutputEncoding& encoding);
@@ -216,6 +220,10 @@ class PcaRun {
   std::unique_ptr<StripReader> reader_;
   bool bandMajor_ = false;  // strips as the band-interleaved file holds them (StripView)
   Projection projection_;
+  // MNF: the noise differences of each strip and the kernels that take their moments.
+  std::unique_ptr<NoiseDifferences> noise_;
+  std::unique_ptr<PcaKernels> noiseKernels_;
+  Moments noiseMoments_;
   std::unique_ptr<PendingRaster> ownOutput_;  // one worker, or MPI rank 0
   PendingRaster* output_ = nullptr;           // the output rank 0 commits
 };
@@ -262,7 +270,9 @@ void PcaRun::planMemory() {
   const RasterInfo& info = result_.input;
   inputRowBytes_ = info.width * bandCount() * typeSize(info.type);
   const int64_t outputRowBytes = info.width * bandCount() * typeSize(gdalType(options_.outputType));
-  const int64_t mask = info.width;
+  // MNF: the noise differences of a strip (Int32 or Float64) and their masks.
+  const int64_t differenceBytes = isMnf() ? info.width * bandCount() * 8 + 2 * info.width : 0;
+  const int64_t mask = info.width + differenceBytes;
   needs_.firstRow = share_.first;
   needs_.rowsToDo = share_.count;
   needs_.bands = bandCount();
@@ -324,6 +334,30 @@ void PcaRun::prepareKernels() {
   // Band-major strips: straight from a band-interleaved file, and from any compressed one (GDAL
   // keeps a decompressed block per band).
   bandMajor_ = kernels_->takesBandMajor() && (source.bandInterleaved || source.compressed);
+  if (isMnf()) prepareNoise();
+}
+
+// MNF: the noise differences and the CPU kernels that take their moments; a worker that does not
+// start at the image's first row reads the row above its own.
+void PcaRun::prepareNoise() {
+  const RasterInfo& info = result_.input;
+  noise_ = std::make_unique<NoiseDifferences>(*options_.noise, info.width, bandCount(),
+                                              input_.sampleType, input_.nodata.data());
+  noiseKernels_ = makeCpuPcaKernels();
+  CubeLayout layout;
+  layout.pixels = share_.count * info.width;
+  layout.bands = bandCount();
+  layout.type = noise_->differenceType();
+  layout.maxStripPixels = plan_.stripRows * info.width;
+  noiseKernels_->prepare(layout);
+  if (share_.first == 0) return;
+  std::vector<unsigned char> row(static_cast<size_t>(inputRowBytes_));
+  const StripRange above{share_.first - 1, 1};
+  if (bandMajor_)
+    reader_->readBandMajor(above.row0, 1, row.data());
+  else
+    reader_->read(above.row0, 1, row.data());
+  noise_->setRowAbove(stripView(above, row.data()));
 }
 
 StripView PcaRun::stripView(const StripRange& range, const void* data) const {
@@ -364,11 +398,15 @@ Moments PcaRun::momentsPass() {
       [this](const StripRange& range, unsigned char* buffer) {
         return readFromFile(range, buffer);
       },
-      [this](const StripView& strip) { kernels_->accumulateMoments(strip); },
+      [this](const StripView& strip) {
+        kernels_->accumulateMoments(strip);
+        if (noise_) noiseKernels_->accumulateMoments(noise_->differences(strip));
+      },
       result_.seconds.moments, 0.0, pass1End());
   QElapsedTimer timer;
   timer.start();
   Moments moments = group_.mergeMoments(kernels_->takeMoments(bandCount()));
+  if (noise_) noiseMoments_ = group_.mergeMoments(noiseKernels_->takeMoments(bandCount()));
   result_.seconds.moments += timer.nsecsElapsed() * 1e-9;
   return moments;
 }
@@ -376,7 +414,8 @@ Moments PcaRun::momentsPass() {
 void PcaRun::fit(const Moments& moments) {
   QElapsedTimer timer;
   timer.start();
-  result_.model = fitPca(moments, options_.matrix, result_.warnings);
+  result_.model = isMnf() ? fitMnf(moments, noiseMoments_, result_.warnings)
+                          : fitPca(moments, options_.matrix, result_.warnings);
   if (group_.size() > 1) {
     // Every worker fitted the same merged moments, but LAPACK's last bits may differ between
     // machines (CPU kernels, threads): all take rank 0's eigen-decomposition, so that every
@@ -394,12 +433,21 @@ void PcaRun::fit(const Moments& moments) {
     feedback_.warning(QString::fromStdString(warning));
 }
 
-// How many components to write: by count, all, or by cumulative variance.
+// How many components to write: by count, all, by SNR (MNF) or by cumulative variance.
 void PcaRun::chooseComponents() {
   const PcaModel& model = result_.model;
   const int available = model.componentCount();
   if (options_.components == kAllComponents) {
     result_.components = available;
+  } else if (options_.components == 0 && options_.minSnr) {
+    int reaching = 0;
+    while (reaching < available && model.signal(reaching) >= *options_.minSnr) ++reaching;
+    if (reaching == 0)
+      throw Error("MIN_SNR", QString("no component reaches an SNR of %1 (the largest is %2)")
+                                 .arg(*options_.minSnr)
+                                 .arg(model.signal(0), 0, 'g', 4)
+                                 .toStdString());
+    result_.components = reaching;
   } else if (options_.components == 0) {
     result_.components = model.componentsForVariance(options_.variancePercent);
   } else if (options_.components > available) {
@@ -410,11 +458,12 @@ void PcaRun::chooseComponents() {
     result_.components = options_.components;
   }
   const int components = result_.components;
-  feedback_.info(QString("%1 valid of %2 pixels; %3 component(s) explain %4 % of the variance")
+  feedback_.info(QString("%1 valid of %2 pixels; %3 component(s) explain %4 % of the %5")
                      .arg(model.validPixels)
                      .arg(result_.totalPixels)
                      .arg(components)
-                     .arg(model.cumulativePercent(components - 1), 0, 'f', 2));
+                     .arg(model.cumulativePercent(components - 1), 0, 'f', 2)
+                     .arg(isMnf() ? "summed SNR" : "variance"));
   if (options_.outputType == OutputType::Float32)
     for (int k = 0; k < components; ++k)
       if (model.componentBound(k) > std::numeric_limits<float>::max())
@@ -476,6 +525,19 @@ void PcaRun::rangePass(OutputEncoding& encoding) {
   }
 }
 
+// "PC1 (42.1 %, cum. 42.1 %)", or "MNF1 (SNR 812.3, cum. 61.0 %)".
+QString componentDescription(const PcaModel& model, int k) {
+  if (model.transform == Transform::Mnf)
+    return QString("MNF%1 (SNR %2, cum. %3 %)")
+        .arg(k + 1)
+        .arg(model.signal(k), 0, 'f', 1)
+        .arg(model.cumulativePercent(k), 0, 'f', 1);
+  return QString("PC%1 (%2 %, cum. %3 %)")
+      .arg(k + 1)
+      .arg(model.explainedPercent(k), 0, 'f', 1)
+      .arg(model.cumulativePercent(k), 0, 'f', 1);
+}
+
 // The output raster, georeferenced, its bands described and given their nodata value.
 std::unique_ptr<PendingRaster> PcaRun::createOutput(const OutputEncoding& encoding) const {
   const PcaModel& model = result_.model;
@@ -484,12 +546,7 @@ std::unique_ptr<PendingRaster> PcaRun::createOutput(const OutputEncoding& encodi
   GDALDataset& dataset = created->dataset();
   for (int k = 0; k < result_.components; ++k) {
     GDALRasterBand* band = dataset.GetRasterBand(k + 1);
-    band->SetDescription(QString("PC%1 (%2 %, cum. %3 %)")
-                             .arg(k + 1)
-                             .arg(model.explainedPercent(k), 0, 'f', 1)
-                             .arg(model.cumulativePercent(k), 0, 'f', 1)
-                             .toUtf8()
-                             .constData());
+    band->SetDescription(componentDescription(model, k).toUtf8().constData());
     if (result_.hasOutputNodata) band->SetNoDataValue(encoding.nodata);
   }
   return created;

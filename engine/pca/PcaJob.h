@@ -4,11 +4,13 @@
 #include "core/Feedback.h"
 #include "core/JobOptions.h"
 #include "io/Raster.h"
+#include "mnf/NoiseDirection.h"
 #include "pca/PcaKernels.h"
 #include "pca/PcaModel.h"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,10 +20,13 @@ class JobGroup;
 
 constexpr int kAllComponents = -1;
 
+// PCA's options; with `noise` set, the job is an MNF (always of the covariance).
 struct PcaOptions : JobOptions {
-  int components = 0;  // > 0: that many; 0: by variancePercent; kAllComponents: all
-  double variancePercent = 99.0;
+  int components = 0;  // > 0: that many; 0: by minSnr, else variancePercent; kAllComponents: all
+  double variancePercent = 99.0;  // of the variance (PCA) or of the summed SNR (MNF)
+  std::optional<double> minSnr;   // MNF: the components whose SNR (eigenvalue - 1) reaches it
   MatrixType matrix = MatrixType::Covariance;
+  std::optional<NoiseDirection> noise;  // MNF: the neighbour each pixel's noise is taken against
   std::string statsJson;  // optional report paths
   std::string tableCsv;
   std::string htmlReport;      // optional HTML report (scree plot, loadings, eigenvalues)
@@ -54,7 +59,7 @@ struct PcaResult {
   StageTimes seconds;
 };
 
-// Runs the whole job. Throws Error (naming the parameter at fault) or Canceled; on any throw no
+// Runs the whole job, PCA or MNF. Throws Error (naming the parameter at fault) or Canceled; on any throw no
 // output file is left behind and an existing destination is untouched.
 PcaResult runPca(const PcaOptions& options, Feedback& feedback);
 // The same job shared by the processes of `group` (an MPI run), each doing its own rows; rank 0

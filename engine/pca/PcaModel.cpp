@@ -16,22 +16,26 @@ std::string matrixTypeName(MatrixType type) {
 }
 
 double PcaModel::explainedPercent(int component) const {
-  const double total = std::accumulate(eigenvalues.begin(), eigenvalues.end(), 0.0);
-  return total > 0 ? 100.0 * eigenvalues[component] / total : 0.0;
+  double total = 0;
+  for (int k = 0; k < componentCount(); ++k) total += signal(k);
+  return total > 0 ? 100.0 * signal(component) / total : 0.0;
 }
 
 double PcaModel::cumulativePercent(int component) const {
-  const double total = std::accumulate(eigenvalues.begin(), eigenvalues.end(), 0.0);
-  const double upTo =
-      std::accumulate(eigenvalues.begin(), eigenvalues.begin() + component + 1, 0.0);
+  double total = 0, upTo = 0;
+  for (int k = 0; k < componentCount(); ++k) {
+    total += signal(k);
+    if (k <= component) upTo += signal(k);
+  }
   return total > 0 ? 100.0 * upTo / total : 0.0;
 }
 
 int PcaModel::componentsForVariance(double percent) const {
-  const double total = std::accumulate(eigenvalues.begin(), eigenvalues.end(), 0.0);
+  double total = 0;
+  for (int k = 0; k < componentCount(); ++k) total += signal(k);
   double upTo = 0.0;
   for (int k = 0; k < componentCount(); ++k) {
-    upTo += eigenvalues[k];
+    upTo += signal(k);
     // A tiny allowance so that 100 % selects every component despite rounding.
     if (100.0 * upTo >= percent * total * (1.0 - 1e-12)) return k + 1;
   }
@@ -90,11 +94,12 @@ double PcaModel::componentBound(int component) const {
   return bound;
 }
 
-PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::string>& warnings) {
+PcaModel describeBands(const Moments& moments, MatrixType matrix, std::vector<int>& used,
+                       std::vector<std::string>& warnings) {
   if (moments.count == 0)
     throw Error("INPUT",
                 "no valid pixel: every pixel is nodata or not finite in at least one band");
-  if (moments.count < 2) throw Error("INPUT", "only one valid pixel: PCA needs at least two");
+  if (moments.count < 2) throw Error("INPUT", "only one valid pixel: a fit needs at least two");
   PcaModel model;
   model.matrix = matrix;
   model.bands = moments.bands;
@@ -104,7 +109,7 @@ PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::stri
   model.maximum = moments.maximum;
   const std::vector<double> covariance = moments.covariance();
   const int bands = moments.bands;
-  std::vector<int> used;
+  used.clear();
   for (int b = 0; b < bands; ++b) {
     model.stddev.push_back(
         std::sqrt(std::max(0.0, covariance[static_cast<size_t>(b) * bands + b])));
@@ -120,33 +125,29 @@ PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::stri
                        " constant band(s) left out of the fit (selected band number " + list +
                        "): their variance is zero and their correlation undefined");
   }
-  const int m = static_cast<int>(used.size());
-  if (m == 0) throw Error("INPUT", "every selected band is constant over the valid pixels");
+  if (used.empty()) throw Error("INPUT", "every selected band is constant over the valid pixels");
   checkFinite(moments, covariance, used);
+  return model;
+}
 
-  // The matrix of the non-constant bands.
-  std::vector<double> a(static_cast<size_t>(m) * m);
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < m; ++j) {
-      double value = covariance[static_cast<size_t>(used[i]) * bands + used[j]];
-      if (matrix == MatrixType::Correlation) value /= model.stddev[used[i]] * model.stddev[used[j]];
-      a[static_cast<size_t>(i) * m + j] = value;
+std::vector<double> usedMatrix(const std::vector<double>& matrix, int bands,
+                               const std::vector<int>& used, const std::vector<double>& scale) {
+  const size_t m = used.size();
+  std::vector<double> a(m * m);
+  for (size_t i = 0; i < m; ++i)
+    for (size_t j = 0; j < m; ++j) {
+      double value = matrix[static_cast<size_t>(used[i]) * bands + used[j]];
+      if (!scale.empty()) value /= scale[used[i]] * scale[used[j]];
+      a[i * m + j] = value;
     }
+  return a;
+}
 
-  std::vector<double> values(m);
-  std::vector<double> vectors(static_cast<size_t>(m) * m);
-  std::vector<lapack_int> support(2 * static_cast<size_t>(m));
-  lapack_int found = 0;
-  const lapack_int info =
-      LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'V', 'A', 'U', m, a.data(), m, 0.0, 0.0, 0, 0, 0.0, &found,
-                     values.data(), vectors.data(), m, support.data());
-  if (info != 0 || found != m)
-    throw Error("",
-                "the eigen-decomposition failed (LAPACK dsyevr info " + std::to_string(info) + ")");
-
-  // Descending order; loadings expanded back to every selected band.
+void setComponents(PcaModel& model, const std::vector<int>& used, const std::vector<double>& values,
+                   const std::vector<double>& vectors) {
+  const int m = static_cast<int>(used.size());
   model.eigenvalues.resize(m);
-  model.eigenvectors.assign(static_cast<size_t>(bands) * m, 0.0);
+  model.eigenvectors.assign(static_cast<size_t>(model.bands) * m, 0.0);
   for (int k = 0; k < m; ++k) {
     const int source = m - 1 - k;
     model.eigenvalues[k] = std::max(0.0, values[source]);
@@ -160,6 +161,26 @@ PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::stri
       model.eigenvectors[static_cast<size_t>(used[i]) * m + k] =
           sign * vectors[static_cast<size_t>(i) * m + source];
   }
+}
+
+PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::string>& warnings) {
+  std::vector<int> used;
+  PcaModel model = describeBands(moments, matrix, used, warnings);
+  const int m = static_cast<int>(used.size());
+  std::vector<double> a =
+      usedMatrix(moments.covariance(), moments.bands, used,
+                 matrix == MatrixType::Correlation ? model.stddev : std::vector<double>());
+  std::vector<double> values(m);
+  std::vector<double> vectors(static_cast<size_t>(m) * m);
+  std::vector<lapack_int> support(2 * static_cast<size_t>(m));
+  lapack_int found = 0;
+  const lapack_int info =
+      LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'V', 'A', 'U', m, a.data(), m, 0.0, 0.0, 0, 0, 0.0, &found,
+                     values.data(), vectors.data(), m, support.data());
+  if (info != 0 || found != m)
+    throw Error("",
+                "the eigen-decomposition failed (LAPACK dsyevr info " + std::to_string(info) + ")");
+  setComponents(model, used, values, vectors);
   return model;
 }
 

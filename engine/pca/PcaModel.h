@@ -12,7 +12,12 @@ namespace hyperstream {
 enum class MatrixType { Covariance, Correlation };
 std::string matrixTypeName(MatrixType type);
 
+// Which fit made the model: PCA (eigenvalues are variances) or MNF (eigenvalues are 1 + SNR, the
+// vectors N-orthonormal for the noise covariance N).
+enum class Transform { Pca, Mnf };
+
 struct PcaModel {
+  Transform transform = Transform::Pca;
   MatrixType matrix = MatrixType::Covariance;
   int bands = 0;  // bands that went into the fit (selected bands)
   int64_t validPixels = 0;
@@ -24,8 +29,13 @@ struct PcaModel {
   // bands x eigenvalues.size(), row-major: column k holds component k's loadings (zero for
   // constant bands), unit length, largest-magnitude loading positive.
   std::vector<double> eigenvectors;
+  std::vector<double> noiseStddev;  // MNF: per band, of the noise estimate (N's diagonal)
 
   int componentCount() const { return static_cast<int>(eigenvalues.size()); }
+  // What a component explains: its variance (PCA) or its SNR, eigenvalue - 1 (MNF).
+  double signal(int component) const {
+    return eigenvalues[component] - (transform == Transform::Mnf ? 1.0 : 0.0);
+  }
   double explainedPercent(int component) const;
   double cumulativePercent(int component) const;
   // Smallest number of components whose cumulative explained variance reaches `percent`.
@@ -41,5 +51,20 @@ struct PcaModel {
 // Fits the model; throws Error when there is nothing to fit (no valid pixel, every band
 // constant). Warnings (constant bands) go into `warnings`.
 PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::string>& warnings);
+
+// The steps of a fit, for the fits of other transforms. The model's bands from their moments:
+// counts, means, ranges, standard deviations, the constant bands left out (a warning) and the
+// others' indices in `used`; throws Error when there is nothing to fit.
+PcaModel describeBands(const Moments& moments, MatrixType matrix, std::vector<int>& used,
+                       std::vector<std::string>& warnings);
+// The used bands' rows and columns of a bands x bands matrix, each divided by scale[row] *
+// scale[column] when `scale` is given.
+std::vector<double> usedMatrix(const std::vector<double>& matrix, int bands,
+                               const std::vector<int>& used, const std::vector<double>& scale);
+// Components from LAPACK's ascending eigenpairs of the used bands' matrix (vectors m x m,
+// row-major, column k for value k): descending, the largest-magnitude loading positive, loadings
+// expanded to every band (zero for constant bands).
+void setComponents(PcaModel& model, const std::vector<int>& used,
+                   const std::vector<double>& values, const std::vector<double>& vectors);
 
 }  // namespace hyperstream

@@ -37,6 +37,16 @@ void addInput(QJsonObject& json, const PcaResult& result, const PcaOptions& opti
   json["nodata"] = nodata;
 }
 
+// MNF: what tells it from a PCA (whose statistics have no "transform"): the SNR of each
+// component (eigenvalue - 1) and the noise estimate's standard deviations.
+void addNoise(QJsonObject& json, const PcaModel& model) {
+  json["transform"] = "mnf";
+  QJsonArray snr;
+  for (int k = 0; k < model.componentCount(); ++k) snr.append(model.signal(k));
+  json["snr"] = snr;
+  json["noise_stddev"] = toArray(model.noiseStddev);
+}
+
 // The fit: everything needed to apply the same transform to another image.
 void addModel(QJsonObject& json, const PcaModel& model, const std::vector<int>& bands) {
   const int all = model.componentCount();
@@ -60,6 +70,7 @@ void addModel(QJsonObject& json, const PcaModel& model, const std::vector<int>& 
   json["explained_percent"] = explained;
   json["cumulative_percent"] = cumulative;
   json["eigenvectors"] = vectors;
+  if (model.transform == Transform::Mnf) addNoise(json, model);
 }
 
 // The output: how many components, their type, nodata and Byte rescale.
@@ -116,6 +127,8 @@ QJsonObject statsJson(const PcaResult& result, const PcaOptions& options) {
   QJsonObject json;
   addInput(json, result, options);
   addModel(json, result.model, result.bands);
+  if (options.noise)
+    json["noise_direction"] = QString::fromStdString(noiseDirectionName(*options.noise));
   json["total_pixels"] = static_cast<double>(result.totalPixels);
   addOutput(json, result);
   addRun(json, result);
@@ -130,15 +143,20 @@ void writeStatsJson(const PcaResult& result, const PcaOptions& options, const st
 
 void writeTableCsv(const PcaResult& result, const std::string& path) {
   const PcaModel& model = result.model;
-  QByteArray csv = "component,eigenvalue,explained_percent,cumulative_percent,in_output\n";
-  for (int k = 0; k < model.componentCount(); ++k)
-    csv += QString("PC%1,%2,%3,%4,%5\n")
-               .arg(k + 1)
-               .arg(model.eigenvalues[k], 0, 'g', 17)
+  const bool mnf = model.transform == Transform::Mnf;
+  // MNF: the SNR beside the eigenvalue; the percentages are shares of the summed SNR.
+  QByteArray csv = mnf ? "component,eigenvalue,snr," : "component,eigenvalue,";
+  csv += "explained_percent,cumulative_percent,in_output\n";
+  for (int k = 0; k < model.componentCount(); ++k) {
+    QString row =
+        QString(mnf ? "MNF%1,%2," : "PC%1,%2,").arg(k + 1).arg(model.eigenvalues[k], 0, 'g', 17);
+    if (mnf) row += QString::number(model.signal(k), 'g', 17) + ',';
+    row += QString("%1,%2,%3\n")
                .arg(model.explainedPercent(k), 0, 'g', 10)
                .arg(model.cumulativePercent(k), 0, 'g', 10)
-               .arg(k < result.components ? "yes" : "no")
-               .toUtf8();
+               .arg(k < result.components ? "yes" : "no");
+    csv += row.toUtf8();
+  }
   saveFileAtomically(path, csv, "OUTPUT_TABLE");
 }
 

@@ -1,0 +1,68 @@
+#include "mnf/MnfFit.h"
+
+#include "core/Error.h"
+
+#include <lapacke.h>
+
+#include <cmath>
+
+namespace hyperstream {
+
+namespace {
+
+// N is not positive definite from used band k on: the band whose noise matches it most closely
+// among those before it, for the message.
+[[noreturn]] void throwSingularNoise(const std::vector<double>& n, const std::vector<int>& used,
+                                     int k) {
+  const size_t m = used.size();
+  auto at = [&](size_t i, size_t j) { return n[i * m + j]; };
+  const size_t bad = static_cast<size_t>(k);
+  size_t closest = bad;
+  double best = -1;
+  for (size_t j = 0; j < bad; ++j) {
+    const double scale = std::sqrt(at(bad, bad) * at(j, j));
+    const double correlation = scale > 0 ? std::abs(at(bad, j)) / scale : 0.0;
+    if (correlation > best) best = correlation, closest = j;
+  }
+  std::string message = "the noise covariance is singular: the noise of selected band number " +
+                        std::to_string(used[bad] + 1);
+  if (closest != bad && best > 0.999999)
+    message += " is that of band number " + std::to_string(used[closest] + 1) +
+               " (identical or proportional bands)";
+  else
+    message += " is a combination of the bands before it";
+  throw Error("BANDS", message + ": leave one of them out");
+}
+
+}  // namespace
+
+PcaModel fitMnf(const Moments& signal, const Moments& noise, std::vector<std::string>& warnings) {
+  std::vector<int> used;
+  PcaModel model = describeBands(signal, MatrixType::Covariance, used, warnings);
+  model.transform = Transform::Mnf;
+  if (noise.count < 2)
+    throw Error("NOISE_DIRECTION",
+                "fewer than two valid pixel pairs in that direction: no noise "
+                "estimate (choose another direction)");
+  const int bands = signal.bands;
+  std::vector<double> noiseCovariance = noise.covariance();
+  for (double& value : noiseCovariance) value *= 0.5;
+  for (int b = 0; b < bands; ++b)
+    model.noiseStddev.push_back(
+        std::sqrt(std::max(0.0, noiseCovariance[static_cast<size_t>(b) * bands + b])));
+  const int m = static_cast<int>(used.size());
+  std::vector<double> s = usedMatrix(signal.covariance(), bands, used, {});
+  std::vector<double> n = usedMatrix(noiseCovariance, bands, used, {});
+  const std::vector<double> noiseKept = n;
+  std::vector<double> values(m);
+  const lapack_int info =
+      LAPACKE_dsygvd(LAPACK_ROW_MAJOR, 1, 'V', 'U', m, s.data(), m, n.data(), m, values.data());
+  if (info > m) throwSingularNoise(noiseKept, used, static_cast<int>(info - m) - 1);
+  if (info != 0)
+    throw Error("", "the generalised eigen-decomposition failed (LAPACK dsygvd info " +
+                        std::to_string(info) + ")");
+  setComponents(model, used, values, s);
+  return model;
+}
+
+}  // namespace hyperstream
