@@ -154,48 +154,52 @@ std::vector<double> jacobi(std::vector<double> a, int n, std::vector<double>& ve
 
 }  // namespace
 
-Reference referencePca(const Cube& cube, bool correlationMatrix) {
-  const int bands = cube.bands;
-  Reference ref;
-  ref.mean.assign(bands, 0.0);
-  std::vector<double> lo(bands, INFINITY), hi(bands, -INFINITY);
-  for (int64_t p = 0; p < cube.pixels(); ++p) {
-    if (!referenceValid(cube, p)) continue;
-    ++ref.valid;
-    for (int b = 0; b < bands; ++b) {
-      const double v = cube.values[static_cast<size_t>(p * bands + b)];
-      ref.mean[b] += v;
-      lo[b] = std::min(lo[b], v);
-      hi[b] = std::max(hi[b], v);
-    }
+namespace {
+
+// Mean and covariance (divided by count - 1) of the rows of `values` (n x bands) marked in
+// `use`, two-pass in float64.
+std::vector<double> twoPassCovariance(const std::vector<double>& values, int bands,
+                                      const std::vector<unsigned char>& use,
+                                      std::vector<double>& mean, int64_t& count) {
+  const int64_t n = static_cast<int64_t>(use.size());
+  mean.assign(bands, 0.0);
+  count = 0;
+  for (int64_t p = 0; p < n; ++p) {
+    if (!use[p]) continue;
+    ++count;
+    for (int b = 0; b < bands; ++b) mean[b] += values[static_cast<size_t>(p * bands + b)];
   }
-  for (double& m : ref.mean) m /= static_cast<double>(ref.valid);
+  for (double& m : mean) m /= static_cast<double>(count);
   std::vector<double> cov(static_cast<size_t>(bands) * bands, 0.0);
-  for (int64_t p = 0; p < cube.pixels(); ++p) {
-    if (!referenceValid(cube, p)) continue;
+  for (int64_t p = 0; p < n; ++p) {
+    if (!use[p]) continue;
     for (int i = 0; i < bands; ++i) {
-      const double di = cube.values[static_cast<size_t>(p * bands + i)] - ref.mean[i];
+      const double di = values[static_cast<size_t>(p * bands + i)] - mean[i];
       for (int j = 0; j < bands; ++j)
         cov[static_cast<size_t>(i) * bands + j] +=
-            di * (cube.values[static_cast<size_t>(p * bands + j)] - ref.mean[j]);
+            di * (values[static_cast<size_t>(p * bands + j)] - mean[j]);
     }
   }
-  for (double& c : cov) c /= static_cast<double>(ref.valid - 1);
-  std::vector<int> used;
-  for (int b = 0; b < bands; ++b) {
-    ref.stddev.push_back(std::sqrt(cov[static_cast<size_t>(b) * bands + b]));
-    (lo[b] == hi[b] ? ref.constant : used).push_back(b);
-  }
+  for (double& c : cov) c /= static_cast<double>(count - 1);
+  return cov;
+}
+
+// The used bands' block of a bands x bands matrix.
+std::vector<double> usedBlock(const std::vector<double>& matrix, int bands,
+                              const std::vector<int>& used) {
+  const size_t m = used.size();
+  std::vector<double> a(m * m);
+  for (size_t i = 0; i < m; ++i)
+    for (size_t j = 0; j < m; ++j)
+      a[i * m + j] = matrix[static_cast<size_t>(used[i]) * bands + used[j]];
+  return a;
+}
+
+// Components sorted by descending eigenvalue, loadings expanded to every band, the largest
+// magnitude positive. `vectors` holds them as columns (m x m).
+void addComponents(Reference& ref, int bands, const std::vector<int>& used,
+                   const std::vector<double>& values, const std::vector<double>& vectors) {
   const int m = static_cast<int>(used.size());
-  std::vector<double> a(static_cast<size_t>(m) * m);
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < m; ++j) {
-      double v = cov[static_cast<size_t>(used[i]) * bands + used[j]];
-      if (correlationMatrix) v /= ref.stddev[used[i]] * ref.stddev[used[j]];
-      a[static_cast<size_t>(i) * m + j] = v;
-    }
-  std::vector<double> vectors;
-  const std::vector<double> values = jacobi(a, m, vectors);
   std::vector<int> order(m);
   for (int i = 0; i < m; ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](int x, int y) { return values[x] > values[y]; });
@@ -211,6 +215,130 @@ Reference referencePca(const Cube& cube, bool correlationMatrix) {
     for (int i = 0; i < m; ++i) loadings[used[i]] = sign * vectors[static_cast<size_t>(i) * m + k];
     ref.vectors.push_back(loadings);
   }
+}
+
+// The valid pixels' statistics every reference starts from; `used`: the non-constant bands.
+std::vector<double> signalCovariance(const Cube& cube, Reference& ref, std::vector<int>& used) {
+  const int bands = cube.bands;
+  std::vector<unsigned char> valid(static_cast<size_t>(cube.pixels()));
+  for (int64_t p = 0; p < cube.pixels(); ++p) valid[p] = referenceValid(cube, p) ? 1 : 0;
+  const std::vector<double> cov = twoPassCovariance(cube.values, bands, valid, ref.mean, ref.valid);
+  used.clear();
+  for (int b = 0; b < bands; ++b) {
+    ref.stddev.push_back(std::sqrt(cov[static_cast<size_t>(b) * bands + b]));
+    double lo = INFINITY, hi = -INFINITY;
+    for (int64_t p = 0; p < cube.pixels(); ++p)
+      if (valid[p]) {
+        lo = std::min(lo, cube.values[static_cast<size_t>(p * bands + b)]);
+        hi = std::max(hi, cube.values[static_cast<size_t>(p * bands + b)]);
+      }
+    (lo == hi ? ref.constant : used).push_back(b);
+  }
+  return cov;
+}
+
+// Lower-triangular L with L L^T = a (n x n, row-major).
+std::vector<double> cholesky(const std::vector<double>& a, int n) {
+  std::vector<double> l(static_cast<size_t>(n) * n, 0.0);
+  for (int j = 0; j < n; ++j) {
+    double d = a[static_cast<size_t>(j) * n + j];
+    for (int k = 0; k < j; ++k)
+      d -= l[static_cast<size_t>(j) * n + k] * l[static_cast<size_t>(j) * n + k];
+    l[static_cast<size_t>(j) * n + j] = std::sqrt(d);
+    for (int i = j + 1; i < n; ++i) {
+      double v = a[static_cast<size_t>(i) * n + j];
+      for (int k = 0; k < j; ++k)
+        v -= l[static_cast<size_t>(i) * n + k] * l[static_cast<size_t>(j) * n + k];
+      l[static_cast<size_t>(i) * n + j] = v / l[static_cast<size_t>(j) * n + j];
+    }
+  }
+  return l;
+}
+
+// X = L^-1 B for lower-triangular L (n x n) and B (n x n), forward substitution by columns.
+std::vector<double> solveLower(const std::vector<double>& l, const std::vector<double>& b, int n) {
+  std::vector<double> x(b.size());
+  for (int c = 0; c < n; ++c)
+    for (int i = 0; i < n; ++i) {
+      double v = b[static_cast<size_t>(i) * n + c];
+      for (int k = 0; k < i; ++k)
+        v -= l[static_cast<size_t>(i) * n + k] * x[static_cast<size_t>(k) * n + c];
+      x[static_cast<size_t>(i) * n + c] = v / l[static_cast<size_t>(i) * n + i];
+    }
+  return x;
+}
+
+std::vector<double> transposed(const std::vector<double>& a, int n) {
+  std::vector<double> t(a.size());
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      t[static_cast<size_t>(j) * n + i] = a[static_cast<size_t>(i) * n + j];
+  return t;
+}
+
+}  // namespace
+
+Reference referencePca(const Cube& cube, bool correlationMatrix) {
+  Reference ref;
+  std::vector<int> used;
+  const std::vector<double> cov = signalCovariance(cube, ref, used);
+  std::vector<double> a = usedBlock(cov, cube.bands, used);
+  const int m = static_cast<int>(used.size());
+  if (correlationMatrix)
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < m; ++j)
+        a[static_cast<size_t>(i) * m + j] /= ref.stddev[used[i]] * ref.stddev[used[j]];
+  std::vector<double> vectors;
+  const std::vector<double> values = jacobi(a, m, vectors);
+  addComponents(ref, cube.bands, used, values, vectors);
+  return ref;
+}
+
+std::vector<double> referenceNoiseCovariance(const Cube& cube, int rowStep, int columnStep,
+                                             int64_t& pairs) {
+  const int bands = cube.bands;
+  std::vector<double> differences;
+  std::vector<unsigned char> use;
+  for (int64_t r = 0; r + rowStep < cube.rows; ++r)
+    for (int64_t c = 0; c < cube.cols; ++c) {
+      const int64_t c2 = c + columnStep;
+      if (c2 < 0 || c2 >= cube.cols) continue;
+      const int64_t first = r * cube.cols + c, second = (r + rowStep) * cube.cols + c2;
+      use.push_back(referenceValid(cube, first) && referenceValid(cube, second) ? 1 : 0);
+      for (int b = 0; b < bands; ++b)
+        differences.push_back(use.back() ? cube.values[static_cast<size_t>(first * bands + b)] -
+                                               cube.values[static_cast<size_t>(second * bands + b)]
+                                         : 0.0);
+    }
+  std::vector<double> mean;
+  std::vector<double> cov = twoPassCovariance(differences, bands, use, mean, pairs);
+  for (double& v : cov) v *= 0.5;
+  return cov;
+}
+
+Reference referenceMnf(const Cube& cube, int rowStep, int columnStep) {
+  Reference ref;
+  std::vector<int> used;
+  const std::vector<double> signal = signalCovariance(cube, ref, used);
+  int64_t pairs = 0;
+  const std::vector<double> noise = referenceNoiseCovariance(cube, rowStep, columnStep, pairs);
+  const int m = static_cast<int>(used.size());
+  // S w = λ N w: with N = L Lᵀ, C = L⁻¹ S L⁻ᵀ = U Λ Uᵀ and W = L⁻ᵀ U.
+  const std::vector<double> l = cholesky(usedBlock(noise, cube.bands, used), m);
+  const std::vector<double> half = solveLower(l, usedBlock(signal, cube.bands, used), m);
+  const std::vector<double> c = solveLower(l, transposed(half, m), m);
+  std::vector<double> u;
+  const std::vector<double> values = jacobi(c, m, u);
+  // W = L⁻ᵀ U: back substitution with Lᵀ.
+  std::vector<double> w(u.size());
+  for (int col = 0; col < m; ++col)
+    for (int i = m - 1; i >= 0; --i) {
+      double v = u[static_cast<size_t>(i) * m + col];
+      for (int k = i + 1; k < m; ++k)
+        v -= l[static_cast<size_t>(k) * m + i] * w[static_cast<size_t>(k) * m + col];
+      w[static_cast<size_t>(i) * m + col] = v / l[static_cast<size_t>(i) * m + i];
+    }
+  addComponents(ref, cube.bands, used, values, w);
   return ref;
 }
 

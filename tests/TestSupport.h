@@ -1,6 +1,6 @@
 #pragma once
-// Test helpers: cubes in memory, written with GDAL, and the independent float64 reference PCA
-// (plain two-pass loops and a Jacobi eigen-solver; none of the engine's code).
+// Test helpers: cubes in memory, written with GDAL, and the independent float64 references of PCA
+// and MNF (plain two-pass loops, a Cholesky and a Jacobi eigen-solver; none of the engine's code).
 
 #include "pca/Moments.h"
 
@@ -51,6 +51,14 @@ struct Reference {
 };
 bool referenceValid(const Cube& cube, int64_t pixel);
 Reference referencePca(const Cube& cube, bool correlation = false);
+// The MNF (noise-adjusted PCA) reference: the noise covariance from the differences x(r, c) -
+// x(r + rowStep, c + columnStep) of valid pairs, halved; S w = λ N w by a Cholesky of N and Jacobi
+// (eigenvalues λ = 1 + SNR; vectors as the engine's, wᵀ N w = 1, largest-magnitude loading
+// positive). Components by referenceComponent(cube, reference, k).
+Reference referenceMnf(const Cube& cube, int rowStep, int columnStep);
+// The noise covariance alone, and how many valid pairs went into it.
+std::vector<double> referenceNoiseCovariance(const Cube& cube, int rowStep, int columnStep,
+                                             int64_t& pairs);
 // Component k of every pixel (NaN for invalid pixels).
 std::vector<double> referenceComponent(const Cube& cube, const Reference& reference, int k,
                                        bool correlation = false);
