@@ -3,8 +3,8 @@
 #include "core/Error.h"
 #include "run/GpuRuntime.h"
 
-#include "PcaAlgorithm.h"
 #include "SppAlgorithm.h"
+#include "TransformAlgorithm.h"
 
 #include <qgsapplication.h>
 #include <qgsprocessingregistry.h>
@@ -12,7 +12,7 @@
 namespace hyperstream {
 
 QString HyperstreamProvider::longName() const {
-  return QStringLiteral("Hyperstream %1 (hyperspectral PCA and SPP, streamed, GPU or CPU)")
+  return QStringLiteral("Hyperstream %1 (hyperspectral PCA, MNF and SPP, streamed, GPU or CPU)")
       .arg(HYPERSTREAM_VERSION);
 }
 
@@ -43,7 +43,8 @@ QString HyperstreamProvider::warningMessage() const {
 }
 
 void HyperstreamProvider::loadAlgorithms() {
-  addAlgorithm(new PcaAlgorithm());
+  addAlgorithm(new TransformAlgorithm(Transform::Pca));
+  addAlgorithm(new TransformAlgorithm(Transform::Mnf));
   addAlgorithm(new SppAlgorithm());
 }
 

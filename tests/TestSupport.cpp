@@ -278,6 +278,31 @@ std::vector<double> transposed(const std::vector<double>& a, int n) {
 
 }  // namespace
 
+Cube smoothScene(int64_t rows, int64_t cols, int bands, uint64_t seed, double mean) {
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  Cube cube;
+  cube.rows = rows, cube.cols = cols, cube.bands = bands;
+  cube.nodata.assign(bands, std::nan(""));
+  cube.values.resize(static_cast<size_t>(rows * cols * bands));
+  constexpr int kFields = 4;
+  std::vector<double> spectra(kFields * bands), noise(bands), f(kFields * 3);
+  for (double& s : spectra) s = 400.0 * unit(random);
+  for (double& n : noise) n = 2.0 + 8.0 * unit(random);
+  for (double& v : f) v = 0.05 + 0.3 * unit(random);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      for (int b = 0; b < bands; ++b) {
+        double v = mean + noise[b] * normal(random);
+        for (int k = 0; k < kFields; ++k)
+          v += spectra[k * bands + b] *
+               std::sin(f[3 * k] * r + f[3 * k + 1] * c + f[3 * k + 2] * (k + 1));
+        cube.at(r, c, b) = v;
+      }
+  return cube;
+}
+
 Reference referencePca(const Cube& cube, bool correlationMatrix) {
   Reference ref;
   std::vector<int> used;

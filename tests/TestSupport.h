@@ -35,6 +35,9 @@ struct Cube {
 // columns shrink geometrically, so the eigenvalues are distinct and known in expectation.
 Cube correlatedCube(int64_t rows, int64_t cols, int bands, uint64_t seed, double mean = 5000.0,
                     double spread = 200.0);
+// A scene with spatial structure, as MNF expects: four smooth abundance fields times spectra
+// about `mean`, plus white noise of a different level (2 to 10) in each band.
+Cube smoothScene(int64_t rows, int64_t cols, int bands, uint64_t seed, double mean = 3000.0);
 // Rounds values to the nearest integer (for integer file types).
 void roundValues(Cube& cube);
 

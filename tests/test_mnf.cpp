@@ -16,7 +16,6 @@
 #include <QtTest>
 
 #include <cmath>
-#include <random>
 
 using namespace hyperstream;
 
@@ -30,34 +29,6 @@ const Direction kDirections[] = {{NoiseDirection::LowerRight, 1, 1},
                                  {NoiseDirection::LowerLeft, 1, -1},
                                  {NoiseDirection::Right, 0, 1},
                                  {NoiseDirection::Lower, 1, 0}};
-
-// A scene with spatial structure, as MNF expects: four smooth abundance fields times spectra,
-// plus white noise of a different level in each band.
-testing::Cube smoothScene(int64_t rows, int64_t cols, int bands, uint64_t seed,
-                          double mean = 3000.0) {
-  std::mt19937_64 random(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  testing::Cube cube;
-  cube.rows = rows, cube.cols = cols, cube.bands = bands;
-  cube.nodata.assign(bands, std::nan(""));
-  cube.values.resize(static_cast<size_t>(rows * cols * bands));
-  constexpr int kFields = 4;
-  std::vector<double> spectra(kFields * bands), noise(bands), f(kFields * 3);
-  for (double& s : spectra) s = 400.0 * unit(random);
-  for (double& n : noise) n = 2.0 + 8.0 * unit(random);
-  for (double& v : f) v = 0.05 + 0.3 * unit(random);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      for (int b = 0; b < bands; ++b) {
-        double v = mean + noise[b] * normal(random);
-        for (int k = 0; k < kFields; ++k)
-          v += spectra[k * bands + b] *
-               std::sin(f[3 * k] * r + f[3 * k + 1] * c + f[3 * k + 2] * (k + 1));
-        cube.at(r, c, b) = v;
-      }
-  return cube;
-}
 
 PcaOptions mnfOptions(const QString& input, const QString& output, NoiseDirection direction) {
   PcaOptions options;
@@ -145,7 +116,7 @@ class MnfTests : public QObject {
   void againstReference() {
     QFETCH(int, direction);
     QFETCH(int, fileType);
-    testing::Cube cube = smoothScene(53, 41, 10, 11 + direction);
+    testing::Cube cube = testing::smoothScene(53, 41, 10, 11 + direction);
     const bool integer = fileType != GDT_Float32 && fileType != GDT_Float64;
     if (integer) testing::roundValues(cube);
     if (fileType == GDT_Float32)
@@ -175,7 +146,7 @@ class MnfTests : public QObject {
     QFETCH(int, fileType);
     // 1024 pixels wide: one row per statistics group, so any strip height is possible. 20 MB in
     // float64: streamed under 16 MiB.
-    testing::Cube cube = smoothScene(300, 1024, 8, 5);
+    testing::Cube cube = testing::smoothScene(300, 1024, 8, 5);
     if (fileType == GDT_UInt16) testing::roundValues(cube);
     punchHoles(cube, 0);
     const QString dir = testing::tempDir();
@@ -209,7 +180,7 @@ class MnfTests : public QObject {
   // Workers of one process sharing the job (what several GPUs and MPI ranks do): each reads the
   // row above its own, so the pairs across their boundaries count as in one worker.
   void workersShareOneJob() {
-    testing::Cube cube = smoothScene(61, 37, 9, 21);
+    testing::Cube cube = testing::smoothScene(61, 37, 9, 21);
     testing::roundValues(cube);
     punchHoles(cube, 0);
     const QString dir = testing::tempDir();
@@ -234,7 +205,7 @@ class MnfTests : public QObject {
   }
 
   void singularNoiseNamesTheBands() {
-    testing::Cube cube = smoothScene(30, 20, 6, 3);
+    testing::Cube cube = testing::smoothScene(30, 20, 6, 3);
     for (int64_t p = 0; p < cube.pixels(); ++p)
       cube.values[p * 6 + 4] = cube.values[p * 6 + 2];  // band 5 = band 3
     const QString dir = testing::tempDir();
@@ -251,7 +222,7 @@ class MnfTests : public QObject {
   }
 
   void componentsBySnrAndReports() {
-    testing::Cube cube = smoothScene(45, 33, 12, 8);
+    testing::Cube cube = testing::smoothScene(45, 33, 12, 8);
     testing::roundValues(cube);
     const QString dir = testing::tempDir();
     testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_UInt16);

@@ -31,8 +31,9 @@ struct Run {
   QString output;  // stdout and stderr
 };
 
-// mpirun -np N [wrapper] hyperstream-mpi pca ARGS.
-Run mpirun(int ranks, const QStringList& arguments, const QString& wrapper = {}) {
+// mpirun -np N [wrapper] hyperstream-mpi COMMAND ARGS.
+Run mpirun(int ranks, const QStringList& arguments, const QString& wrapper = {},
+           const QString& command = "pca") {
   QProcess process;
   QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
   if (getuid() == 0) {  // CI containers run as root, which Open MPI refuses unless told
@@ -43,7 +44,7 @@ Run mpirun(int ranks, const QStringList& arguments, const QString& wrapper = {})
   process.setProcessChannelMode(QProcess::MergedChannels);
   QStringList all{"--oversubscribe", "-np", QString::number(ranks)};
   if (!wrapper.isEmpty()) all << wrapper;
-  all << HYPERSTREAM_MPI_PROGRAM << "pca" << arguments;
+  all << HYPERSTREAM_MPI_PROGRAM << command << arguments;
   process.start(HYPERSTREAM_MPIEXEC, all);
   if (!process.waitForFinished(300000)) return {};
   return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
@@ -63,9 +64,10 @@ std::vector<double> numbers(const QJsonValue& value) {
 }
 
 // 301 rows (divisible by neither 2 nor 3), the last 101 all nodata: under 3 ranks, rank 2 has no
-// valid pixel at all.
-testing::Cube testCube() {
-  testing::Cube cube = testing::correlatedCube(301, 83, 17, 41, 3000.0, 300.0);
+// valid pixel at all. MNF's has spatial structure (its noise covariance is well conditioned).
+testing::Cube testCube(bool spatial = false) {
+  testing::Cube cube = spatial ? testing::smoothScene(301, 83, 17, 41)
+                               : testing::correlatedCube(301, 83, 17, 41, 3000.0, 300.0);
   testing::roundValues(cube);
   cube.nodata.assign(17, -9999);
   for (int64_t row = 200; row < 301; ++row)
@@ -81,6 +83,43 @@ class MpiTests : public QObject {
   Q_OBJECT
 
  private slots:
+  // MNF: each rank reads the row above its own, so the noise pairs across ranks count.
+  void mnfMatchesOneProcess_data() {
+    QTest::addColumn<int>("ranks");
+    QTest::newRow("1 rank") << 1;
+    QTest::newRow("2 ranks") << 2;
+    QTest::newRow("3 ranks, one with only nodata rows") << 3;
+  }
+  void mnfMatchesOneProcess() {
+    QFETCH(int, ranks);
+    const QString dir = testing::tempDir();
+    testing::writeCube(testCube(true), (dir + "/in.tif").toStdString(), GDT_Int16);
+    PcaOptions options;
+    options.input = (dir + "/in.tif").toStdString();
+    options.output = (dir + "/one.tif").toStdString();
+    options.statsJson = (dir + "/one.json").toStdString();
+    options.device = parseDevice("cpu");
+    options.noise = NoiseDirection::LowerRight;
+    options.components = 5;
+    TestFeedback feedback;
+    runPca(options, feedback);
+    const Run run = mpirun(ranks,
+                           {dir + "/in.tif", dir + "/mpi.tif", "--stats", dir + "/mpi.json",
+                            "--components", "5", "--device", "cpu", "--quiet"},
+                           {}, "mnf");
+    QVERIFY2(run.status == 0, qPrintable(run.output));
+    const QJsonObject one = readJson(dir + "/one.json"), mpi = readJson(dir + "/mpi.json");
+    QCOMPARE(mpi["transform"].toString(), QString("mnf"));
+    for (const char* key : {"eigenvalues", "noise_stddev"}) {
+      const std::vector<double> a = numbers(one[key]), b = numbers(mpi[key]);
+      QCOMPARE(b.size(), a.size());
+      double worst = 0;
+      for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]) / a[0]);
+      qInfo("%s differ by %.3g", key, worst);
+      QVERIFY2(worst <= 1e-12, qPrintable(QString("%1 differ by %2").arg(key).arg(worst)));
+    }
+  }
+
   void matchesOneProcess_data() {
     QTest::addColumn<int>("ranks");
     QTest::addColumn<QString>("type");

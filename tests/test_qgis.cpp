@@ -17,6 +17,7 @@
 #include <qgsprocessingalgrunnertask.h>
 #include <qgsprocessingcontext.h>
 #include <qgsprocessingfeedback.h>
+#include <qgsprocessingmodelalgorithm.h>
 #include <qgsprocessingregistry.h>
 #include <qgsprocessingutils.h>
 #include <qgsproject.h>
@@ -236,6 +237,85 @@ class QgisTests : public QObject {
     loaded.sort();
     QCOMPARE(loaded, QStringList({dir + "/alpha.tif", dir + "/pcs.tif", dir + "/spp.tif"}));
     for (QgsMapLayer* layer : project.mapLayers()) QVERIFY(layer->isValid());
+  }
+
+  // hyperstream:mnf from the dialog (its output loads), and the same run equals the engine's.
+  void mnfFromTheDialog() {
+    testing::Cube cube = testing::correlatedCube(40, 36, 7, 8);
+    testing::roundValues(cube);
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_UInt16);
+    const QgsProcessingAlgorithm* algorithm =
+        QgsApplication::processingRegistry()->algorithmById("hyperstream:mnf");
+    QVERIFY(algorithm);
+    QCOMPARE(algorithm->displayName(), QString("Minimum noise fraction (MNF)"));
+    QVERIFY(!algorithm->parameterDefinition("MATRIX"));
+    for (const QgsProcessingParameterDefinition* parameter : algorithm->parameterDefinitions())
+      QVERIFY2(!parameter->help().isEmpty(), qPrintable(parameter->name()));
+    QgsProject project;
+    bool ok = false;
+    const QStringList loaded = runAsTheDialogDoes("hyperstream:mnf",
+                                                  {{"INPUT", dir + "/in.tif"},
+                                                   {"COMPONENTS", 3},
+                                                   {"NOISE_DIRECTION", 2},
+                                                   {"OUTPUT", dir + "/mnf.tif"},
+                                                   {"OUTPUT_STATS", dir + "/mnf.json"}},
+                                                  {"OUTPUT"}, project, ok);
+    QVERIFY(ok);
+    QCOMPARE(loaded, QStringList{dir + "/mnf.tif"});
+    for (QgsMapLayer* layer : project.mapLayers()) QVERIFY(layer->isValid());
+    hyperstream::PcaOptions options;
+    options.input = (dir + "/in.tif").toStdString();
+    options.output = (dir + "/engine.tif").toStdString();
+    options.noise = hyperstream::NoiseDirection::Right;
+    options.components = 3;
+    TestFeedback engineFeedback;
+    const hyperstream::PcaResult result = hyperstream::runPca(options, engineFeedback);
+    QCOMPARE(result.model.transform, hyperstream::Transform::Mnf);
+    const testing::Cube fromQgis = testing::readCube((dir + "/mnf.tif").toStdString());
+    const testing::Cube fromEngine = testing::readCube(options.output);
+    QCOMPARE(fromQgis.bands, 3);
+    for (size_t i = 0; i < fromQgis.values.size(); ++i)
+      QVERIFY(std::abs(fromQgis.values[i] - fromEngine.values[i]) <=
+              1e-4 * std::abs(fromEngine.values[i]) + 1e-6);
+  }
+
+  // A model with hyperstream:mnf as its child validates and runs, as the Model Designer's would.
+  void mnfInAModel() {
+    testing::Cube cube = testing::correlatedCube(30, 30, 6, 2);
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Float32);
+    QgsProcessingModelAlgorithm model("mnf model", "tests");
+    model.addModelParameter(new QgsProcessingParameterRasterLayer("scene", "Scene"),
+                            QgsProcessingModelParameter("scene"));
+    QgsProcessingModelChildAlgorithm child("hyperstream:mnf");
+    child.setChildId("mnf");
+    child.addParameterSources(
+        "INPUT", {QgsProcessingModelChildParameterSource::fromModelParameter("scene")});
+    child.addParameterSources("COMPONENTS",
+                              {QgsProcessingModelChildParameterSource::fromStaticValue(2)});
+    // As the Model Designer's dialog does: every other parameter at its default.
+    for (const QgsProcessingParameterDefinition* parameter :
+         child.algorithm()->parameterDefinitions())
+      if (!parameter->isDestination() && !child.parameterSources().contains(parameter->name()))
+        child.addParameterSources(
+            parameter->name(),
+            {QgsProcessingModelChildParameterSource::fromStaticValue(parameter->defaultValue())});
+    QgsProcessingModelOutput output("components", "MNF components");
+    output.setChildId("mnf");
+    output.setChildOutputName("OUTPUT");
+    child.setModelOutputs({{"components", output}});
+    model.addChildAlgorithm(child);
+    QStringList issues;
+    QVERIFY2(model.validate(issues), qPrintable(issues.join('\n')));
+    QgsProcessingContext context;
+    QgsProcessingFeedback feedback;
+    bool ok = false;
+    const QVariantMap results =
+        model.run({{"scene", dir + "/in.tif"}, {"mnf:components", dir + "/model.tif"}}, context,
+                  &feedback, &ok);
+    QVERIFY(ok);
+    QCOMPARE(testing::readCube((dir + "/model.tif").toStdString()).bands, 2);
   }
 
   // What the engine would refuse only after reading the input is refused by the dialog's check:

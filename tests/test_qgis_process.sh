@@ -90,6 +90,25 @@ message = _why(OSError("libgdal.so.32: cannot open shared object file: No such f
 assert "libgdal.so.32 is missing" in message and "sudo apt install libgdal32" in message, message
 PY
 
+# MNF: listed, helped, run; the same numbers as the command line's.
+$qp list 2>/dev/null | grep -q $'hyperstream:mnf\tMinimum noise fraction (MNF)' || fail "list mnf"
+$qp help hyperstream:mnf 2>/dev/null | grep -q "NOISE_DIRECTION" || fail "help mnf"
+$qp run hyperstream:mnf -- INPUT="$work/scene.tif" OUTPUT="$work/mnf_qgis.tif" COMPONENTS=4 \
+  NOISE_DIRECTION=3 >"$work/mnf.log" 2>&1 || { cat "$work/mnf.log"; fail "run mnf"; }
+"$cli" mnf "$work/scene.tif" "$work/mnf_cli.tif" --components 4 --noise lower --quiet
+/usr/bin/python3 - "$work" <<'PY' || fail "the QGIS MNF differs from the command line's"
+import sys
+import numpy as np
+from osgeo import gdal
+work = sys.argv[1]
+a = gdal.Open(f"{work}/mnf_qgis.tif").ReadAsArray().astype(float)
+b = gdal.Open(f"{work}/mnf_cli.tif").ReadAsArray().astype(float)
+assert a.shape == b.shape == (4, 60, 80), a.shape
+for band in range(4):
+    worst = np.max(np.abs(a[band] - b[band])) / np.std(b[band])
+    assert worst <= 1e-4, f"band {band + 1}: max difference {worst:.2e} std"
+PY
+
 # A graphical model chaining hyperstream:pca with native:rasterlayerstatistics.
 $qp --json run "$model" -- scene="$work/scene.tif" components=4 pca:components_raster="$work/model.tif" \
   stats:pc1_statistics="$work/model.html" 2>/dev/null >"$work/model.json" || fail "model run"
