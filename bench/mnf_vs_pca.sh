@@ -6,10 +6,16 @@
 #
 #   bench/mnf_vs_pca.sh BUILD [ROUNDS=5] [DEVICE=cpu] [INPUT=/tmp/hyperstream-bench/jasper_2300.tif]
 #
+# BUILD is a build folder, or (on the GPU machine) a device bundle's run.sh: its bin/hyperstream
+# then runs through it.
 # The default input (2.09 GB, Jasper Ridge tiled to 2300 x 2300 x 198, uint16) is made with
 # ../shared/tools/tile_cube.py (python3-gdal, python3-numpy), as compare_speed.sh makes it.
 set -euo pipefail
-program=$(realpath "$1")/cli/hyperstream
+if [[ -d $1 ]]; then
+  program=("$(realpath "$1")/cli/hyperstream")
+else
+  program=("$(realpath "$1")" "$(dirname "$(realpath "$1")")/bin/hyperstream")
+fi
 rounds=${2:-5} device=${3:-cpu} input=${4:-/tmp/hyperstream-bench/jasper_2300.tif}
 here=$(dirname "$(realpath "$0")")
 if [[ ! -f $input ]]; then
@@ -24,9 +30,9 @@ seconds() {  # seconds ARGS...: wall time of one hyperstream run
   local start end
   start=$(date +%s%N)
   rm -f "$out/out.tif"
-  "$program" "$@" --device "$device" -q >/dev/null
+  "${program[@]}" "$@" --device "$device" -q >/dev/null
   end=$(date +%s%N)
-  echo "scale=3; ($end - $start) / 1000000000" | bc
+  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f\n", (b - a) / 1e9 }'
 }
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2)}'; }
 
@@ -37,11 +43,11 @@ for ((r = 1; r <= rounds; r++)); do
   echo "round $r: pca ${pcas[-1]} s, mnf ${mnfs[-1]} s"
 done
 mp=$(printf '%s\n' "${pcas[@]}" | median) mm=$(printf '%s\n' "${mnfs[@]}" | median)
-echo "median: pca $mp s, mnf $mm s, mnf/pca $(echo "scale=3; $mm / $mp" | bc)"
+echo "median: pca $mp s, mnf $mm s, mnf/pca $(awk -v a="$mm" -v b="$mp" 'BEGIN { printf "%.3f", a / b }')"
 
 if [[ ${SPY:-0} == 1 ]]; then
   spy_input=${SPY_INPUT:-$input}
-  /usr/bin/python3 - "$spy_input" "$program" "$out" <<'PY'
+  /usr/bin/python3 - "$spy_input" "${program[0]}" "$out" <<'PY'
 import json, subprocess, sys, time
 import numpy as np, spectral
 from osgeo import gdal

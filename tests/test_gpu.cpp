@@ -345,6 +345,36 @@ class GpuTests : public QObject {
     compareWithReference(dir + "/in.tif", gpu);
   }
 
+  // MNF: the signal moments on the GPU, the noise moments on the CPU; the same as the CPU's.
+  void mnf_data() {
+    QTest::addColumn<int>("fileType");
+    QTest::addColumn<int>("stripRows");
+    QTest::newRow("uint16 with nodata, resident") << int(GDT_UInt16) << 0;
+    QTest::newRow("float32, strips of 5 rows") << int(GDT_Float32) << 5;
+  }
+  void mnf() {
+    QFETCH(int, fileType);
+    QFETCH(int, stripRows);
+    testing::Cube cube = testing::smoothScene(83, 61, 14, 9);
+    if (fileType == GDT_UInt16) {
+      testing::roundValues(cube);
+      cube.nodata.assign(14, 0);
+      for (int64_t c = 5; c < 20; ++c) cube.at(30, c, 3) = 0;
+    }
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDALDataType(fileType));
+    PcaOptions options = optionsFor(dir + "/in.tif", dir + "/cpu.tif", "cpu");
+    options.noise = NoiseDirection::LowerRight;
+    options.stripRows = stripRows;
+    options.outputType = OutputType::Float64;
+    const Run cpu = run(options);
+    options.output = (dir + "/gpu.tif").toStdString();
+    options.device = parseDevice("gpu");
+    const Run gpu = run(options);
+    QCOMPARE(gpu.result.model.transform, Transform::Mnf);
+    compareRuns(cpu, gpu);
+  }
+
   void constantBands() {
     testing::Cube cube = testing::correlatedCube(40, 30, 8, 19);
     testing::roundValues(cube);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace hyperstream {
 
@@ -65,24 +66,34 @@ void NoiseDifferences::setRowAbove(const StripView& row) {
 }
 
 StripView NoiseDifferences::differences(const StripView& strip) {
-  const int64_t pixels = strip.pixels;
-  strip_.resize(static_cast<size_t>(pixels * bands_ * sampleSize(differenceType_)));
-  valid_.resize(pixels);
+  const int64_t rows = strip.pixels / width_;
+  const int64_t pixels = rows * pairWidth();
+  const auto bytes = static_cast<size_t>(pixels * bands_ * sampleSize(differenceType_));
+  if (bytes > stripBytes_) {
+    strip_.reset(new unsigned char[bytes]);
+    stripBytes_ = bytes;
+  }
+  valid_.resize(strip.pixels);
   paired_.resize(pixels);
   withSampleType(type_, [&](auto sample) {
     using T = decltype(sample);
     findValid<T>(strip, valid_.data());
-    findPairs(pixels / width_);
-    if (differenceType_ == SampleType::Int32)
-      differencesOf<T, int32_t>(strip);
-    else
-      differencesOf<T, double>(strip);
+    findPairs(rows);
+    workers_.split(rows, [&](int64_t r0, int64_t r1) {
+      if (differenceType_ == SampleType::Int32)
+        differenceRows<T, int32_t>(strip, r0, r1);
+      else
+        differenceRows<T, double>(strip, r0, r1);
+    });
     keepLastRow<T>(strip);
   });
   StripView made = strip;
-  made.data = strip_.data();
+  made.data = strip_.get();
   made.type = differenceType_;
   made.nodata = differenceNodata_.data();
+  made.pixels = pixels;
+  made.groupPixels = strip.groupPixels / width_ * pairWidth();
+  made.firstPixel = strip.firstPixel / width_ * pairWidth();
   return made;
 }
 
@@ -103,53 +114,88 @@ void NoiseDifferences::findValid(const StripView& strip, unsigned char* valid) {
   });
 }
 
-// paired_[p]: pixel p is valid and so is its partner, in the strip or the row above.
+// paired_[p]: the pair ending at p is in the image and both its pixels are valid.
 void NoiseDifferences::findPairs(int64_t rows) {
+  const int64_t first = firstColumn(), width = pairWidth();
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t partnerRow = r - dRow_;
     const unsigned char* partner = partnerRow >= 0 ? valid_.data() + partnerRow * width_
                                    : hasAbove_     ? aboveValid_.data()
                                                    : nullptr;
-    for (int64_t c = 0; c < width_; ++c) {
-      const int64_t c1 = c - dCol_;
-      const bool inImage = partner && c1 >= 0 && c1 < width_;
-      paired_[r * width_ + c] =
-          static_cast<unsigned char>(inImage && partner[c1] && valid_[r * width_ + c]);
+    unsigned char* paired = paired_.data() + r * width;
+    const unsigned char* valid = valid_.data() + r * width_ + first;
+    if (!partner) {
+      std::fill(paired, paired + width, 0);
+      continue;
     }
+    partner += first - dCol_;
+    for (int64_t c = 0; c < width; ++c) paired[c] = valid[c] & partner[c];
   }
 }
 
-// Each band's differences, x(partner) - x(pixel), nodata where there is no valid pair.
+// One band's row of differences, x(partner) - x(pixel), or nodata where there is no valid pair
+// (band-major strips: each band's row is contiguous, and the loop is vectorised).
 template <class T, class D>
-void NoiseDifferences::differencesOf(const StripView& strip) {
-  const T* x = static_cast<const T*>(strip.data);
-  const T* above = reinterpret_cast<const T*>(above_.data());
-  const SampleLayout layout = strip.layout();
-  D* out = reinterpret_cast<D*>(strip_.data());
-  const int64_t rows = strip.pixels / width_;
-  workers_.split(bands_, [&](int64_t firstBand, int64_t lastBand) {
-    for (int64_t b = firstBand; b < lastBand; ++b) {
-      const D nodata = static_cast<D>(differenceNodata_[b]);
-      const T* band = x + b * layout.bandStep;
-      D* target = out + b * layout.bandStep;
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t partnerRow = r - dRow_;
-        for (int64_t c = 0; c < width_; ++c) {
-          const int64_t p = r * width_ + c;
-          D value = nodata;
-          if (paired_[p]) {
-            const int64_t c1 = c - dCol_;
-            const T partner = partnerRow >= 0 ? band[(partnerRow * width_ + c1) * layout.pixelStep]
-                                              : above[c1 * bands_ + b];
-            value = static_cast<D>(partner) - static_cast<D>(band[p * layout.pixelStep]);
-          }
-          target[p * layout.pixelStep] = value;
-        }
-      }
-    }
-  });
+void differenceRow(const T* __restrict partner, const T* __restrict pixel,
+                   const unsigned char* __restrict paired, int64_t width, D nodata,
+                   D* __restrict out) {
+  for (int64_t c = 0; c < width; ++c) {
+    const D difference = static_cast<D>(partner[c]) - static_cast<D>(pixel[c]);
+    out[c] = paired[c] ? difference : nodata;
+  }
 }
 
+// Each pixel's differences, all bands together (pixel-interleaved strips).
+template <class T, class D>
+void differencePixels(const T* __restrict partner, const T* __restrict pixel,
+                      const unsigned char* __restrict paired, int64_t width, int bands,
+                      const D* __restrict nodata, D* __restrict out) {
+  for (int64_t c = 0; c < width; ++c, partner += bands, pixel += bands, out += bands) {
+    if (!paired[c]) {
+      std::copy_n(nodata, bands, out);
+      continue;
+    }
+    for (int b = 0; b < bands; ++b) out[b] = static_cast<D>(partner[b]) - static_cast<D>(pixel[b]);
+  }
+}
+
+// The differences of rows [r0, r1) of the strip, in its layout.
+template <class T, class D>
+void NoiseDifferences::differenceRows(const StripView& strip, int64_t r0, int64_t r1) {
+  const T* x = static_cast<const T*>(strip.data);
+  const T* above = reinterpret_cast<const T*>(above_.data());
+  const SampleLayout in = strip.layout();
+  const int64_t rows = strip.pixels / width_, width = pairWidth();
+  const SampleLayout out = strip.bandMajor ? SampleLayout::bandMajor(rows * width)
+                                           : SampleLayout::pixelInterleaved(bands_);
+  // The row above keeps the strip's layout, one row long.
+  const int64_t aboveBandStep = strip.bandMajor ? width_ : 1;
+  D* made = reinterpret_cast<D*>(strip_.get());
+  std::vector<D> nodata(differenceNodata_.begin(), differenceNodata_.end());
+  const int64_t first = firstColumn(), step = in.pixelStep;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t partnerRow = r - dRow_;
+    const unsigned char* paired = paired_.data() + r * width;
+    D* target = made + r * width * out.pixelStep;
+    const T* pixel = x + (r * width_ + first) * step;
+    const T* partner = partnerRow >= 0 ? x + (partnerRow * width_ + first - dCol_) * step
+                       : hasAbove_     ? above + (first - dCol_) * step
+                                       : nullptr;
+    if (!partner) {  // the image's first row: no pairs (paired is all 0)
+      partner = pixel;
+    }
+    if (!strip.bandMajor) {
+      differencePixels(partner, pixel, paired, width, bands_, nodata.data(), target);
+      continue;
+    }
+    const int64_t partnerBandStep = partnerRow >= 0 ? in.bandStep : aboveBandStep;
+    for (int b = 0; b < bands_; ++b)
+      differenceRow(partner + b * partnerBandStep, pixel + b * in.bandStep, paired, width,
+                    nodata[b], target + b * out.bandStep);
+  }
+}
+
+// The strip's last row, in its layout, and which of its pixels are valid.
 template <class T>
 void NoiseDifferences::keepLastRow(const StripView& strip) {
   const int64_t rows = strip.pixels / width_;
@@ -160,13 +206,15 @@ void NoiseDifferences::keepLastRow(const StripView& strip) {
   aboveValid_.resize(width_);
   T* row = reinterpret_cast<T*>(above_.data());
   const int64_t first = (rows - 1) * width_;
-  for (int64_t c = 0; c < width_; ++c)
+  if (strip.bandMajor) {
     for (int b = 0; b < bands_; ++b)
-      row[c * bands_ + b] = data[(first + c) * layout.pixelStep + b * layout.bandStep];
+      std::copy_n(data + b * layout.bandStep + first, width_, row + b * width_);
+  } else {
+    std::copy_n(data + first * bands_, width_ * bands_, row);
+  }
   StripView last = strip;
   last.data = row;
   last.pixels = width_;
-  last.bandMajor = false;
   findValid<T>(last, aboveValid_.data());
   hasAbove_ = true;
 }

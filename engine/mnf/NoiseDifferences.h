@@ -9,6 +9,7 @@
 #include "pca/PcaKernels.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,10 @@ namespace hyperstream {
 
 // Strips must come in image order. A pair is counted at its second pixel, x(r + dRow, c + dCol),
 // so that a strip needs only the row above it: the differences of a strip are its own, whatever
-// the strip heights. The strip made has the input strip's pixels and layout; where a pixel has no
-// pair (the image's edge) or either pixel is invalid, it holds nodata.
+// the strip heights. The strip made has the input strip's rows and layout, each row the
+// width - |dCol| pairs whose second pixel lies in it (the columns that have a partner), so that
+// an image without nodata has gaps only in its first row; where either pixel of a pair is
+// invalid, or the pair's partner lies above the image, it holds nodata.
 class NoiseDifferences {
  public:
   NoiseDifferences(NoiseDirection direction, int64_t width, int bands, SampleType type,
@@ -34,12 +37,14 @@ class NoiseDifferences {
 
  private:
   template <class T, class D>
-  void differencesOf(const StripView& strip);
+  void differenceRows(const StripView& strip, int64_t r0, int64_t r1);
   template <class T>
   void findValid(const StripView& strip, unsigned char* valid);
   template <class T>
   void keepLastRow(const StripView& strip);
   void findPairs(int64_t rows);
+  int64_t pairWidth() const { return width_ - (dCol_ < 0 ? -dCol_ : dCol_); }
+  int64_t firstColumn() const { return dCol_ > 0 ? dCol_ : 0; }  // of the second pixels
 
   int dRow_ = 0, dCol_ = 0;
   int64_t width_;
@@ -47,10 +52,13 @@ class NoiseDifferences {
   SampleType type_, differenceType_;
   std::vector<double> nodata_;            // the input's, per band
   std::vector<double> differenceNodata_;  // INT32_MIN or NaN, per band
-  std::vector<unsigned char> strip_;      // the differences
+  // The differences: left uninitialised (every byte is written before it is read), so that a
+  // fresh strip is not zeroed first.
+  std::unique_ptr<unsigned char[]> strip_;
+  size_t stripBytes_ = 0;
   std::vector<unsigned char> valid_;      // per pixel of the strip
-  std::vector<unsigned char> paired_;     // per pixel: it and its partner are valid
-  std::vector<unsigned char> above_;      // the row above, pixel-interleaved
+  std::vector<unsigned char> paired_;     // per pair: both pixels valid
+  std::vector<unsigned char> above_;      // the row above, in the strips' layout
   std::vector<unsigned char> aboveValid_;
   bool hasAbove_ = false;
   WorkerThreads workers_;
