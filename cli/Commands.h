@@ -23,6 +23,7 @@ void printPcaSummary(const PcaResult& result, const PcaOptions& options);
 
 int runPcaCommand(const QStringList& arguments);
 int runMnfCommand(const QStringList& arguments);
+int runApplyCommand(const QStringList& arguments);
 int runSppCommand(const QStringList& arguments);
 int runSynthCommand(const QStringList& arguments);
 int runDevicesCommand(const QStringList& arguments);

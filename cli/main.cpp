@@ -23,6 +23,8 @@ const Command kCommands[] = {
      runPcaCommand},
     {"mnf", "mnf INPUT OUTPUT     minimum noise fraction (noise-adjusted PCA), file to file",
      runMnfCommand},
+    {"apply", "apply STATS INPUT OUTPUT  a saved pca or mnf transform applied to another image",
+     runApplyCommand},
     {"spp", "spp INPUT OUTPUT     spatial preprocessing (SPP) of a raster, file to file",
      runSppCommand},
     {"synth",
@@ -59,6 +61,6 @@ int main(int argc, char** argv) {
     arguments.removeAt(1);  // the parser sees "hyperstream ARGS..."
     for (const Command& command : kCommands)
       if (name == command.name) return command.run(arguments);
-    usage("unknown command '" + name + "' (pca, mnf, spp, synth, devices; see --help)");
+    usage("unknown command '" + name + "' (pca, mnf, apply, spp, synth, devices; see --help)");
   });
 }

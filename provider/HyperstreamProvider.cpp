@@ -3,6 +3,7 @@
 #include "core/Error.h"
 #include "run/GpuRuntime.h"
 
+#include "ApplyAlgorithm.h"
 #include "SppAlgorithm.h"
 #include "TransformAlgorithm.h"
 
@@ -45,6 +46,7 @@ QString HyperstreamProvider::warningMessage() const {
 void HyperstreamProvider::loadAlgorithms() {
   addAlgorithm(new TransformAlgorithm(Transform::Pca));
   addAlgorithm(new TransformAlgorithm(Transform::Mnf));
+  addAlgorithm(new ApplyAlgorithm());
   addAlgorithm(new SppAlgorithm());
 }
 

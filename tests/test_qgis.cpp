@@ -264,6 +264,19 @@ class QgisTests : public QObject {
     QVERIFY(ok);
     QCOMPARE(loaded, QStringList{dir + "/mnf.tif"});
     for (QgsMapLayer* layer : project.mapLayers()) QVERIFY(layer->isValid());
+
+    // Its transform applied to the same image: the same file, bit for bit.
+    QgsProject applied;
+    const QStringList appliedLayers = runAsTheDialogDoes("hyperstream:applytransform",
+                                                         {{"INPUT", dir + "/in.tif"},
+                                                          {"STATS", dir + "/mnf.json"},
+                                                          {"OUTPUT", dir + "/applied.tif"}},
+                                                         {"OUTPUT"}, applied, ok);
+    QVERIFY(ok);
+    QCOMPARE(appliedLayers, QStringList{dir + "/applied.tif"});
+    QFile fitted(dir + "/mnf.tif"), again(dir + "/applied.tif");
+    QVERIFY(fitted.open(QIODevice::ReadOnly) && again.open(QIODevice::ReadOnly));
+    QVERIFY(fitted.readAll() == again.readAll());
     hyperstream::PcaOptions options;
     options.input = (dir + "/in.tif").toStdString();
     options.output = (dir + "/engine.tif").toStdString();

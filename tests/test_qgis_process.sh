@@ -109,6 +109,13 @@ for band in range(4):
     assert worst <= 1e-4, f"band {band + 1}: max difference {worst:.2e} std"
 PY
 
+# Apply: the MNF's saved transform applied again through qgis_process.
+"$cli" mnf "$work/scene.tif" "$work/mnf_fit.tif" --components 3 --stats "$work/mnf_fit.json" --quiet
+$qp help hyperstream:applytransform 2>/dev/null | grep -q "STATS" || fail "help applytransform"
+$qp run hyperstream:applytransform -- INPUT="$work/scene.tif" STATS="$work/mnf_fit.json" \
+  OUTPUT="$work/applied.tif" >"$work/apply.log" 2>&1 || { cat "$work/apply.log"; fail "run apply"; }
+[ "$(gdalinfo "$work/applied.tif" | grep -c '^Band ')" = 3 ] || fail "apply wrote the wrong bands"
+
 # A graphical model chaining hyperstream:pca with native:rasterlayerstatistics.
 $qp --json run "$model" -- scene="$work/scene.tif" components=4 pca:components_raster="$work/model.tif" \
   stats:pc1_statistics="$work/model.html" 2>/dev/null >"$work/model.json" || fail "model run"

@@ -9,6 +9,7 @@
 #include "pca/HtmlReport.h"
 #include "pca/PcaKernels.h"
 #include "pca/Report.h"
+#include "pca/SavedTransform.h"
 #include "run/DeviceSelection.h"
 #include "run/JobGroup.h"
 #include "run/Pipeline.h"
@@ -131,11 +132,18 @@ class PcaRun {
     planMemory();
     copyCompressedInput();
     prepareKernels();
-    const Moments moments = momentsPass();
-    fit(moments);
+    if (saved_) {
+      result_.model = saved_->model;
+    } else {
+      const Moments moments = momentsPass();
+      fit(moments);
+    }
     chooseComponents();
     OutputEncoding encoding = outputEncoding();
-    if (options_.outputType == OutputType::Byte) rangePass(encoding);
+    if (saved_ && byteOutput())
+      useSavedRanges(encoding);
+    else if (byteOutput())
+      rangePass(encoding);
     projectionPass(encoding);
     return finish();
   }
@@ -158,6 +166,8 @@ class PcaRun {
   Moments momentsPass();
   void fit(const Moments& moments);
   bool isMnf() const { return options_.noise.has_value(); }
+  void readSavedTransform();
+  void useSavedRanges(OutputEncoding& encoding);
   void chooseComponents();
   OutputEncoding outputEncoding();
   void rangePass(OutputEncoding& encoding);
@@ -185,16 +195,19 @@ class PcaRun {
       reader_->read(range.row0, range.rows, target);
     return target;
   }
-  // The later passes' source: the GPU's copy (null), the host's, or the file again.
+  // The later passes' source: the GPU's copy (null), the host's, or the file again (applying a
+  // saved transform, the projection is the first pass).
   StripPipeline::Stages::Read readAgainStage() {
     return [this](const StripRange& range, unsigned char* buffer) -> const void* {
-      if (result_.deviceResident) return nullptr;
+      if (result_.deviceResident && !saved_) return nullptr;
       return result_.resident ? residentStrip(range) : readFromFile(range, buffer);
     };
   }
   int inputBuffers() const { return result_.resident ? 0 : kInputBuffers; }
   // Once the kernels hold the cube, the later passes read nothing.
-  int laterInputBuffers() const { return result_.deviceResident ? 0 : inputBuffers(); }
+  int laterInputBuffers() const {
+    return result_.deviceResident && !saved_ ? 0 : inputBuffers();
+  }
   size_t inputStripBytes() const { return static_cast<size_t>(plan_.stripRows * inputRowBytes_); }
   HostAllocator allocator() {
     return [this](size_t bytes) { return kernels_->allocateHost(bytes); };
@@ -220,6 +233,7 @@ class PcaRun {
   std::unique_ptr<StripReader> reader_;
   bool bandMajor_ = false;  // strips as the band-interleaved file holds them (StripView)
   Projection projection_;
+  std::optional<SavedTransform> saved_;  // apply
   // MNF: the noise differences of each strip and the kernels that take their moments.
   std::unique_ptr<NoiseDifferences> noise_;
   std::unique_ptr<PcaKernels> noiseKernels_;
@@ -230,7 +244,17 @@ class PcaRun {
 
 // The input, this worker's rows and the output's format.
 void PcaRun::openInput() {
-  input_ = openJobInput(options_.input, options_.bands, "PCA");
+  BandList bands = options_.bands;
+  if (!options_.savedTransform.empty()) {
+    readSavedTransform();
+    if (bands.empty()) bands.assign(saved_->bands.begin(), saved_->bands.end());
+  }
+  input_ = openJobInput(options_.input, bands, "PCA");
+  if (saved_ && input_.bands.size() != saved_->bands.size())
+    throw Error("BANDS", std::to_string(input_.bands.size()) +
+                             " band(s) selected, but the saved "
+                             "transform was fitted on " +
+                             std::to_string(saved_->bands.size()));
   const RasterInfo& info = input_.info;
   starting_.weigh({info.width * info.height / group_.size() *
                    static_cast<int64_t>(input_.bands.size()) * typeSize(info.type)});
@@ -308,7 +332,8 @@ void PcaRun::prepareKernels() {
   result_.stripRows = plan_.stripRows;  // as planned, after any copy of the input
   result_.deviceResident = kernels_->prepare(layout);
   result_.seconds.setup = selectionSeconds_ + setup_.nsecsElapsed() * 1e-9;
-  result_.resident = plan_.cubeFits && !result_.deviceResident;
+  // Applying a saved transform reads the image once: nothing to keep.
+  result_.resident = plan_.cubeFits && !result_.deviceResident && !saved_;
   feedback_.info(QString("%1: %2 x %3 pixels, %4 of %5 bands, %6; %7 strip(s) of %8 rows%9")
                      .arg(QString::fromStdString(options_.input))
                      .arg(info.width)
@@ -433,11 +458,42 @@ void PcaRun::fit(const Moments& moments) {
     feedback_.warning(QString::fromStdString(warning));
 }
 
-// How many components to write: by count, all, by SNR (MNF) or by cumulative variance.
+// Apply: the saved transform, and a check that this image has the bands it was fitted on.
+void PcaRun::readSavedTransform() {
+  saved_ = hyperstream::readSavedTransform(options_.savedTransform);
+  if (options_.noise || options_.matrix != MatrixType::Covariance)
+    throw Error("STATS",
+                "a saved transform is applied as it was fitted: no noise direction or "
+                "matrix to choose");
+}
+
+// Apply, Byte output: the fitting run's ranges, so that the same values get the same bytes.
+void PcaRun::useSavedRanges(OutputEncoding& encoding) {
+  if (!saved_->hasByteRanges || result_.components > saved_->components)
+    throw Error("OUTPUT_TYPE",
+                "Byte output needs the ranges of a fitting run that wrote Byte "
+                "components (at least " +
+                    std::to_string(result_.components) + "): choose Float32 or Float64");
+  const int components = result_.components;
+  encoding.byteLow = saved_->byteLow;
+  result_.byteMinimum.assign(saved_->byteMinimum.begin(), saved_->byteMinimum.begin() + components);
+  result_.byteMaximum.assign(saved_->byteMaximum.begin(), saved_->byteMaximum.begin() + components);
+  const double span = 255.0 - encoding.byteLow;
+  for (int k = 0; k < components; ++k) {
+    const double width = result_.byteMaximum[k] - result_.byteMinimum[k];
+    encoding.byteMinimum.push_back(result_.byteMinimum[k]);
+    encoding.byteScale.push_back(width > 0 ? span / width : 0.0);
+  }
+}
+
+// How many components to write: by count, all, by SNR (MNF) or by cumulative variance; a saved
+// transform's own count unless asked otherwise.
 void PcaRun::chooseComponents() {
   const PcaModel& model = result_.model;
   const int available = model.componentCount();
-  if (options_.components == kAllComponents) {
+  if (saved_ && options_.components == 0) {
+    result_.components = saved_->components;
+  } else if (options_.components == kAllComponents) {
     result_.components = available;
   } else if (options_.components == 0 && options_.minSnr) {
     int reaching = 0;
@@ -477,13 +533,18 @@ void PcaRun::chooseComponents() {
 }
 
 // Input nodata preserved for float outputs (NaN when the input declares none but has non-finite
-// pixels); Byte uses 1-255 and 0 for nodata when some pixels are invalid.
+// pixels); Byte uses 1-255 and 0 for nodata when some pixels are invalid. Applying a saved
+// transform, whether pixels are invalid is known only once projected: the fitting run's choice
+// holds (so that the same image gives the same file), and float outputs write NaN for invalid
+// pixels when the input declares no nodata.
 OutputEncoding PcaRun::outputEncoding() {
   const std::vector<double>& nodata = input_.nodata;
-  const bool someInvalid = result_.model.validPixels < result_.totalPixels;
+  const bool someInvalid =
+      saved_ ? saved_->hadOutputNodata : result_.model.validPixels < result_.totalPixels;
   OutputEncoding encoding;
   encoding.type = options_.outputType;
   result_.outputType = options_.outputType;
+  if (saved_) encoding.nodata = std::numeric_limits<double>::quiet_NaN();
   const auto declared =
       std::find_if(nodata.begin(), nodata.end(), [](double v) { return !std::isnan(v); });
   if (byteOutput()) {

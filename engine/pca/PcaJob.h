@@ -27,6 +27,10 @@ struct PcaOptions : JobOptions {
   std::optional<double> minSnr;   // MNF: the components whose SNR (eigenvalue - 1) reaches it
   MatrixType matrix = MatrixType::Covariance;
   std::optional<NoiseDirection> noise;  // MNF: the neighbour each pixel's noise is taken against
+  // Apply: the statistics JSON of an earlier PCA or MNF run, whose transform is applied instead of
+  // fitting one (bands: the saved ones unless given, as many; components: the saved count
+  // unless given; Byte output: the saved ranges).
+  std::string savedTransform;
   std::string statsJson;  // optional report paths
   std::string tableCsv;
   std::string htmlReport;      // optional HTML report (scree plot, loadings, eigenvalues)
@@ -59,8 +63,8 @@ struct PcaResult {
   StageTimes seconds;
 };
 
-// Runs the whole job, PCA or MNF. Throws Error (naming the parameter at fault) or Canceled; on any throw no
-// output file is left behind and an existing destination is untouched.
+// Runs the whole job, PCA or MNF. Throws Error (naming the parameter at fault) or Canceled; on any
+// throw no output file is left behind and an existing destination is untouched.
 PcaResult runPca(const PcaOptions& options, Feedback& feedback);
 // The same job shared by the processes of `group` (an MPI run), each doing its own rows; rank 0
 // writes the reports. Every process must call it with the same options.

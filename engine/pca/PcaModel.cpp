@@ -83,6 +83,7 @@ void checkFinite(const Moments& moments, const std::vector<double>& covariance,
 }  // namespace
 
 double PcaModel::componentBound(int component) const {
+  if (minimum.empty()) return 0;  // a saved model: the fitting image's ranges are not kept
   const Projection transform = projection(component + 1);
   double bound = 0;
   for (int b = 0; b < bands; ++b) {

@@ -44,7 +44,8 @@ struct PcaModel {
   // for a correlation fit, multiply by the loadings.
   Projection projection(int components) const;
   // The largest |value| component `component` can take over the valid pixels (the sum of its
-  // weights' magnitudes times each band's largest distance from its mean): at least the true one.
+  // weights' magnitudes times each band's largest distance from its mean): at least the true one;
+  // 0 when the ranges are unknown (a saved model).
   double componentBound(int component) const;
 };
 
@@ -64,7 +65,7 @@ std::vector<double> usedMatrix(const std::vector<double>& matrix, int bands,
 // Components from LAPACK's ascending eigenpairs of the used bands' matrix (vectors m x m,
 // row-major, column k for value k): descending, the largest-magnitude loading positive, loadings
 // expanded to every band (zero for constant bands).
-void setComponents(PcaModel& model, const std::vector<int>& used,
-                   const std::vector<double>& values, const std::vector<double>& vectors);
+void setComponents(PcaModel& model, const std::vector<int>& used, const std::vector<double>& values,
+                   const std::vector<double>& vectors);
 
 }  // namespace hyperstream

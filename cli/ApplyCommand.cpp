@@ -1,0 +1,62 @@
+// hyperstream apply: a transform saved by a PCA or MNF run (its --stats JSON) applied to another
+// image with the same bands, file to file.
+
+#include "Commands.h"
+#include "ConsoleFeedback.h"
+
+#include <QCommandLineParser>
+
+#include <cstdio>
+
+namespace hyperstream {
+
+int runApplyCommand(const QStringList& arguments) {
+  QCommandLineParser parser;
+  parser.addOptions({
+      {"components",
+       "Number of components to write (a number, or 'all'); default: as many as the fitting run "
+       "wrote.",
+       "N"},
+      {"type",
+       "Output type: float32 (default), float64, or byte (rescaled with the fitting run's "
+       "ranges: it must have written Byte).",
+       "TYPE"},
+  });
+  addSharedOptions(parser, {"1-100,120,130-198 (as many bands as the transform was fitted on; "
+                            "default: the same band numbers)",
+                            "the output", "auto (default), cpu, gpu or gpu:N, as for pca."});
+  parser.addPositionalArgument("STATS", "The statistics JSON of a pca or mnf run (--stats).");
+  parser.addPositionalArgument("INPUT", "Input raster with the bands the transform was fitted on.");
+  parser.addPositionalArgument("OUTPUT", "Output raster of the components.");
+  parseOrExit(parser, arguments, 3,
+              "usage: hyperstream apply STATS.json INPUT OUTPUT [options]\n\n"
+              "Applies the transform a pca or mnf run saved with --stats (means, scaling and\n"
+              "vectors) to INPUT, streamed in strips: fit on one flight line, apply to the rest.\n"
+              "On the image it was fitted on, the output is the fitting run's, bit for bit.\n\n");
+  PcaOptions options;
+  QStringList files = parser.positionalArguments();
+  options.savedTransform = files.takeFirst().toStdString();
+  options.input = files[0].toStdString();
+  options.output = files[1].toStdString();
+  if (parser.isSet("components")) {
+    const QString value = parser.value("components");
+    options.components =
+        value == "all" ? kAllComponents : positiveInt(value, "components", kMaxBandCount);
+  }
+  options.outputType =
+      outputTypeOption(parser, {OutputType::Float32, OutputType::Float64, OutputType::Byte});
+  readSharedOptions(parser, options);
+  options.input = files[0].toStdString();
+  options.output = files[1].toStdString();
+  const bool quiet = parser.isSet("quiet");
+  ConsoleFeedback feedback(quiet);
+  const PcaResult result = runPca(options, feedback);
+  feedback.finish();
+  if (!quiet)
+    std::printf("%d component(s) of %s applied, %.2f s on %s\ncomponents: %s\n", result.components,
+                options.savedTransform.c_str(), result.seconds.total, result.backend.c_str(),
+                options.output.c_str());
+  return 0;
+}
+
+}  // namespace hyperstream

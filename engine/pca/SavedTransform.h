@@ -1,0 +1,29 @@
+#pragma once
+// A transform saved by a PCA or MNF run (its statistics JSON, --stats / OUTPUT_STATS), read back
+// to apply it to another image: the model, the bands it was fitted on and its Byte ranges.
+
+#include "mnf/NoiseDirection.h"
+#include "pca/PcaModel.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hyperstream {
+
+struct SavedTransform {
+  PcaModel model;
+  std::vector<int> bands;               // 1-based band numbers of the image it was fitted on
+  int components = 0;                   // written by the fitting run
+  std::optional<NoiseDirection> noise;  // MNF
+  bool hadOutputNodata = false;         // the fitting run's output declared a nodata value
+  // The fitting run's Byte rescale, when it wrote Byte: per component of those it wrote.
+  bool hasByteRanges = false;
+  double byteLow = 0;
+  std::vector<double> byteMinimum, byteMaximum;
+};
+
+// Reads the statistics JSON at `path`; throws Error("STATS") naming what is missing or wrong.
+SavedTransform readSavedTransform(const std::string& path);
+
+}  // namespace hyperstream

@@ -1,0 +1,45 @@
+#include "ApplyAlgorithm.h"
+
+#include "ProcessingSupport.h"
+
+#include <qgsprocessingoutputs.h>
+#include <qgsprocessingparameters.h>
+
+namespace hyperstream {
+
+void ApplyAlgorithm::addJobParameters() {
+  addDocumented(new QgsProcessingParameterFile(
+      QStringLiteral("STATS"), QObject::tr("Saved transform (statistics JSON)"),
+      QgsProcessingParameterFile::File, QStringLiteral("json")));
+  addDocumented(new QgsProcessingParameterNumber(
+      QStringLiteral("COMPONENTS"), QObject::tr("Number of components (0: as the fitting run)"),
+      QgsProcessingParameterNumber::Integer, 0, false, 0));
+  addDocumented(new QgsProcessingParameterEnum(
+      QStringLiteral("OUTPUT_TYPE"), QObject::tr("Output data type"),
+      {QStringLiteral("Float32"), QStringLiteral("Float64"), QObject::tr("Byte (0-255)")}, false,
+      0));
+}
+
+void ApplyAlgorithm::addJobOutputs() {
+  addOutput(new QgsProcessingOutputNumber(QStringLiteral("N_COMPONENTS"),
+                                          QObject::tr("Number of components written")));
+}
+
+void ApplyAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
+  options_.savedTransform =
+      parameterAsFile(parameters, QStringLiteral("STATS"), context).toStdString();
+  options_.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
+  const int type = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context);
+  options_.outputType =
+      type == 1 ? OutputType::Float64 : (type == 2 ? OutputType::Byte : OutputType::Float32);
+}
+
+EngineAlgorithm::RunReport ApplyAlgorithm::runJob(OutputFiles&, QgsProcessingFeedback* feedback) {
+  const PcaResult result =
+      runEngineJob(feedback, [&](Feedback& engine) { return runPca(options_, engine); });
+  return {result.model.validPixels,
+          result.backend,
+          {{QStringLiteral("N_COMPONENTS"), result.components}}};
+}
+
+}  // namespace hyperstream
