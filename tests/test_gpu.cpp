@@ -10,6 +10,7 @@
 #include "pca/PcaJob.h"
 #include "pca/PcaKernels.h"
 #include "run/GpuRuntime.h"
+#include "run/JobGroup.h"
 #include "spp/SppJob.h"
 
 #include <QFileInfo>
@@ -48,7 +49,7 @@ Run run(const PcaOptions& options) {
 // GPU against CPU: the same valid pixels and components, eigenvalues within 1e-6 relative, each
 // component within 1e-4 of its standard deviation (Byte: at most one step apart).
 void compareRuns(const Run& cpu, const Run& gpu) {
-  QVERIFY2(QString::fromStdString(gpu.result.backend).startsWith("gpu"),
+  QVERIFY2(QString::fromStdString(gpu.result.backend).contains("gpu"),
            gpu.result.backend.c_str());
   QVERIFY(QString::fromStdString(cpu.result.backend).startsWith("cpu"));
   QCOMPARE(gpu.result.model.validPixels, cpu.result.model.validPixels);
@@ -345,17 +346,23 @@ class GpuTests : public QObject {
     compareWithReference(dir + "/in.tif", gpu);
   }
 
-  // MNF: the signal moments on the GPU, the noise moments on the CPU; the same as the CPU's.
+  // MNF: the signal and noise moments on the GPU (the noise's differences made there, from the
+  // resident cube or each streamed strip and the row above it); the same as the CPU's.
   void mnf_data() {
     QTest::addColumn<int>("fileType");
     QTest::addColumn<int>("stripRows");
-    QTest::newRow("uint16 with nodata, resident") << int(GDT_UInt16) << 0;
-    QTest::newRow("float32, strips of 5 rows") << int(GDT_Float32) << 5;
+    QTest::addColumn<int>("gpuMiB");
+    QTest::addColumn<int>("workers");
+    QTest::newRow("uint16 with nodata, resident") << int(GDT_UInt16) << 0 << 0 << 1;
+    QTest::newRow("float32, streamed in strips of 5 rows") << int(GDT_Float32) << 5 << 10 << 1;
+    QTest::newRow("uint16, three workers on the GPU") << int(GDT_UInt16) << 7 << 0 << 3;
   }
   void mnf() {
     QFETCH(int, fileType);
     QFETCH(int, stripRows);
-    testing::Cube cube = testing::smoothScene(83, 61, 14, 9);
+    QFETCH(int, gpuMiB);
+    QFETCH(int, workers);
+    testing::Cube cube = testing::smoothScene(300, 200, 14, 9);
     if (fileType == GDT_UInt16) {
       testing::roundValues(cube);
       cube.nodata.assign(14, 0);
@@ -370,7 +377,20 @@ class GpuTests : public QObject {
     const Run cpu = run(options);
     options.output = (dir + "/gpu.tif").toStdString();
     options.device = parseDevice("gpu");
-    const Run gpu = run(options);
+    options.gpuMemoryBytes = int64_t{gpuMiB} << 20;
+    Run gpu;
+    if (workers == 1) {
+      gpu = run(options);
+      QCOMPARE(gpu.result.deviceResident, gpuMiB == 0);
+    } else {
+      ThreadGroup threads(workers);
+      threads.run([&](JobGroup& group) {
+        TestFeedback mine;
+        PcaResult result = runPca(options, mine, group);
+        if (group.rank() == 0) gpu.result = result;
+      });
+      gpu.written = testing::readCube(options.output);
+    }
     QCOMPARE(gpu.result.model.transform, Transform::Mnf);
     compareRuns(cpu, gpu);
   }

@@ -135,6 +135,68 @@ class CudaPcaKernels final : public PcaKernels {
     return result;
   }
 
+  // MNF's noise moments on the device: each moments chunk's differences (noiseDifferences) in
+  // the work array, their Gram matrix by DGEMM and sums by DGEMV, after the chunk's own moments.
+  bool prepareNoise(int rowStep, int columnStep, int64_t width) override {
+    context_.select();
+    noise_.rowStep = rowStep;
+    noise_.columnStep = columnStep;
+    noise_.width = width;
+    const int bands = layout_.bands;
+    noise_.above = DeviceArray<unsigned char>(static_cast<size_t>(width) * bands * sampleSize_);
+    noise_.hasAbove = false;
+    noise_.gram = DeviceArray<double>(static_cast<size_t>(bands) * bands);
+    noise_.sum = DeviceArray<double>(bands);
+    noise_.count = DeviceArray<unsigned long long>(1);
+    const std::vector<double> ones(static_cast<size_t>(chunkPixels_), 1.0);
+    noise_.ones = DeviceArray<double>(ones.size());
+    check(cudaMemcpy(noise_.ones.get(), ones.data(), ones.size() * sizeof(double),
+                     cudaMemcpyHostToDevice),
+          "upload");
+    resetNoise();
+    noise_.on = true;
+    return true;
+  }
+
+  void setNoiseRowAbove(const StripView& row) override {
+    context_.select();
+    check(cudaMemcpy(noise_.above.get(), row.data,
+                     static_cast<size_t>(row.pixels) * row.bands * sampleSize_,
+                     cudaMemcpyHostToDevice),
+          "upload");
+    noise_.hasAbove = true;
+  }
+
+  Moments takeNoiseMoments(int bands) override {
+    context_.select();
+    context_.synchronize();
+    Moments result;  // its constructor lives in the engine, which this library does not link
+    result.bands = bands;
+    result.mean.assign(bands, 0.0);
+    result.comoment.assign(static_cast<size_t>(bands) * bands, 0.0);
+    result.minimum.assign(bands, 0.0);
+    result.maximum.assign(bands, 0.0);
+    unsigned long long counted = 0;
+    check(cudaMemcpy(&counted, noise_.count.get(), sizeof counted, cudaMemcpyDeviceToHost),
+          "download");
+    result.count = static_cast<int64_t>(counted);
+    std::vector<double> sum(bands), gram(static_cast<size_t>(bands) * bands);
+    download(sum.data(), noise_.sum.get(), bands);
+    download(gram.data(), noise_.gram.get(), gram.size());
+    if (result.count > 0) {
+      const double n = static_cast<double>(result.count);
+      for (int b = 0; b < bands; ++b) result.mean[b] = sum[b] / n;
+      for (int j = 0; j < bands; ++j)
+        for (int i = 0; i <= j; ++i) {
+          const double value = gram[static_cast<size_t>(j) * bands + i] - sum[i] * sum[j] / n;
+          result.comoment[static_cast<size_t>(i) * bands + j] = value;
+          result.comoment[static_cast<size_t>(j) * bands + i] = value;
+        }
+    }
+    resetNoise();
+    return result;
+  }
+
   ComponentRange componentRange(const StripView& strip, const Projection& projection) override {
     context_.select();
     const int components = projection.components;
@@ -246,6 +308,55 @@ class CudaPcaKernels final : public PcaKernels {
           "upload");
   }
 
+  void resetNoise() {
+    const int bands = layout_.bands;
+    check(cudaMemsetAsync(noise_.gram.get(), 0, static_cast<size_t>(bands) * bands * sizeof(double),
+                          context_.computeStream()),
+          "memset");
+    check(cudaMemsetAsync(noise_.sum.get(), 0, bands * sizeof(double), context_.computeStream()),
+          "memset");
+    check(cudaMemsetAsync(noise_.count.get(), 0, sizeof(unsigned long long),
+                          context_.computeStream()),
+          "memset");
+  }
+
+  // The noise differences of `pixels` pixels from `first` of a segment of rows in device memory
+  // (the resident cube, or a strip's slot) into the noise moments, through the work array.
+  template <class T>
+  void addNoise(const T* segment, int64_t first, int64_t pixels, int bands) {
+    const T* nodata = alwaysValid_ ? nullptr : reinterpret_cast<const T*>(nodataValue_.get());
+    const T* above = noise_.hasAbove ? reinterpret_cast<const T*>(noise_.above.get()) : nullptr;
+    context_.timed(times_.moments, context_.computeStream(), [&] {
+      for (int64_t done = 0; done < pixels; done += chunkPixels_) {
+        const int64_t count = std::min(chunkPixels_, pixels - done);
+        double* x = work_.get();
+        noiseDifferences(segment, above, first + done, count, noise_.width, bands, noise_.rowStep,
+                         noise_.columnStep, nodata, hasNodata_.get(), x, noise_.count.get(),
+                         context_.computeStream());
+        const double one = 1.0;
+        check(cublasDgemm(context_.blas(), CUBLAS_OP_N, CUBLAS_OP_T, bands, bands,
+                          static_cast<int>(count), &one, x, bands, x, bands, &one,
+                          noise_.gram.get(), bands),
+              "cublasDgemm");
+        check(cublasDgemv(context_.blas(), CUBLAS_OP_N, bands, static_cast<int>(count), &one, x,
+                          bands, noise_.ones.get(), 1, &one, noise_.sum.get(), 1),
+              "cublasDgemv");
+      }
+    });
+  }
+
+  // Streaming: the strip's last row becomes the next strip's row above.
+  void keepLastRow(const StripView& strip, const unsigned char* raw) {
+    if (!noise_.on || resident_) return;
+    const size_t rowBytes = static_cast<size_t>(noise_.width) * strip.bands * sampleSize_;
+    const size_t offset =
+        static_cast<size_t>(strip.pixels - noise_.width) * strip.bands * sampleSize_;
+    check(cudaMemcpyAsync(noise_.above.get(), raw + offset, rowBytes, cudaMemcpyDeviceToDevice,
+                          context_.computeStream()),
+          "copy");
+    noise_.hasAbove = true;
+  }
+
   template <class T>
   void accumulate(const StripView& strip) {
     const int bands = strip.bands;
@@ -267,11 +378,13 @@ class CudaPcaKernels final : public PcaKernels {
       }
     }
     if (shiftHost_.empty()) {  // no valid pixel yet: nothing to add
+      keepLastRow(strip, reinterpret_cast<const unsigned char*>(raw));
       releaseSlot();
       return;
     }
     if (!resident_) {
-      addMoments(raw, strip.pixels, strip);
+      addMoments(raw, strip.pixels, strip, raw);
+      keepLastRow(strip, reinterpret_cast<const unsigned char*>(raw));
       releaseSlot();
       return;
     }
@@ -289,7 +402,7 @@ class CudaPcaKernels final : public PcaKernels {
     const int64_t chunk = momentChunkPixels<T>();
     const int64_t whole = pendingPixels_ / chunk * chunk;
     if (whole > 0) {
-      addMoments(residentPixels<T>(pendingFirst_), whole, pendingStrip_);
+      addMoments(residentPixels<T>(pendingFirst_), whole, pendingStrip_, residentPixels<T>(0));
       pendingFirst_ += whole;
       pendingPixels_ -= whole;
     }
@@ -299,7 +412,8 @@ class CudaPcaKernels final : public PcaKernels {
   template <class T>
   void addPendingMoments() {
     if (pendingPixels_ == 0) return;
-    addMoments(residentPixels<T>(pendingFirst_), pendingPixels_, pendingStrip_);
+    addMoments(residentPixels<T>(pendingFirst_), pendingPixels_, pendingStrip_,
+               residentPixels<T>(0));
     pendingPixels_ = 0;
   }
 
@@ -316,9 +430,11 @@ class CudaPcaKernels final : public PcaKernels {
     return chunkPixels_;
   }
 
-  // Adds `pixels` pixels at device pointer `raw` to the running moments, chunk by chunk.
+  // Adds `pixels` pixels at device pointer `raw` to the running moments, chunk by chunk, and
+  // (MNF) their noise differences, `raw` lying in the segment of rows that starts at `segment`.
   template <class T>
-  void addMoments(const T* raw, int64_t pixelCount, const StripView& strip) {
+  void addMoments(const T* raw, int64_t pixelCount, const StripView& strip, const T* segment) {
+    if (noise_.on) addNoise(segment, (raw - segment) / strip.bands, pixelCount, strip.bands);
     if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
       if (digitPixels_ > 0) {
         addDigitMoments(raw, pixelCount, strip);
@@ -527,6 +643,16 @@ class CudaPcaKernels final : public PcaKernels {
   // Resident pixels whose moments wait for a whole chunk (accumulate).
   int64_t pendingFirst_ = 0, pendingPixels_ = 0;
   StripView pendingStrip_;
+  // MNF's noise moments (prepareNoise).
+  struct Noise {
+    bool on = false;
+    int rowStep = 0, columnStep = 0;
+    int64_t width = 0;
+    DeviceArray<unsigned char> above;  // the row above the current segment
+    bool hasAbove = false;
+    DeviceArray<double> gram, sum, ones;
+    DeviceArray<unsigned long long> count;
+  } noise_;
 };
 
 }  // namespace

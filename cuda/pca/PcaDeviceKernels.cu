@@ -42,6 +42,57 @@ __global__ void markValidKernel(const T* __restrict__ raw, int64_t pixels, int b
     atomicAdd(count, static_cast<unsigned long long>(blockCount));
 }
 
+// A pixel's validity by markValid's rule, its lanes over bands; every lane gets the answer.
+template <class T>
+__device__ bool validPixel(const T* __restrict__ pixel, int bands, int lane,
+                           const T* __restrict__ nodataValue,
+                           const unsigned char* __restrict__ hasNodata) {
+  bool bad = false;
+  for (int b = lane; b < bands; b += 32) {
+    const T v = pixel[b];
+    if constexpr (std::is_floating_point_v<T>) bad |= !isfinite(v);
+    if (nodataValue) bad |= hasNodata[b] && v == nodataValue[b];
+  }
+  return !__any_sync(0xffffffffu, bad);
+}
+
+// One warp per pixel, lanes over bands: the pair's validity, then its differences; a block count
+// of valid pairs added once.
+template <class T>
+__global__ void noiseDifferencesKernel(const T* __restrict__ segment, const T* __restrict__ above,
+                                       int64_t first, int64_t pixels, int64_t width, int bands,
+                                       int rowStep, int columnStep,
+                                       const T* __restrict__ nodataValue,
+                                       const unsigned char* __restrict__ hasNodata,
+                                       double* __restrict__ out, unsigned long long* count) {
+  __shared__ unsigned int blockCount;
+  if (threadIdx.x == 0) blockCount = 0;
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
+  unsigned int mine = 0;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); p < pixels;
+       p += warps) {
+    const int64_t i = first + p;
+    const int64_t column = i % width - columnStep;
+    const int64_t q = i - rowStep * width - columnStep;  // the partner, in the segment
+    const T* pixel = segment + i * bands;
+    const T* partner = nullptr;
+    if (column >= 0 && column < width)
+      partner = q >= 0 ? segment + q * bands : (above ? above + (q + width) * bands : nullptr);
+    const bool ok = partner && validPixel(pixel, bands, lane, nodataValue, hasNodata) &&
+                    validPixel(partner, bands, lane, nodataValue, hasNodata);
+    double* x = out + p * bands;
+    for (int b = lane; b < bands; b += 32)
+      x[b] = ok ? static_cast<double>(partner[b]) - static_cast<double>(pixel[b]) : 0.0;
+    if (lane == 0) mine += ok;
+  }
+  if (lane == 0 && mine > 0) atomicAdd(&blockCount, mine);
+  __syncthreads();
+  if (threadIdx.x == 0 && blockCount > 0)
+    atomicAdd(count, static_cast<unsigned long long>(blockCount));
+}
+
 // Each block takes kPixelsPerBlock pixels; per slice of 32 rows its warps go over the pixels
 // (lanes over rows, coalesced), optionally writing out = in - center, and reduce sum/min/max
 // per row into the block's partials.
@@ -359,6 +410,18 @@ void splitDigits(const T* raw, int64_t pixels, int bands, const unsigned char* v
   checkLaunch("digit kernel");
 }
 
+template <class T>
+void noiseDifferences(const T* segment, const T* above, int64_t first, int64_t pixels,
+                      int64_t width, int bands, int rowStep, int columnStep, const T* nodataValue,
+                      const unsigned char* hasNodata, double* out, unsigned long long* count,
+                      cudaStream_t stream) {
+  if (pixels <= 0) return;
+  noiseDifferencesKernel<T><<<gridFor(pixels, kWarps), kThreads, 0, stream>>>(
+      segment, above, first, pixels, width, bands, rowStep, columnStep, nodataValue, hasNodata, out,
+      count);
+  checkLaunch("noise differences kernel");
+}
+
 void combineDigits(const int32_t* products, int bands, int paddedBands, double* gram,
                    cudaStream_t stream) {
   combineDigitsKernel<<<gridFor(int64_t{bands} * bands, kThreads), kThreads, 0, stream>>>(
@@ -367,17 +430,20 @@ void combineDigits(const int32_t* products, int bands, int paddedBands, double* 
 }
 
 // The sample types GDAL hands us, each to float64 (statistics) and float32/float64 (projection).
-#define HYPERSTREAM_SAMPLE_TYPE(T)                                                              \
-  template void markValid<T>(const T*, int64_t, int, const T*, const unsigned char*,            \
-                             unsigned char*, unsigned long long*, cudaStream_t);                \
-  template void centre<T>(const T*, int64_t, int, const unsigned char*, const double*, double*, \
-                          double*, cudaStream_t);                                               \
-  template void project<T, float>(const T*, int64_t, int, const T*, const unsigned char*,       \
-                                  unsigned char*, const double*, const float*, int, double,     \
-                                  float*, cudaStream_t);                                        \
-  template void project<T, double>(const T*, int64_t, int, const T*, const unsigned char*,      \
-                                   unsigned char*, const double*, const double*, int, double,   \
-                                   double*, cudaStream_t);
+#define HYPERSTREAM_SAMPLE_TYPE(T)                                                                \
+  template void markValid<T>(const T*, int64_t, int, const T*, const unsigned char*,              \
+                             unsigned char*, unsigned long long*, cudaStream_t);                  \
+  template void centre<T>(const T*, int64_t, int, const unsigned char*, const double*, double*,   \
+                          double*, cudaStream_t);                                                 \
+  template void project<T, float>(const T*, int64_t, int, const T*, const unsigned char*,         \
+                                  unsigned char*, const double*, const float*, int, double,       \
+                                  float*, cudaStream_t);                                          \
+  template void project<T, double>(const T*, int64_t, int, const T*, const unsigned char*,        \
+                                   unsigned char*, const double*, const double*, int, double,     \
+                                   double*, cudaStream_t);                                        \
+  template void noiseDifferences<T>(const T*, const T*, int64_t, int64_t, int64_t, int, int, int, \
+                                    const T*, const unsigned char*, double*, unsigned long long*, \
+                                    cudaStream_t);
 HYPERSTREAM_FOR_EACH_SAMPLE_TYPE(HYPERSTREAM_SAMPLE_TYPE)
 #undef HYPERSTREAM_SAMPLE_TYPE
 template void rangePartials<float>(const float*, int64_t, int, const unsigned char*, double*,

@@ -53,6 +53,17 @@ void splitDigits(const T* raw, int64_t pixels, int bands, const unsigned char* v
 void combineDigits(const int32_t* products, int bands, int paddedBands, double* gram,
                    cudaStream_t stream);
 
+// MNF's noise: for pixels [first, first + pixels) of a segment of whole rows (`width` pixels
+// each), out[p - first, b] = x(partner) - x(pixel) in float64 with the partner rowStep rows up and
+// columnStep columns left, or 0 where the pair is not valid: either pixel invalid by markValid's
+// rule (a null nodataValue: no nodata), the partner outside the image's columns, or above the
+// segment without `above` (the segment's row above, one row long). *count += the valid pairs.
+template <class T>
+void noiseDifferences(const T* segment, const T* above, int64_t first, int64_t pixels,
+                      int64_t width, int bands, int rowStep, int columnStep, const T* nodataValue,
+                      const unsigned char* hasNodata, double* out, unsigned long long* count,
+                      cudaStream_t stream);
+
 // Per block range of m's rows over valid pixels: partials[3][blocks][rows] (sum left 0).
 template <class C>
 void rangePartials(const C* m, int64_t pixels, int rows, const unsigned char* valid,

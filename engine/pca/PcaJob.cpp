@@ -205,9 +205,7 @@ class PcaRun {
   }
   int inputBuffers() const { return result_.resident ? 0 : kInputBuffers; }
   // Once the kernels hold the cube, the later passes read nothing.
-  int laterInputBuffers() const {
-    return result_.deviceResident && !saved_ ? 0 : inputBuffers();
-  }
+  int laterInputBuffers() const { return result_.deviceResident && !saved_ ? 0 : inputBuffers(); }
   size_t inputStripBytes() const { return static_cast<size_t>(plan_.stripRows * inputRowBytes_); }
   HostAllocator allocator() {
     return [this](size_t bytes) { return kernels_->allocateHost(bytes); };
@@ -362,19 +360,23 @@ void PcaRun::prepareKernels() {
   if (isMnf()) prepareNoise();
 }
 
-// MNF: the noise differences and the CPU kernels that take their moments; a worker that does not
-// start at the image's first row reads the row above its own.
+// MNF: the kernels take the noise moments themselves when they can (a GPU: from the strips it
+// holds); else the strips are differenced on the host for a second set of CPU kernels. A worker
+// that does not start at the image's first row reads the row above its own.
 void PcaRun::prepareNoise() {
   const RasterInfo& info = result_.input;
-  noise_ = std::make_unique<NoiseDifferences>(*options_.noise, info.width, bandCount(),
-                                              input_.sampleType, input_.nodata.data());
-  noiseKernels_ = makeCpuPcaKernels();
-  CubeLayout layout;
-  layout.pixels = share_.count * info.width;
-  layout.bands = bandCount();
-  layout.type = noise_->differenceType();
-  layout.maxStripPixels = plan_.stripRows * info.width;
-  noiseKernels_->prepare(layout);
+  const NoiseDirection direction = *options_.noise;
+  if (!kernels_->prepareNoise(rowStep(direction), columnStep(direction), info.width)) {
+    noise_ = std::make_unique<NoiseDifferences>(direction, info.width, bandCount(),
+                                                input_.sampleType, input_.nodata.data());
+    noiseKernels_ = makeCpuPcaKernels();
+    CubeLayout layout;
+    layout.pixels = share_.count * info.width;
+    layout.bands = bandCount();
+    layout.type = noise_->differenceType();
+    layout.maxStripPixels = plan_.stripRows * info.width;
+    noiseKernels_->prepare(layout);
+  }
   if (share_.first == 0) return;
   std::vector<unsigned char> row(static_cast<size_t>(inputRowBytes_));
   const StripRange above{share_.first - 1, 1};
@@ -382,7 +384,11 @@ void PcaRun::prepareNoise() {
     reader_->readBandMajor(above.row0, 1, row.data());
   else
     reader_->read(above.row0, 1, row.data());
-  noise_->setRowAbove(stripView(above, row.data()));
+  const StripView view = stripView(above, row.data());
+  if (noise_)
+    noise_->setRowAbove(view);
+  else
+    kernels_->setNoiseRowAbove(view);
 }
 
 StripView PcaRun::stripView(const StripRange& range, const void* data) const {
@@ -431,7 +437,9 @@ Moments PcaRun::momentsPass() {
   QElapsedTimer timer;
   timer.start();
   Moments moments = group_.mergeMoments(kernels_->takeMoments(bandCount()));
-  if (noise_) noiseMoments_ = group_.mergeMoments(noiseKernels_->takeMoments(bandCount()));
+  if (isMnf())
+    noiseMoments_ = group_.mergeMoments(noise_ ? noiseKernels_->takeMoments(bandCount())
+                                               : kernels_->takeNoiseMoments(bandCount()));
   result_.seconds.moments += timer.nsecsElapsed() * 1e-9;
   return moments;
 }

@@ -89,6 +89,18 @@ class PcaKernels : public Kernels {
   virtual void accumulateMoments(const StripView& strip) = 0;
   // The moments of every strip accumulated since the last call, and starts afresh.
   virtual Moments takeMoments(int bands) = 0;
+  // MNF: whether these kernels also take, from every strip accumulateMoments takes from now on, the
+  // moments of its noise differences x(r - rowStep, c - columnStep) - x(r, c) over valid pairs
+  // (as NoiseDifferences makes them), in rows of `width` pixels. False: the job differences the
+  // strips on the host instead.
+  virtual bool prepareNoise(int /*rowStep*/, int /*columnStep*/, int64_t /*width*/) {
+    return false;
+  }
+  // The row above the first strip to come (one row; a worker that starts mid-image).
+  virtual void setNoiseRowAbove(const StripView& /*row*/) {}
+  // The noise differences' moments since the last call (count, mean and co-moment; no ranges).
+  // Only called on kernels whose prepareNoise returned true.
+  virtual Moments takeNoiseMoments(int /*bands*/) { return {}; }
   // Range of each projected component over the strip's valid pixels.
   virtual ComponentRange componentRange(const StripView& strip, const Projection& projection) = 0;
   // Projects a strip and encodes it into `output` (pixel-interleaved, encoding.type); invalid
