@@ -8,7 +8,7 @@ packages=(build-essential cmake ninja-build pkg-config qtbase5-dev libgdal-dev g
           libqgis-dev qgis python3-qgis  # the QGIS provider, qgis_process and PyQGIS
           xvfb)  # the QGIS desktop test (tests/test_qgis_desktop.sh)
 if [ "${1:-}" = "--bench" ]; then
-  packages+=(otb-bin grass-core python3-gdal python3-numpy time)
+  packages+=(otb-bin grass-core python3-gdal python3-numpy python3-spectral time)
 fi
 missing=()
 for p in "${packages[@]}"; do
