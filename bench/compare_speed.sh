@@ -26,7 +26,7 @@ seconds() {  # seconds PROGRAM ARGS...: wall time of one run
   rm -f "$out/pca.tif" "$out/spp.tif"  # replacing a finished output would add freeing its pages
   "$@" --device "$device" -q 2>/dev/null >/dev/null
   end=$(date +%s%N)
-  echo "scale=3; ($end - $start) / 1000000000" | bc
+  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f\n", (b - a) / 1e9 }'
 }
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2)}'; }
 
@@ -46,5 +46,5 @@ for job in pca spp; do
     echo "$job round $r: old ${olds[-1]} s, new ${news[-1]} s"
   done
   mo=$(printf '%s\n' "${olds[@]}" | median) mn=$(printf '%s\n' "${news[@]}" | median)
-  echo "$job median: old $mo s, new $mn s, new/old $(echo "scale=3; $mn / $mo" | bc)"
+  echo "$job median: old $mo s, new $mn s, new/old $(awk -v a="$mn" -v b="$mo" 'BEGIN { printf "%.3f", a / b }')"
 done

@@ -25,10 +25,10 @@ int runApplyCommand(const QStringList& arguments) {
   addSharedOptions(parser, {"1-100,120,130-198 (as many bands as the transform was fitted on; "
                             "default: the same band numbers)",
                             "the output", "auto (default), cpu, gpu or gpu:N, as for pca."});
-  parser.addPositionalArgument("STATS", "The statistics JSON of a pca or mnf run (--stats).");
-  parser.addPositionalArgument("INPUT", "Input raster with the bands the transform was fitted on.");
-  parser.addPositionalArgument("OUTPUT", "Output raster of the components.");
-  parseOrExit(parser, arguments, 3,
+  parseOrExit(parser, arguments,
+              {{"STATS", "The statistics JSON of a pca or mnf run (--stats)."},
+               {"INPUT", "Input raster with the bands the transform was fitted on."},
+               {"OUTPUT", "Output raster of the components."}},
               "usage: hyperstream apply STATS.json INPUT OUTPUT [options]\n\n"
               "Applies the transform a pca or mnf run saved with --stats (means, scaling and\n"
               "vectors) to INPUT, streamed in strips: fit on one flight line, apply to the rest.\n"

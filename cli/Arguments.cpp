@@ -72,8 +72,10 @@ BandList bandList(const QString& text) {
   return bands;
 }
 
-void parseOrExit(QCommandLineParser& parser, const QStringList& arguments, int positionals,
-                 const char* help) {
+void parseOrExit(QCommandLineParser& parser, const QStringList& arguments,
+                 const std::vector<FileArgument>& files, const char* help) {
+  for (const FileArgument& file : files) parser.addPositionalArgument(file.name, file.help);
+  const int positionals = static_cast<int>(files.size());
   parser.addHelpOption();
   if (!parser.parse(arguments)) usage(parser.errorText());
   if (parser.isSet("help")) {

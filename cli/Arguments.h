@@ -32,9 +32,15 @@ int64_t mebibytes(const QString& text, const QString& option);  // in bytes
 BandList bandList(const QString& text);
 // More than any raster GDAL opens has (GDAL_MAX_BAND_COUNT is 65536 by default).
 constexpr int kMaxBandCount = 1 << 20;
-// Parses, prints the help and exits on --help, checks the number of file arguments.
-void parseOrExit(QCommandLineParser& parser, const QStringList& arguments, int positionals,
-                 const char* help);
+// A file argument: its name in the usage line and what it is.
+struct FileArgument {
+  const char* name;
+  const char* help;
+};
+// Declares the file arguments, parses, prints the help and exits on --help, checks the number of
+// file arguments.
+void parseOrExit(QCommandLineParser& parser, const QStringList& arguments,
+                 const std::vector<FileArgument>& files, const char* help);
 
 // What the shared options say for one command.
 struct SharedOptionHelp {

@@ -129,9 +129,9 @@ PcaCommand parsePcaArguments(const QStringList& arguments, const char* program, 
                              const char* extraHelp) {
   QCommandLineParser parser;
   addTransformOptions(parser, transform);
-  parser.addPositionalArgument("INPUT", "Input raster (any GDAL format).");
-  parser.addPositionalArgument("OUTPUT", "Output raster of the components.");
-  parseOrExit(parser, arguments, 2,
+  parseOrExit(parser, arguments,
+              {{"INPUT", "Input raster (any GDAL format)."},
+               {"OUTPUT", "Output raster of the components."}},
               (std::string("usage: ") + program +
                (transform == Transform::Mnf ? kMnfHelp : kPcaHelp) + extraHelp)
                   .c_str());

@@ -52,9 +52,9 @@ int runSppCommand(const QStringList& arguments) {
   addSharedOptions(parser, {"1-50,60", "the outputs",
                             "auto (default: the GPU when one is usable and the image large "
                             "enough for it, else the CPU), cpu, gpu or gpu:N."});
-  parser.addPositionalArgument("INPUT", "Input raster (any GDAL format).");
-  parser.addPositionalArgument("OUTPUT", "Output raster: the displaced spectra.");
-  parseOrExit(parser, arguments, 2,
+  parseOrExit(parser, arguments,
+              {{"INPUT", "Input raster (any GDAL format)."},
+               {"OUTPUT", "Output raster: the displaced spectra."}},
               "usage: hyperstream spp INPUT OUTPUT [options]\n\n"
               "Spatial preprocessing (Zortea & Plaza 2009): moves each valid pixel toward the\n"
               "mean spectrum by how much it differs in spectral angle from its neighbours, so\n"

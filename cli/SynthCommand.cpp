@@ -27,9 +27,8 @@ int runSynthCommand(const QStringList& arguments) {
       {"format", "GDAL driver of the output (default: from the extension).", "NAME"},
       {{"q", "quiet"}, "No progress bar or messages."},
   });
-  parser.addPositionalArgument("OUTPUT", "The scene to write.");
   parseOrExit(
-      parser, arguments, 1,
+      parser, arguments, {{"OUTPUT", "The scene to write."}},
       "usage: hyperstream synth OUTPUT [options]\n\n"
       "Writes a synthetic hyperspectral scene: smooth endmember spectra (vegetation, soil,\n"
       "water, clay mineral, asphalt, ...) with absorption features, mixed by spatially\n"

@@ -2,7 +2,6 @@
 
 #include "ProcessingSupport.h"
 
-#include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
 
 namespace hyperstream {
@@ -20,11 +19,6 @@ void ApplyAlgorithm::addJobParameters() {
       0));
 }
 
-void ApplyAlgorithm::addJobOutputs() {
-  addOutput(new QgsProcessingOutputNumber(QStringLiteral("N_COMPONENTS"),
-                                          QObject::tr("Number of components written")));
-}
-
 void ApplyAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
   options_.savedTransform =
       parameterAsFile(parameters, QStringLiteral("STATS"), context).toStdString();
@@ -37,9 +31,7 @@ void ApplyAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingCont
 EngineAlgorithm::RunReport ApplyAlgorithm::runJob(OutputFiles&, QgsProcessingFeedback* feedback) {
   const PcaResult result =
       runEngineJob(feedback, [&](Feedback& engine) { return runPca(options_, engine); });
-  return {result.model.validPixels,
-          result.backend,
-          {{QStringLiteral("N_COMPONENTS"), result.components}}};
+  return {result.model.validPixels, result.backend, {}};
 }
 
 }  // namespace hyperstream

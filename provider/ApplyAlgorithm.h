@@ -13,7 +13,6 @@ class ApplyAlgorithm : public JobAlgorithm<ApplyAlgorithm, PcaOptions> {
 
  protected:
   void addJobParameters() override;
-  void addJobOutputs() override;
   void prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) override;
   RunReport runJob(OutputFiles& files, QgsProcessingFeedback* feedback) override;
 };

@@ -42,7 +42,8 @@ class EngineAlgorithm : public QgsProcessingAlgorithm {
   // Whether DEVICE offers "All GPUs" (a job split over the machine's GPUs).
   virtual bool runsOnSeveralGpus() const { return false; }
   virtual void addJobParameters() = 0;
-  virtual void addJobOutputs() = 0;
+  // The job's outputs beyond OUTPUT, VALID_PIXELS and DEVICE_USED.
+  virtual void addJobOutputs() {}
 
   // Main thread: the job's own options from `parameters` (the shared ones are set by then).
   virtual void prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) = 0;

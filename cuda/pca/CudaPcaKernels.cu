@@ -120,19 +120,26 @@ class CudaPcaKernels final : public PcaKernels {
     download(result.maximum.data(), high_.get(), bands);
     result.mean.assign(bands, 0.0);
     result.comoment.assign(gram.size(), 0.0);
-    if (result.count > 0) {
-      // Sum (x-s)(x-s)^T = M + n (m-s)(m-s)^T; one triangle, mirrored (exactly symmetric).
-      const double n = static_cast<double>(result.count);
-      for (int b = 0; b < bands; ++b) result.mean[b] = shiftHost_[b] + sum[b] / n;
-      for (int j = 0; j < bands; ++j)
-        for (int i = 0; i <= j; ++i) {
-          const double value = gram[static_cast<size_t>(j) * bands + i] - sum[i] * sum[j] / n;
-          result.comoment[static_cast<size_t>(i) * bands + j] = value;
-          result.comoment[static_cast<size_t>(j) * bands + i] = value;
-        }
-    }
+    centreMoments(gram, sum, shiftHost_.data(), result);
     resetMoments();
     return result;
+  }
+
+  // Mean and co-moment of result.count values from the Gram matrix and sums of their deviations
+  // from `shift` (null: 0): Σ(x-s)(x-s)^T = M + n (m-s)(m-s)^T; one triangle, mirrored (exactly
+  // symmetric).
+  static void centreMoments(const std::vector<double>& gram, const std::vector<double>& sum,
+                            const double* shift, Moments& result) {
+    if (result.count == 0) return;
+    const int bands = result.bands;
+    const double n = static_cast<double>(result.count);
+    for (int b = 0; b < bands; ++b) result.mean[b] = (shift ? shift[b] : 0.0) + sum[b] / n;
+    for (int j = 0; j < bands; ++j)
+      for (int i = 0; i <= j; ++i) {
+        const double value = gram[static_cast<size_t>(j) * bands + i] - sum[i] * sum[j] / n;
+        result.comoment[static_cast<size_t>(i) * bands + j] = value;
+        result.comoment[static_cast<size_t>(j) * bands + i] = value;
+      }
   }
 
   // MNF's noise moments on the device: each moments chunk's differences (noiseDifferences) in
@@ -183,16 +190,7 @@ class CudaPcaKernels final : public PcaKernels {
     std::vector<double> sum(bands), gram(static_cast<size_t>(bands) * bands);
     download(sum.data(), noise_.sum.get(), bands);
     download(gram.data(), noise_.gram.get(), gram.size());
-    if (result.count > 0) {
-      const double n = static_cast<double>(result.count);
-      for (int b = 0; b < bands; ++b) result.mean[b] = sum[b] / n;
-      for (int j = 0; j < bands; ++j)
-        for (int i = 0; i <= j; ++i) {
-          const double value = gram[static_cast<size_t>(j) * bands + i] - sum[i] * sum[j] / n;
-          result.comoment[static_cast<size_t>(i) * bands + j] = value;
-          result.comoment[static_cast<size_t>(j) * bands + i] = value;
-        }
-    }
+    centreMoments(gram, sum, nullptr, result);
     resetNoise();
     return result;
   }

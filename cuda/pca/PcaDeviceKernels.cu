@@ -9,39 +9,6 @@ namespace hyperstream::cuda {
 
 namespace {
 
-// One warp per pixel, lanes over bands (coalesced), a block count of valid pixels added once.
-template <class T>
-__global__ void markValidKernel(const T* __restrict__ raw, int64_t pixels, int bands,
-                                const T* __restrict__ nodataValue,
-                                const unsigned char* __restrict__ hasNodata,
-                                unsigned char* __restrict__ valid, unsigned long long* count) {
-  __shared__ unsigned int blockCount;
-  if (threadIdx.x == 0) blockCount = 0;
-  __syncthreads();
-  const int lane = threadIdx.x & 31;
-  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
-  unsigned int mine = 0;
-  for (int64_t p = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); p < pixels;
-       p += warps) {
-    const T* pixel = raw + p * bands;
-    bool bad = false;
-    for (int b = lane; b < bands; b += 32) {
-      const T v = pixel[b];
-      if constexpr (std::is_floating_point_v<T>) bad |= !isfinite(v);
-      bad |= hasNodata[b] && v == nodataValue[b];
-    }
-    const bool ok = !__any_sync(0xffffffffu, bad);
-    if (lane == 0) {
-      valid[p] = ok;
-      mine += ok;
-    }
-  }
-  if (lane == 0 && mine > 0) atomicAdd(&blockCount, mine);
-  __syncthreads();
-  if (threadIdx.x == 0 && blockCount > 0)
-    atomicAdd(count, static_cast<unsigned long long>(blockCount));
-}
-
 // A pixel's validity by markValid's rule, its lanes over bands; every lane gets the answer.
 template <class T>
 __device__ bool validPixel(const T* __restrict__ pixel, int bands, int lane,
@@ -56,8 +23,40 @@ __device__ bool validPixel(const T* __restrict__ pixel, int bands, int lane,
   return !__any_sync(0xffffffffu, bad);
 }
 
-// One warp per pixel, lanes over bands: the pair's validity, then its differences; a block count
-// of valid pairs added once.
+// One warp per pixel p < pixels, lanes over bands: visit(p, lane) says (to every lane) whether
+// the pixel counts; each block's count is added to *count once.
+template <class Visit>
+__device__ void countByWarp(int64_t pixels, unsigned long long* count, Visit&& visit) {
+  __shared__ unsigned int blockTotal;
+  if (threadIdx.x == 0) blockTotal = 0;
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
+  unsigned int mine = 0;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); p < pixels;
+       p += warps)
+    mine += visit(p, lane) ? 1 : 0;
+  if (lane == 0 && mine > 0) atomicAdd(&blockTotal, mine);
+  __syncthreads();
+  if (threadIdx.x == 0 && blockTotal > 0)
+    atomicAdd(count, static_cast<unsigned long long>(blockTotal));
+}
+
+// valid[p] by validPixel, and the count of valid pixels.
+template <class T>
+__global__ void markValidKernel(const T* __restrict__ raw, int64_t pixels, int bands,
+                                const T* __restrict__ nodataValue,
+                                const unsigned char* __restrict__ hasNodata,
+                                unsigned char* __restrict__ valid, unsigned long long* count) {
+  countByWarp(pixels, count, [&](int64_t p, int lane) {
+    const bool ok = validPixel(raw + p * bands, bands, lane, nodataValue, hasNodata);
+    if (lane == 0) valid[p] = ok;
+    return ok;
+  });
+}
+
+// Each pixel's pair: its validity, then its differences (zero for an invalid pair); the count of
+// valid pairs.
 template <class T>
 __global__ void noiseDifferencesKernel(const T* __restrict__ segment, const T* __restrict__ above,
                                        int64_t first, int64_t pixels, int64_t width, int bands,
@@ -65,14 +64,7 @@ __global__ void noiseDifferencesKernel(const T* __restrict__ segment, const T* _
                                        const T* __restrict__ nodataValue,
                                        const unsigned char* __restrict__ hasNodata,
                                        double* __restrict__ out, unsigned long long* count) {
-  __shared__ unsigned int blockCount;
-  if (threadIdx.x == 0) blockCount = 0;
-  __syncthreads();
-  const int lane = threadIdx.x & 31;
-  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
-  unsigned int mine = 0;
-  for (int64_t p = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); p < pixels;
-       p += warps) {
+  countByWarp(pixels, count, [&](int64_t p, int lane) {
     const int64_t i = first + p;
     const int64_t column = i % width - columnStep;
     const int64_t q = i - rowStep * width - columnStep;  // the partner, in the segment
@@ -85,12 +77,8 @@ __global__ void noiseDifferencesKernel(const T* __restrict__ segment, const T* _
     double* x = out + p * bands;
     for (int b = lane; b < bands; b += 32)
       x[b] = ok ? static_cast<double>(partner[b]) - static_cast<double>(pixel[b]) : 0.0;
-    if (lane == 0) mine += ok;
-  }
-  if (lane == 0 && mine > 0) atomicAdd(&blockCount, mine);
-  __syncthreads();
-  if (threadIdx.x == 0 && blockCount > 0)
-    atomicAdd(count, static_cast<unsigned long long>(blockCount));
+    return ok;
+  });
 }
 
 // Each block takes kPixelsPerBlock pixels; per slice of 32 rows its warps go over the pixels
