@@ -4,6 +4,7 @@
 
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QFileInfo>
 #include <QProcess>
 #include <QtTest>
@@ -36,6 +37,8 @@ class CliTests : public QObject {
     const Run general = run({"--help"});
     QCOMPARE(general.exitCode, 0);
     QVERIFY(general.out.contains("pca INPUT OUTPUT"));
+    QVERIFY(general.out.contains("mnf INPUT OUTPUT"));
+    QVERIFY(general.out.contains("apply STATS INPUT OUTPUT"));
     const Run pca = run({"pca", "--help"});
     QCOMPARE(pca.exitCode, 0);
     for (const char* option : {"--components", "--variance", "--matrix", "--type", "--bands",
@@ -131,6 +134,41 @@ class CliTests : public QObject {
     const Run devices = run({"devices"}, 60000, environment);
     QCOMPARE(devices.exitCode, 1);
     QVERIFY(devices.out.startsWith("no GPU backend"));
+  }
+
+  // mnf and apply from the command line: the statistics an mnf run writes, applied again, give
+  // its file; their mistakes are usage errors (2) or errors naming the parameter (1).
+  void mnfThenApply() {
+    const QString dir = testing::tempDir();
+    QCOMPARE(run({"synth", dir + "/scene.tif", "--rows", "40", "--cols", "50", "--bands", "20",
+                  "--quiet"})
+                 .exitCode,
+             0);
+    const Run mnfHelp = run({"mnf", "--help"});
+    QCOMPARE(mnfHelp.exitCode, 0);
+    for (const char* option : {"--noise", "--snr", "--components", "--variance", "--stats"})
+      QVERIFY2(mnfHelp.out.contains(option), option);
+    QVERIFY(!mnfHelp.out.contains("--matrix"));
+    const Run mnf = run({"mnf", dir + "/scene.tif", dir + "/mnf.tif", "--snr", "2", "--noise",
+                         "lower", "--stats", dir + "/mnf.json"});
+    QVERIFY2(mnf.exitCode == 0, qPrintable(mnf.err));
+    QVERIFY(mnf.out.contains("of the summed SNR"));
+    const Run apply = run({"apply", dir + "/mnf.json", dir + "/scene.tif", dir + "/applied.tif"});
+    QVERIFY2(apply.exitCode == 0, qPrintable(apply.err));
+    QFile a(dir + "/mnf.tif"), b(dir + "/applied.tif");
+    QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+    QVERIFY(a.readAll() == b.readAll());
+
+    QCOMPARE(run({"mnf", "a.tif", "b.tif", "--snr", "2", "--components", "3"}).exitCode, 2);
+    QCOMPARE(run({"mnf", "a.tif", "b.tif", "--matrix", "correlation"}).exitCode, 2);
+    QCOMPARE(run({"apply", dir + "/mnf.json", dir + "/scene.tif"}).exitCode, 2);
+    const Run direction = run({"mnf", dir + "/scene.tif", dir + "/x.tif", "--noise", "upward"});
+    QCOMPARE(direction.exitCode, 1);
+    QVERIFY2(direction.err.contains("[NOISE_DIRECTION]"), qPrintable(direction.err));
+    const Run notStats = run({"apply", dir + "/scene.tif", dir + "/scene.tif", dir + "/y.tif"});
+    QCOMPARE(notStats.exitCode, 1);
+    QVERIFY2(notStats.err.contains("[STATS]"), qPrintable(notStats.err));
+    QVERIFY(!QFile::exists(dir + "/x.tif") && !QFile::exists(dir + "/y.tif"));
   }
 
   void errorsAreOneLine() {
