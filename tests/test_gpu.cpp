@@ -49,8 +49,7 @@ Run run(const PcaOptions& options) {
 // GPU against CPU: the same valid pixels and components, eigenvalues within 1e-6 relative, each
 // component within 1e-4 of its standard deviation (Byte: at most one step apart).
 void compareRuns(const Run& cpu, const Run& gpu) {
-  QVERIFY2(QString::fromStdString(gpu.result.backend).contains("gpu"),
-           gpu.result.backend.c_str());
+  QVERIFY2(QString::fromStdString(gpu.result.backend).contains("gpu"), gpu.result.backend.c_str());
   QVERIFY(QString::fromStdString(cpu.result.backend).startsWith("cpu"));
   QCOMPARE(gpu.result.model.validPixels, cpu.result.model.validPixels);
   QCOMPARE(gpu.result.components, cpu.result.components);

@@ -56,9 +56,9 @@ class NoiseDifferences {
   // fresh strip is not zeroed first.
   std::unique_ptr<unsigned char[]> strip_;
   size_t stripBytes_ = 0;
-  std::vector<unsigned char> valid_;      // per pixel of the strip
-  std::vector<unsigned char> paired_;     // per pair: both pixels valid
-  std::vector<unsigned char> above_;      // the row above, in the strips' layout
+  std::vector<unsigned char> valid_;   // per pixel of the strip
+  std::vector<unsigned char> paired_;  // per pair: both pixels valid
+  std::vector<unsigned char> above_;   // the row above, in the strips' layout
   std::vector<unsigned char> aboveValid_;
   bool hasAbove_ = false;
   WorkerThreads workers_;
