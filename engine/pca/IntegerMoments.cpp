@@ -115,6 +115,8 @@ HYPERSTREAM_TARGET_VNNI inline void widenInto(int64_t* column, __m512i sums, boo
 // register: indexed by a loop variable, it spills them to the stack.
 template <size_t N>
 using Accumulators = __m512i[N];
+constexpr size_t kPairSums = size_t{2} * kColumnBlock;          // pairProductsBlock's
+constexpr size_t kTileSums = size_t{kTileRows} * kTileColumns;  // bandProductsTile's
 template <size_t... C>
 using Columns = std::index_sequence<C...>;
 
@@ -130,16 +132,15 @@ HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void multiplyAdd(__m512i* sums
 // One step of pairProductsBlock: the 32 rows a0:a1 times each column b[C], a column at a time
 // (all broadcasts at once would not fit the registers).
 template <size_t... C>
-HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void pairStep(
-    Accumulators<2 * kColumnBlock>& sums, const __m512i (&rows)[2], const int32_t* b,
-    Columns<C...>) {
+HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void pairStep(Accumulators<kPairSums>& sums,
+                                                                const __m512i (&rows)[2],
+                                                                const int32_t* b, Columns<C...>) {
   (multiplyAdd(sums + 2 * C, rows, _mm512_set1_epi32(b[C]), std::make_index_sequence<2>()), ...);
 }
 
 template <size_t... C>
 HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void widenColumns(
-    const Accumulators<2 * kColumnBlock>& sums, int paddedRows, bool add, int64_t* out,
-    Columns<C...>) {
+    const Accumulators<kPairSums>& sums, int paddedRows, bool add, int64_t* out, Columns<C...>) {
   (widenInto(out + static_cast<int64_t>(C) * paddedRows, sums[2 * C], add), ...);
   (widenInto(out + static_cast<int64_t>(C) * paddedRows + 16, sums[2 * C + 1], add), ...);
 }
@@ -149,7 +150,7 @@ HYPERSTREAM_TARGET_VNNI void pairProductsBlock(const int32_t* row, int64_t steps
                                                int i0, int j0, int paddedRows, bool add,
                                                int64_t* out) {
   constexpr auto columns = std::make_index_sequence<kColumnBlock>();
-  Accumulators<2 * kColumnBlock> sums{};  // column c: rows 0-15, then rows 16-31
+  Accumulators<kPairSums> sums{};  // column c: rows 0-15, then rows 16-31
   for (int64_t t = 0; t < steps; ++t, row += stride) {
     const __m512i rows[2] = {_mm512_loadu_si512(row + i0), _mm512_loadu_si512(row + i0 + 16)};
     pairStep(sums, rows, row + j0, columns);
@@ -185,9 +186,10 @@ HYPERSTREAM_TARGET_VNNI inline int64_t laneTotal(__m512i sums) {
 
 // One step of bandProductsTile: the 4 band rows' vectors times each column band's vector at b[C].
 template <size_t... C>
-HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void bandStep(
-    Accumulators<kTileRows * kTileColumns>& sums, const __m512i (&rows)[kTileRows],
-    const uint16_t* b, int64_t rowHalves, Columns<C...>) {
+HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void bandStep(Accumulators<kTileSums>& sums,
+                                                                const __m512i (&rows)[kTileRows],
+                                                                const uint16_t* b,
+                                                                int64_t rowHalves, Columns<C...>) {
   (multiplyAdd(sums + kTileRows * C, rows, _mm512_loadu_si512(b + C * rowHalves),
                std::make_index_sequence<kTileRows>()),
    ...);
@@ -195,9 +197,10 @@ HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void bandStep(
 
 // total[j0 + c][i0 + r] += the lanes of sums[c * kTileRows + r], for every r and c.
 template <size_t... S>
-HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void addTile(
-    const Accumulators<kTileRows * kTileColumns>& sums, int i0, int j0, int paddedRows,
-    int64_t* total, std::index_sequence<S...>) {
+HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void addTile(const Accumulators<kTileSums>& sums,
+                                                               int i0, int j0, int paddedRows,
+                                                               int64_t* total,
+                                                               std::index_sequence<S...>) {
   ((total[static_cast<int64_t>(j0 + S / kTileRows) * paddedRows + i0 + S % kTileRows] +=
     laneTotal(sums[S])),
    ...);
@@ -208,19 +211,19 @@ HYPERSTREAM_TARGET_VNNI HYPERSTREAM_ALWAYS_INLINE void addTile(
 HYPERSTREAM_TARGET_VNNI void bandProductsTile(const uint16_t* rows, int64_t stride, int64_t v0,
                                               int64_t v1, int i0, int j0, int paddedRows,
                                               int64_t* total) {
-  Accumulators<kTileRows * kTileColumns> sums{};  // column band c: rows 0-3
+  Accumulators<kTileSums> sums{};  // column band c: rows 0-3
   // Offsets in halves: a word (a pair) is two of them.
   const int64_t rowHalves = 2 * stride;
   const uint16_t* a = rows + i0 * rowHalves;
   const uint16_t* b = rows + j0 * rowHalves;
   for (int64_t v = 2 * v0 * kPairsPerVector; v < 2 * v1 * kPairsPerVector;
-       v += 2 * kPairsPerVector) {
+       v += int64_t{2} * kPairsPerVector) {
     const __m512i tileRows[kTileRows] = {
         _mm512_loadu_si512(a + v), _mm512_loadu_si512(a + rowHalves + v),
         _mm512_loadu_si512(a + 2 * rowHalves + v), _mm512_loadu_si512(a + 3 * rowHalves + v)};
     bandStep(sums, tileRows, b + v, rowHalves, std::make_index_sequence<kTileColumns>());
   }
-  addTile(sums, i0, j0, paddedRows, total, std::make_index_sequence<kTileRows * kTileColumns>());
+  addTile(sums, i0, j0, paddedRows, total, std::make_index_sequence<kTileSums>());
 }
 
 // pairProducts for band rows (each band's pairs together, `stride` words apart, `vectors` vectors
