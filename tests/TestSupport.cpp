@@ -222,7 +222,7 @@ std::vector<double> signalCovariance(const Cube& cube, Reference& ref, std::vect
   const int bands = cube.bands;
   std::vector<unsigned char> valid(static_cast<size_t>(cube.pixels()));
   for (int64_t p = 0; p < cube.pixels(); ++p) valid[p] = referenceValid(cube, p) ? 1 : 0;
-  const std::vector<double> cov = twoPassCovariance(cube.values, bands, valid, ref.mean, ref.valid);
+  std::vector<double> cov = twoPassCovariance(cube.values, bands, valid, ref.mean, ref.valid);
   used.clear();
   for (int b = 0; b < bands; ++b) {
     ref.stddev.push_back(std::sqrt(cov[static_cast<size_t>(b) * bands + b]));
@@ -286,8 +286,8 @@ Cube smoothScene(int64_t rows, int64_t cols, int bands, uint64_t seed, double me
   cube.rows = rows, cube.cols = cols, cube.bands = bands;
   cube.nodata.assign(bands, std::nan(""));
   cube.values.resize(static_cast<size_t>(rows * cols * bands));
-  constexpr int kFields = 4;
-  std::vector<double> spectra(kFields * bands), noise(bands), f(kFields * 3);
+  constexpr size_t kFields = 4;
+  std::vector<double> spectra(kFields * bands), noise(bands), f(3 * kFields);
   for (double& s : spectra) s = 400.0 * unit(random);
   for (double& n : noise) n = 2.0 + 8.0 * unit(random);
   for (double& v : f) v = 0.05 + 0.3 * unit(random);
@@ -295,9 +295,9 @@ Cube smoothScene(int64_t rows, int64_t cols, int bands, uint64_t seed, double me
     for (int64_t c = 0; c < cols; ++c)
       for (int b = 0; b < bands; ++b) {
         double v = mean + noise[b] * normal(random);
-        for (int k = 0; k < kFields; ++k)
-          v += spectra[k * bands + b] *
-               std::sin(f[3 * k] * r + f[3 * k + 1] * c + f[3 * k + 2] * (k + 1));
+        for (size_t k = 0; k < kFields; ++k)
+          v += spectra[k * bands + b] * std::sin(f[3 * k] * r + f[3 * k + 1] * c +
+                                                 f[3 * k + 2] * static_cast<double>(k + 1));
         cube.at(r, c, b) = v;
       }
   return cube;

@@ -121,7 +121,7 @@ class ApplyTests : public QObject {
     PcaOptions fit = fitOptions(dir, "fit");
     TestFeedback feedback;
     runPca(fit, feedback);
-    auto failure = [&](PcaOptions options) -> std::pair<QString, QString> {
+    auto failure = [&](const PcaOptions& options) -> std::pair<QString, QString> {
       try {
         runPca(options, feedback);
       } catch (const Error& e) {
