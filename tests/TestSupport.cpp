@@ -410,6 +410,34 @@ double correlation(const std::vector<double>& a, const std::vector<double>& b) {
   return sab / std::sqrt(saa * sbb);
 }
 
+RelativeErrors relativeErrors(const std::vector<double>& values,
+                              const std::vector<double>& reference, double tolerance,
+                              const char* what) {
+  RelativeErrors errors;
+  for (size_t k = 0; k < values.size() && k < reference.size(); ++k) {
+    const double relative = std::abs(values[k] / reference[k] - 1);
+    errors.worst = std::max(errors.worst, relative);
+    if (relative <= tolerance || errors.firstBeyond >= 0) continue;
+    errors.firstBeyond = static_cast<int>(k);
+    errors.message = QString("%1 %2: %3 vs reference %4")
+                         .arg(what)
+                         .arg(k + 1)
+                         .arg(values[k], 0, 'g', 17)
+                         .arg(reference[k], 0, 'g', 17)
+                         .toStdString();
+  }
+  return errors;
+}
+
+double componentMismatch(const Cube& written, int k, const std::vector<double>& expected) {
+  std::vector<double> values = bandValues(written, k);
+  for (double& v : values)
+    if (v == written.nodata[k]) v = NAN;
+  for (size_t p = 0; p < values.size(); ++p)
+    if (std::isfinite(values[p]) != std::isfinite(expected[p])) return 2;
+  return 1 - correlation(values, expected);
+}
+
 double maxRelativeDifference(const std::vector<double>& a, const std::vector<double>& b) {
   double worst = a.size() == b.size() ? 0.0 : INFINITY;
   for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)

@@ -70,6 +70,19 @@ std::vector<double> bandValues(const Cube& cube, int band);
 // Pearson correlation over the pixels where both are finite.
 double correlation(const std::vector<double>& a, const std::vector<double>& b);
 double maxRelativeDifference(const std::vector<double>& a, const std::vector<double>& b);
+// The largest |values[k] / reference[k] - 1|, the first k where it exceeds `tolerance` (-1:
+// none) and a message naming that `what` ("eigenvalue 3: ... vs reference ...").
+struct RelativeErrors {
+  double worst = 0;
+  int firstBeyond = -1;
+  std::string message;
+};
+RelativeErrors relativeErrors(const std::vector<double>& values,
+                              const std::vector<double>& reference, double tolerance,
+                              const char* what);
+// Band k of a written cube (its nodata as NaN) against expected values (NaN where invalid): 1 - r
+// over the valid pixels, or 2 when the two disagree on which pixels are valid.
+double componentMismatch(const Cube& written, int k, const std::vector<double>& expected);
 
 // A VRT of `cube` (as Int16) at `path`, made of two files beside it: rows [0, firstMissing) and
 // the rest; the second file is deleted, so reading rows from firstMissing on fails while the

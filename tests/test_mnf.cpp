@@ -50,16 +50,10 @@ void compareWithReference(const testing::Cube& cube, const PcaResult& result,
   QCOMPARE(result.model.validPixels, ref.valid);
   const int count = result.model.componentCount();
   QCOMPARE(static_cast<size_t>(count), ref.eigenvalues.size());
-  double worstEigenvalue = 0, worstComponent = 0;
-  for (int k = 0; k < count; ++k) {
-    const double relative = std::abs(result.model.eigenvalues[k] / ref.eigenvalues[k] - 1);
-    worstEigenvalue = std::max(worstEigenvalue, relative);
-    if (relative > 1e-6)
-      QFAIL(qPrintable(QString("eigenvalue %1: %2 vs reference %3")
-                           .arg(k + 1)
-                           .arg(result.model.eigenvalues[k], 0, 'g', 17)
-                           .arg(ref.eigenvalues[k], 0, 'g', 17)));
-  }
+  const testing::RelativeErrors eigen =
+      testing::relativeErrors(result.model.eigenvalues, ref.eigenvalues, 1e-6, "eigenvalue");
+  QVERIFY2(eigen.firstBeyond < 0, eigen.message.c_str());
+  double worstComponent = 0;
   const testing::Cube written = testing::readCube(output);
   int compared = 0;
   for (int k = 0; k < result.components; ++k) {
@@ -67,21 +61,16 @@ void compareWithReference(const testing::Cube& cube, const PcaResult& result,
     if (k > 0) gap = std::min(gap, ref.eigenvalues[k - 1] - ref.eigenvalues[k]);
     if (k + 1 < count) gap = std::min(gap, ref.eigenvalues[k] - ref.eigenvalues[k + 1]);
     if (gap < 1e-2 * ref.eigenvalues[k]) continue;
-    std::vector<double> values = testing::bandValues(written, k);
-    for (double& v : values)
-      if (v == written.nodata[k]) v = NAN;
-    const std::vector<double> expected = testing::referenceComponent(cube, ref, k);
-    for (size_t p = 0; p < values.size(); ++p)
-      QCOMPARE(std::isfinite(values[p]), std::isfinite(expected[p]));
-    const double r = testing::correlation(values, expected);
-    if (!(1 - r <= 1e-9))
-      QFAIL(qPrintable(QString("component %1: 1 - r = %2").arg(k + 1).arg(1 - r)));
-    worstComponent = std::max(worstComponent, 1 - r);
+    const double mismatch =
+        testing::componentMismatch(written, k, testing::referenceComponent(cube, ref, k));
+    if (!(mismatch <= 1e-9))
+      QFAIL(qPrintable(QString("component %1: 1 - r = %2").arg(k + 1).arg(mismatch)));
+    worstComponent = std::max(worstComponent, mismatch);
     ++compared;
   }
   QVERIFY(compared >= 1);
   qInfo("worst eigenvalue relative error %.2e, worst 1 - r %.2e (%d of %d components apart)",
-        worstEigenvalue, worstComponent, compared, result.components);
+        eigen.worst, worstComponent, compared, result.components);
 }
 
 // Nodata holes: a block, a row and scattered pixels.

@@ -36,32 +36,21 @@ void compareWithReference(const testing::Cube& cube, const PcaResult& result,
   const testing::Reference ref = testing::referencePca(cube, correlationMatrix);
   QCOMPARE(result.model.validPixels, ref.valid);
   QCOMPARE(static_cast<size_t>(result.model.componentCount()), ref.eigenvalues.size());
-  double worstEigenvalue = 0, worstComponent = 0;
-  for (int k = 0; k < result.model.componentCount(); ++k) {
-    const double relative = std::abs(result.model.eigenvalues[k] / ref.eigenvalues[k] - 1);
-    worstEigenvalue = std::max(worstEigenvalue, relative);
-    if (relative > 1e-6)
-      QFAIL(qPrintable(QString("eigenvalue %1: %2 vs reference %3")
-                           .arg(k + 1)
-                           .arg(result.model.eigenvalues[k], 0, 'g', 17)
-                           .arg(ref.eigenvalues[k], 0, 'g', 17)));
-  }
+  const testing::RelativeErrors eigen =
+      testing::relativeErrors(result.model.eigenvalues, ref.eigenvalues, 1e-6, "eigenvalue");
+  QVERIFY2(eigen.firstBeyond < 0, eigen.message.c_str());
+  double worstComponent = 0;
   const testing::Cube written = testing::readCube(output);
   QCOMPARE(written.bands, result.components);
   for (int k = 0; k < result.components; ++k) {
-    std::vector<double> values = testing::bandValues(written, k);
-    for (double& v : values)
-      if (v == written.nodata[k]) v = NAN;
-    const std::vector<double> expected =
-        testing::referenceComponent(cube, ref, k, correlationMatrix);
-    for (size_t p = 0; p < values.size(); ++p)
-      QCOMPARE(std::isfinite(values[p]), std::isfinite(expected[p]));  // nodata where invalid
-    const double r = testing::correlation(values, expected);
-    if (!(1 - r <= 1e-9))
-      QFAIL(qPrintable(QString("component %1: 1 - r = %2").arg(k + 1).arg(1 - r)));
-    worstComponent = std::max(worstComponent, 1 - r);
+    // 1 - r; 2 where nodata is not written exactly where pixels are invalid.
+    const double mismatch = testing::componentMismatch(
+        written, k, testing::referenceComponent(cube, ref, k, correlationMatrix));
+    if (!(mismatch <= 1e-9))
+      QFAIL(qPrintable(QString("component %1: 1 - r = %2").arg(k + 1).arg(mismatch)));
+    worstComponent = std::max(worstComponent, mismatch);
   }
-  qInfo("worst eigenvalue relative error %.2e, worst 1 - r %.2e (%d components)", worstEigenvalue,
+  qInfo("worst eigenvalue relative error %.2e, worst 1 - r %.2e (%d components)", eigen.worst,
         worstComponent, result.components);
 }
 
