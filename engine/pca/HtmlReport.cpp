@@ -62,6 +62,7 @@ QString axes(const QString& xLabel, const QString& yLabel, double xLo, double xH
 // What the report calls things: PCA's components and variance, or MNF's components and SNR.
 struct Wording {
   QString title, heading, prefix, quantity;
+  QString component(int k) const { return prefix + QString::number(k + 1); }  // "PC1"
 };
 
 Wording wordingFor(const PcaModel& model) {
@@ -89,16 +90,15 @@ QString screePlot(const PcaModel& model) {
   for (int k = 0; k < shown; ++k) {
     const double height = scale(model.explainedPercent(k), 0, top, 0, y0 - y1);
     svg += QString(
-               "<rect x='%1' y='%2' width='%3' height='%4' fill='%5'><title>%8%6: %7 %"
+               "<rect x='%1' y='%2' width='%3' height='%4' fill='%5'><title>%6: %7 %"
                "</title></rect>")
                .arg(x0 + k * slot + slot * 0.15)
                .arg(y0 - height)
                .arg(slot * 0.7)
                .arg(height)
                .arg(kColours[0])
-               .arg(k + 1)
-               .arg(number(model.explainedPercent(k)))
-               .arg(words.prefix);
+               .arg(words.component(k))
+               .arg(number(model.explainedPercent(k)));
     line += QString("%1,%2 ")
                 .arg(x0 + (k + 0.5) * slot)
                 .arg(scale(model.cumulativePercent(k), 0, 100, y0, y1));
@@ -147,12 +147,11 @@ QString loadingsPlot(const PcaResult& result) {
               .arg(scale(model.eigenvectors[static_cast<size_t>(b) * all + k], yLo, yHi, y0, y1));
     svg += QString("<polyline points='%1' fill='none' stroke='%2' stroke-width='1.5'/>")
                .arg(line, kColours[k % 5]);
-    svg += QString("<text x='%1' y='%2' font-size='12' fill='%3'>%5%4</text>")
+    svg += QString("<text x='%1' y='%2' font-size='12' fill='%3'>%4</text>")
                .arg(x1 + 6)
                .arg(y1 + 14 * (k + 1))
                .arg(kColours[k % 5])
-               .arg(k + 1)
-               .arg(wordingFor(model).prefix);
+               .arg(wordingFor(model).component(k));
   }
   return svg + "</svg>";
 }
@@ -166,9 +165,8 @@ QString eigenvalueTable(const PcaResult& result) {
   if (mnf) html += QObject::tr("<th>SNR</th>");
   html += QObject::tr("<th>explained %</th><th>cumulative %</th><th>in output</th></tr>");
   for (int k = 0; k < model.componentCount(); ++k) {
-    html += QString("<tr><td>%1%2</td><td>%3</td>")
-                .arg(wordingFor(model).prefix)
-                .arg(k + 1)
+    html += QString("<tr><td>%1</td><td>%2</td>")
+                .arg(wordingFor(model).component(k))
                 .arg(number(model.eigenvalues[k], 10));
     if (mnf) html += QString("<td>%1</td>").arg(number(model.signal(k), 8));
     html += QString("<td>%1</td><td>%2</td><td>%3</td></tr>")

@@ -17,25 +17,25 @@ std::string matrixTypeName(MatrixType type) {
 
 double PcaModel::explainedPercent(int component) const {
   double total = 0;
-  for (int k = 0; k < componentCount(); ++k) total += signal(k);
-  return total > 0 ? 100.0 * signal(component) / total : 0.0;
+  for (int k = 0; k < componentCount(); ++k) total += share(k);
+  return total > 0 ? 100.0 * share(component) / total : 0.0;
 }
 
 double PcaModel::cumulativePercent(int component) const {
   double total = 0, upTo = 0;
   for (int k = 0; k < componentCount(); ++k) {
-    total += signal(k);
-    if (k <= component) upTo += signal(k);
+    total += share(k);
+    if (k <= component) upTo += share(k);
   }
   return total > 0 ? 100.0 * upTo / total : 0.0;
 }
 
 int PcaModel::componentsForVariance(double percent) const {
   double total = 0;
-  for (int k = 0; k < componentCount(); ++k) total += signal(k);
+  for (int k = 0; k < componentCount(); ++k) total += share(k);
   double upTo = 0.0;
   for (int k = 0; k < componentCount(); ++k) {
-    upTo += signal(k);
+    upTo += share(k);
     // A tiny allowance so that 100 % selects every component despite rounding.
     if (100.0 * upTo >= percent * total * (1.0 - 1e-12)) return k + 1;
   }

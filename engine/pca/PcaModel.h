@@ -4,6 +4,7 @@
 #include "pca/Moments.h"
 #include "pca/PcaKernels.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -32,10 +33,13 @@ struct PcaModel {
   std::vector<double> noiseStddev;  // MNF: per band, of the noise estimate (N's diagonal)
 
   int componentCount() const { return static_cast<int>(eigenvalues.size()); }
-  // What a component explains: its variance (PCA) or its SNR, eigenvalue - 1 (MNF).
+  // What a component explains: its variance (PCA) or its SNR, eigenvalue - 1 (MNF; below 0 for
+  // components noisier than the noise estimate).
   double signal(int component) const {
     return eigenvalues[component] - (transform == Transform::Mnf ? 1.0 : 0.0);
   }
+  // Its share in the explained percentages: the signal, none when below 0.
+  double share(int component) const { return std::max(0.0, signal(component)); }
   double explainedPercent(int component) const;
   double cumulativePercent(int component) const;
   // Smallest number of components whose cumulative explained variance reaches `percent`.
