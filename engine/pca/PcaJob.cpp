@@ -168,6 +168,8 @@ class PcaRun {
   bool isMnf() const { return options_.noise.has_value(); }
   void readSavedTransform();
   void useSavedRanges(OutputEncoding& encoding);
+  void setByteRescale(const std::vector<double>& minimum, const std::vector<double>& maximum,
+                      OutputEncoding& encoding);
   void chooseComponents();
   OutputEncoding outputEncoding();
   void rangePass(OutputEncoding& encoding);
@@ -482,16 +484,10 @@ void PcaRun::useSavedRanges(OutputEncoding& encoding) {
                 "Byte output needs the ranges of a fitting run that wrote Byte "
                 "components (at least " +
                     std::to_string(result_.components) + "): choose Float32 or Float64");
-  const int components = result_.components;
+  const auto components = static_cast<size_t>(result_.components);
   encoding.byteLow = saved_->byteLow;
-  result_.byteMinimum.assign(saved_->byteMinimum.begin(), saved_->byteMinimum.begin() + components);
-  result_.byteMaximum.assign(saved_->byteMaximum.begin(), saved_->byteMaximum.begin() + components);
-  const double span = 255.0 - encoding.byteLow;
-  for (int k = 0; k < components; ++k) {
-    const double width = result_.byteMaximum[k] - result_.byteMinimum[k];
-    encoding.byteMinimum.push_back(result_.byteMinimum[k]);
-    encoding.byteScale.push_back(width > 0 ? span / width : 0.0);
-  }
+  setByteRescale({saved_->byteMinimum.begin(), saved_->byteMinimum.begin() + components},
+                 {saved_->byteMaximum.begin(), saved_->byteMaximum.begin() + components}, encoding);
 }
 
 // How many components to write: by count, all, by SNR (MNF) or by cumulative variance; a saved
@@ -584,12 +580,18 @@ void PcaRun::rangePass(OutputEncoding& encoding) {
     range.maximum.assign(components, -std::numeric_limits<double>::infinity());
   }
   range = group_.mergeRanges(range);
-  result_.byteMinimum = range.minimum;
-  result_.byteMaximum = range.maximum;
+  setByteRescale(range.minimum, range.maximum, encoding);
+}
+
+// Byte output: each component rescaled from [minimum, maximum] to [byteLow, 255].
+void PcaRun::setByteRescale(const std::vector<double>& minimum, const std::vector<double>& maximum,
+                            OutputEncoding& encoding) {
+  result_.byteMinimum = minimum;
+  result_.byteMaximum = maximum;
   const double span = 255.0 - encoding.byteLow;
-  for (int k = 0; k < components; ++k) {
-    const double width = range.maximum[k] - range.minimum[k];
-    encoding.byteMinimum.push_back(range.minimum[k]);
+  for (size_t k = 0; k < minimum.size(); ++k) {
+    const double width = maximum[k] - minimum[k];
+    encoding.byteMinimum.push_back(minimum[k]);
     encoding.byteScale.push_back(width > 0 ? span / width : 0.0);
   }
 }
