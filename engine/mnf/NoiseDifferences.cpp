@@ -54,8 +54,7 @@ NoiseDifferences::NoiseDifferences(NoiseDirection direction, int64_t width, int 
       width_(width),
       bands_(bands),
       type_(type),
-      differenceType_(sampleSize(type) <= 2 && type != SampleType::Float32 ? SampleType::Int32
-                                                                           : SampleType::Float64),
+      differenceType_(sampleSize(type) <= 2 ? SampleType::Int32 : SampleType::Float64),
       nodata_(nodata, nodata + bands),
       differenceNodata_(bands, differenceType_ == SampleType::Int32
                                    ? static_cast<double>(std::numeric_limits<int32_t>::min())
