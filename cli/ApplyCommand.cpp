@@ -1,5 +1,6 @@
-// hyperstream apply: a transform saved by a PCA or MNF run (its --stats JSON) applied to another
-// image with the same bands, file to file.
+// hyperstream apply and inverse: a transform saved by a PCA or MNF run (its --stats JSON) applied
+// to another image with the same bands, or inverted (the image rebuilt from components written
+// earlier), file to file.
 
 #include "Commands.h"
 #include "ConsoleFeedback.h"
@@ -56,6 +57,50 @@ int runApplyCommand(const QStringList& arguments) {
     std::printf("%d component(s) of %s applied, %.2f s on %s\ncomponents: %s\n", result.components,
                 options.savedTransform.c_str(), result.seconds.total, result.backend.c_str(),
                 options.output.c_str());
+  return 0;
+}
+
+int runInverseCommand(const QStringList& arguments) {
+  QCommandLineParser parser;
+  parser.addOptions({
+      {"components",
+       "Rebuild from the first N component bands only (default: every band of COMPONENTS).", "N"},
+      {"type",
+       "Output type: input (default: the fitted image's data type, values rounded and clamped "
+       "to it), float32 or float64.",
+       "TYPE"},
+  });
+  addSharedOptions(parser, {"1-10 (the component bands, from the first on; default: all)",
+                            "the output", "auto (default), cpu, gpu or gpu:N, as for pca."});
+  parseOrExit(parser, arguments,
+              {{"COMPONENTS", "Components written by pca, mnf or apply (band k: component k)."},
+               {"STATS", "The statistics JSON of the pca or mnf run that fitted them (--stats)."},
+               {"OUTPUT", "Output raster: the image rebuilt, one band per fitted band."}},
+              "usage: hyperstream inverse COMPONENTS STATS.json OUTPUT [options]\n\n"
+              "The inverse transform: each pixel of the image rebuilt from its components (mean\n"
+              "+ the components times their inverse loadings; Byte components are first taken\n"
+              "back through the fitting run's ranges). From all the components of a Float64\n"
+              "run it returns the image; from the first few, the image without the rest.\n\n");
+  PcaOptions options;
+  options.kind = PcaJobKind::Inverse;
+  QStringList files = parser.positionalArguments();
+  options.savedTransform = files.takeAt(1).toStdString();
+  if (parser.isSet("components"))
+    options.components = positiveInt(parser.value("components"), "components", kMaxBandCount);
+  options.outputType =
+      outputTypeOption(parser, {OutputType::SameAsInput, OutputType::Float32, OutputType::Float64});
+  readSharedOptions(parser, options);
+  options.input = files[0].toStdString();
+  options.output = files[1].toStdString();
+  const bool quiet = parser.isSet("quiet");
+  ConsoleFeedback feedback(quiet);
+  const PcaResult result = runPca(options, feedback);
+  feedback.finish();
+  if (!quiet)
+    std::printf("rebuilt from %d component(s) of %s, %s, %.2f s on %s\nrebuilt:    %s\n",
+                result.components, options.savedTransform.c_str(),
+                outputTypeName(result.outputType).c_str(), result.seconds.total,
+                result.backend.c_str(), options.output.c_str());
   return 0;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
-// The commands of the hyperstream program, one file each (PcaCommand.cpp for pca and mnf,
-// SppCommand.cpp, SynthCommand.cpp, DevicesCommand.cpp). Each takes its arguments without the
-// command word
-// ("hyperstream ARGS...") and returns the exit status; errors are thrown (see reportingErrors).
+// The commands of the hyperstream program (PcaCommand.cpp: pca, mnf and denoise; ApplyCommand.cpp:
+// apply and inverse; SppCommand.cpp, SynthCommand.cpp, DevicesCommand.cpp). Each takes its
+// arguments without the command word ("hyperstream ARGS...") and returns the exit status; errors
+// are thrown (see reportingErrors).
 
 #include "Arguments.h"
 #include "pca/PcaJob.h"
@@ -24,6 +24,8 @@ void printPcaSummary(const PcaResult& result, const PcaOptions& options);
 int runPcaCommand(const QStringList& arguments);
 int runMnfCommand(const QStringList& arguments);
 int runApplyCommand(const QStringList& arguments);
+int runDenoiseCommand(const QStringList& arguments);
+int runInverseCommand(const QStringList& arguments);
 int runSppCommand(const QStringList& arguments);
 int runSynthCommand(const QStringList& arguments);
 int runDevicesCommand(const QStringList& arguments);

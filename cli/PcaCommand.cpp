@@ -1,5 +1,6 @@
-// hyperstream pca and mnf: principal component analysis and the minimum noise fraction, file to
-// file (one job: MNF is a PCA of the noise-whitened image).
+// hyperstream pca, mnf and denoise: principal component analysis, the minimum noise fraction and
+// the image rebuilt from the first components of either, file to file (one job: MNF is a PCA of
+// the noise-whitened image).
 
 #include "Commands.h"
 #include "ConsoleFeedback.h"
@@ -14,26 +15,40 @@ namespace hyperstream {
 
 namespace {
 
-// The options of PCA or MNF, then the shared ones.
-void addTransformOptions(QCommandLineParser& parser, Transform transform) {
-  const bool mnf = transform == Transform::Mnf;
+// How many components: the same choices for the components and for denoising.
+void addCountOptions(QCommandLineParser& parser, bool mnf, const QString& written) {
   parser.addOptions({
       {"components",
-       mnf ? "Number of components to write (a number, or 'all'); default: as many as --snr or "
-             "--variance needs."
-           : "Number of components to write (a number, or 'all'); default: as many as "
-             "--variance needs.",
+       QString("Number of components %1 (a number, or 'all'); default: as many as %2 needs.")
+           .arg(written, mnf ? "--snr or --variance" : "--variance"),
        "N"},
       {"variance",
-       mnf ? "Write the fewest components whose cumulative share of the summed SNR (eigenvalue "
-             "- 1) reaches PCT percent (default 99)."
-           : "Write the fewest components whose cumulative explained variance reaches PCT "
-             "percent (default 99).",
+       mnf ? QString("The fewest components whose cumulative share of the summed SNR "
+                     "(eigenvalue - 1) reaches PCT percent (default 99).")
+           : QString("The fewest components whose cumulative explained variance reaches PCT "
+                     "percent (default 99)."),
        "PCT"},
-      {"type",
-       "Output type: float32 (default), float64, or byte (each component rescaled to "
-       "0-255 from its min/max).",
-       "TYPE"},
+  });
+}
+
+// MNF's options: the noise estimate and the components by SNR.
+QList<QCommandLineOption> noiseOptions() {
+  return {
+      {"noise",
+       "MNF: the neighbour each pixel's noise is taken against: lowerright (default), "
+       "lowerleft, right or lower.",
+       "DIR"},
+      {"snr", "MNF: the components whose SNR (eigenvalue - 1) is at least MIN.", "MIN"},
+  };
+}
+
+QCommandLineOption matrixOption() {
+  return {"matrix", "PCA: covariance (default) or correlation (standardised bands).", "TYPE"};
+}
+
+// The reports, the GPUs, then the shared options.
+void addRunOptions(QCommandLineParser& parser) {
+  parser.addOptions({
       {"stats", "Write the statistics report (JSON) here.", "FILE.json"},
       {"table", "Write one row per component (CSV) here.", "FILE.csv"},
       {"html", "Write the HTML report (scree plot, loadings, eigenvalues) here.", "FILE.html"},
@@ -44,21 +59,39 @@ void addTransformOptions(QCommandLineParser& parser, Transform transform) {
       {"gpu-memory", "GPU memory budget in MiB (default: the GPU's free memory less a margin).",
        "MiB"},
   });
-  if (mnf)
-    parser.addOptions({
-        {"noise",
-         "The neighbour each pixel's noise is taken against: lowerright (default), lowerleft, "
-         "right or lower.",
-         "DIR"},
-        {"snr", "Write the components whose SNR (eigenvalue - 1) is at least MIN.", "MIN"},
-    });
-  else
-    parser.addOption(
-        {"matrix", "covariance (default) or correlation (standardised bands).", "TYPE"});
   addSharedOptions(
       parser, {"1-100,120,130-198", "the output",
                "auto (default: the GPU when one is usable and the image large enough for it, "
                "else the CPU), cpu, gpu or gpu:N (GPU number N; an error when no GPU is usable)."});
+}
+
+// The options of PCA or MNF, then the shared ones.
+void addTransformOptions(QCommandLineParser& parser, Transform transform) {
+  const bool mnf = transform == Transform::Mnf;
+  addCountOptions(parser, mnf, "to write");
+  parser.addOption({"type",
+                    "Output type: float32 (default), float64, or byte (each component rescaled to "
+                    "0-255 from its min/max).",
+                    "TYPE"});
+  if (mnf)
+    parser.addOptions(noiseOptions());
+  else
+    parser.addOption(matrixOption());
+  addRunOptions(parser);
+}
+
+// Denoising's: the transform, both transforms' own options, the count to keep.
+void addDenoiseOptions(QCommandLineParser& parser) {
+  parser.addOption(
+      {"transform", "The transform whose first components are kept: pca (default) or mnf.", "T"});
+  addCountOptions(parser, true, "to keep");
+  parser.addOption({"type",
+                    "Output type: input (default: the input's data type, values rounded and "
+                    "clamped to it, nodata kept), float32 or float64.",
+                    "TYPE"});
+  parser.addOptions(noiseOptions());
+  parser.addOption(matrixOption());
+  addRunOptions(parser);
 }
 
 double numberOption(const QCommandLineParser& parser, const QString& name, const char* example) {
@@ -87,7 +120,8 @@ void readNoiseOptions(const QCommandLineParser& parser, PcaOptions& options) {
   options.minSnr = numberOption(parser, "snr", "10");
 }
 
-void readPcaOptions(const QCommandLineParser& parser, PcaOptions& options) {
+void readPcaOptions(const QCommandLineParser& parser, const std::vector<OutputType>& types,
+                    PcaOptions& options) {
   readSharedOptions(parser, options);
   if (parser.isSet("components") && parser.isSet("variance"))
     usage("give --components or --variance, not both");
@@ -97,8 +131,7 @@ void readPcaOptions(const QCommandLineParser& parser, PcaOptions& options) {
         value == "all" ? kAllComponents : positiveInt(value, "components", kMaxBandCount);
   }
   if (parser.isSet("variance")) options.variancePercent = numberOption(parser, "variance", "99");
-  options.outputType =
-      outputTypeOption(parser, {OutputType::Float32, OutputType::Float64, OutputType::Byte});
+  options.outputType = outputTypeOption(parser, types);
   options.statsJson = parser.value("stats").toStdString();
   options.tableCsv = parser.value("table").toStdString();
   options.htmlReport = parser.value("html").toStdString();
@@ -125,6 +158,28 @@ const char* const kMnfHelp =
 
 }  // namespace
 
+// Denoising's transform and its own options; the other transform's are refused.
+void readDenoiseTransform(const QCommandLineParser& parser, PcaOptions& options) {
+  const QString transform = parser.value("transform");
+  if (transform == "mnf") {
+    if (parser.isSet("matrix")) usage("--matrix is PCA's (--transform pca)");
+    readNoiseOptions(parser, options);
+  } else if (transform.isEmpty() || transform == "pca") {
+    if (parser.isSet("noise") || parser.isSet("snr"))
+      usage("--noise and --snr are MNF's (--transform mnf)");
+    readMatrixOption(parser, options);
+  } else {
+    usage("--transform is pca or mnf, not '" + transform + "'");
+  }
+}
+
+const char* const kDenoiseHelp =
+    " denoise INPUT OUTPUT [options]\n\n"
+    "Fits a PCA or MNF (--transform) to every valid pixel of INPUT and writes each pixel rebuilt\n"
+    "from its first components (mean + the components times their inverse loadings) to OUTPUT,\n"
+    "in one job and without writing the components: the noise of the left-out components is\n"
+    "gone. Streamed in strips; georeferencing, band descriptions and nodata kept.\n\n";
+
 PcaCommand parsePcaArguments(const QStringList& arguments, const char* program, Transform transform,
                              const char* extraHelp) {
   QCommandLineParser parser;
@@ -136,7 +191,8 @@ PcaCommand parsePcaArguments(const QStringList& arguments, const char* program, 
                (transform == Transform::Mnf ? kMnfHelp : kPcaHelp) + extraHelp)
                   .c_str());
   PcaCommand command;
-  readPcaOptions(parser, command.options);
+  readPcaOptions(parser, {OutputType::Float32, OutputType::Float64, OutputType::Byte},
+                 command.options);
   if (transform == Transform::Mnf)
     readNoiseOptions(parser, command.options);
   else
@@ -171,6 +227,33 @@ int runTransformCommand(const QStringList& arguments, Transform transform) {
   const PcaResult result = runPca(command.options, feedback);
   feedback.finish();
   if (!command.quiet) printPcaSummary(result, command.options);
+  return 0;
+}
+
+int runDenoiseCommand(const QStringList& arguments) {
+  QCommandLineParser parser;
+  addDenoiseOptions(parser);
+  parseOrExit(parser, arguments,
+              {{"INPUT", "Input raster (any GDAL format)."},
+               {"OUTPUT", "Output raster: the denoised image, one band per selected band."}},
+              (std::string("usage: hyperstream") + kDenoiseHelp).c_str());
+  PcaOptions options;
+  options.kind = PcaJobKind::Denoise;
+  readPcaOptions(parser, {OutputType::SameAsInput, OutputType::Float32, OutputType::Float64},
+                 options);
+  readDenoiseTransform(parser, options);
+  const bool quiet = parser.isSet("quiet");
+  ConsoleFeedback feedback(quiet);
+  const PcaResult result = runPca(options, feedback);
+  feedback.finish();
+  if (!quiet)
+    std::printf(
+        "%s denoised with %d %s component(s) (%.2f %% of the %s), %s, %.2f s on %s\n"
+        "denoised:   %s\n",
+        options.input.c_str(), result.components, options.noise ? "MNF" : "PCA",
+        result.model.cumulativePercent(result.components - 1),
+        options.noise ? "summed SNR" : "variance", outputTypeName(result.outputType).c_str(),
+        result.seconds.total, result.backend.c_str(), options.output.c_str());
   return 0;
 }
 

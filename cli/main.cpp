@@ -25,6 +25,11 @@ const Command kCommands[] = {
      runMnfCommand},
     {"apply", "apply STATS INPUT OUTPUT  a saved pca or mnf transform applied to another image",
      runApplyCommand},
+    {"denoise", "denoise INPUT OUTPUT the image rebuilt from its first PCA or MNF components",
+     runDenoiseCommand},
+    {"inverse",
+     "inverse COMPONENTS STATS OUTPUT  the image rebuilt from components written earlier",
+     runInverseCommand},
     {"spp", "spp INPUT OUTPUT     spatial preprocessing (SPP) of a raster, file to file",
      runSppCommand},
     {"synth",
@@ -61,6 +66,7 @@ int main(int argc, char** argv) {
     arguments.removeAt(1);  // the parser sees "hyperstream ARGS..."
     for (const Command& command : kCommands)
       if (name == command.name) return command.run(arguments);
-    usage("unknown command '" + name + "' (pca, mnf, apply, spp, synth, devices; see --help)");
+    usage("unknown command '" + name +
+          "' (pca, mnf, apply, denoise, inverse, spp, synth, devices; see --help)");
   });
 }

@@ -383,6 +383,43 @@ std::vector<double> referenceComponent(const Cube& cube, const Reference& refere
   return out;
 }
 
+std::vector<std::vector<double>> referenceInverseLoadings(const Reference& reference, int bands,
+                                                          const std::vector<double>* noise,
+                                                          bool correlationMatrix) {
+  std::vector<std::vector<double>> inverse;
+  for (const std::vector<double>& w : reference.vectors) {
+    std::vector<double> column(static_cast<size_t>(bands));
+    for (int b = 0; b < bands; ++b) {
+      if (noise) {
+        for (int c = 0; c < bands; ++c)
+          column[b] += (*noise)[static_cast<size_t>(b) * bands + c] * w[c];
+      } else {
+        column[b] = w[b] * (correlationMatrix ? reference.stddev[b] : 1.0);
+      }
+    }
+    inverse.push_back(column);
+  }
+  return inverse;
+}
+
+Cube referenceRebuild(const Cube& cube, const Reference& reference, int components,
+                      const std::vector<std::vector<double>>& inverse, bool correlationMatrix) {
+  Cube out = cube;
+  std::fill(out.values.begin(), out.values.end(), std::nan(""));
+  std::vector<std::vector<double>> y;
+  for (int k = 0; k < components; ++k)
+    y.push_back(referenceComponent(cube, reference, k, correlationMatrix));
+  for (int64_t p = 0; p < cube.pixels(); ++p) {
+    if (!referenceValid(cube, p)) continue;
+    for (int b = 0; b < cube.bands; ++b) {
+      double v = reference.mean[b];
+      for (int k = 0; k < components; ++k) v += y[k][static_cast<size_t>(p)] * inverse[k][b];
+      out.values[static_cast<size_t>(p * cube.bands + b)] = v;
+    }
+  }
+  return out;
+}
+
 std::vector<double> bandValues(const Cube& cube, int band) {
   std::vector<double> out(static_cast<size_t>(cube.pixels()));
   for (int64_t p = 0; p < cube.pixels(); ++p)

@@ -65,6 +65,16 @@ std::vector<double> referenceNoiseCovariance(const Cube& cube, int rowStep, int 
 // Component k of every pixel (NaN for invalid pixels).
 std::vector<double> referenceComponent(const Cube& cube, const Reference& reference, int k,
                                        bool correlation = false);
+// What each reference component adds back to the bands (per component, per band): its loadings
+// (PCA; times the standard deviations for a correlation fit) or N w_k (MNF, `noise` its noise
+// covariance, bands x bands).
+std::vector<std::vector<double>> referenceInverseLoadings(const Reference& reference, int bands,
+                                                          const std::vector<double>* noise,
+                                                          bool correlation = false);
+// Each valid pixel rebuilt from its first `components` components: mean + Σ_k y_k inverse[k];
+// NaN for invalid pixels.
+Cube referenceRebuild(const Cube& cube, const Reference& reference, int components,
+                      const std::vector<std::vector<double>>& inverse, bool correlation = false);
 // Band `band` of an output cube as a vector.
 std::vector<double> bandValues(const Cube& cube, int band);
 // Pearson correlation over the pixels where both are finite.

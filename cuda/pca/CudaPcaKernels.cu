@@ -49,11 +49,13 @@ class CudaPcaKernels final : public PcaKernels {
     const int64_t stripBytes = layout.maxStripPixels * bands * sampleSize_;
     const int64_t cubeBytes = layout.pixels * bands * sampleSize_;
     auto workBytes = [&](int64_t pixels) {
-      return pixels * (bands * int64_t{8} + components * int64_t{9} + 1) +
+      // The float64 work chunk, the projected chunk and its encoded samples (up to 8 bytes each),
+      // the valid flags.
+      return pixels * (bands * int64_t{8} + components * int64_t{16} + 1) +
              3 * int64_t{reductionBlocks(pixels)} * rows * 8;
     };
-    const int64_t fixedBytes = int64_t{bands} * bands * 8 + int64_t{bands} * components * 8 +
-                               int64_t{rows} * 64 + 8 * kMiB;
+    const int64_t fixedBytes =
+        int64_t{bands} * bands * 8 + int64_t{rows} * components * 8 + int64_t{rows} * 64 + 8 * kMiB;
     const int64_t longestChunk = std::max<int64_t>(1024, kChunkBytes / (int64_t{bands} * 8));
     chunkPixels_ = std::min(layout.pixels, longestChunk);
     const int64_t budget = context_.budgetBytes();
@@ -76,7 +78,7 @@ class CudaPcaKernels final : public PcaKernels {
     // Projections go strip by strip: their results need no longer chunks than strips.
     const size_t projected = static_cast<size_t>(std::min(chunkPixels_, layout.maxStripPixels));
     result_ = DeviceArray<double>(projected * components);
-    bytes_ = DeviceArray<unsigned char>(projected * components);
+    encoded_ = DeviceArray<unsigned char>(projected * components * sizeof(double));
     valid_ = DeviceArray<unsigned char>(chunkPixels_);
     partials_ = DeviceArray<double>(3 * static_cast<size_t>(reductionBlocks(chunkPixels_)) * rows);
     gram_ = DeviceArray<double>(static_cast<size_t>(bands) * bands);
@@ -87,6 +89,8 @@ class CudaPcaKernels final : public PcaKernels {
     shift_ = DeviceArray<double>(bands);
     center_ = DeviceArray<double>(bands);
     weights_ = DeviceArray<double>(static_cast<size_t>(bands) * components);
+    restore_ = DeviceArray<double>(static_cast<size_t>(rows) * components);
+    offset_ = DeviceArray<double>(rows);
     scale_ = DeviceArray<double>(2 * static_cast<size_t>(components));
     nodataValue_ = DeviceArray<double>(bands);
     hasNodata_ = DeviceArray<unsigned char>(bands);
@@ -226,6 +230,7 @@ class CudaPcaKernels final : public PcaKernels {
   void project(const StripView& strip, const Projection& projection, const OutputEncoding& encoding,
                void* output) override {
     context_.select();
+    if (projection.rebuilds()) return rebuild(strip, projection, encoding, output);
     const int components = projection.components;
     if (encoding.type == OutputType::Byte) {
       std::vector<double> scale(encoding.byteMinimum);
@@ -239,13 +244,8 @@ class CudaPcaKernels final : public PcaKernels {
       using T = decltype(sample);
       const T* raw = stripOnDevice<T>(strip);
       auto emit = [&](auto* values, int64_t first, int64_t pixels, size_t size) {
-        const size_t bytes = static_cast<size_t>(pixels) * components * size;
-        context_.timed(times_.download, context_.computeStream(), [&] {
-          check(cudaMemcpyAsync(out + first * components * size, values, bytes,
-                                cudaMemcpyDeviceToHost, context_.computeStream()),
-                "download");
-        });
-        times_.downloadBytes += static_cast<int64_t>(bytes);
+        downloadChunk(out + first * components * size, values,
+                      static_cast<size_t>(pixels) * components * size);
       };
       // Float outputs are the projection itself, nodata in place.
       auto projectFloat = [&](auto precision) {
@@ -266,10 +266,10 @@ class CudaPcaKernels final : public PcaKernels {
               context_.timed(times_.projection, context_.computeStream(), [&] {
                 encodeByte(values, pixels, components, valid_.get(), scale_.get(),
                            scale_.get() + components, encoding.byteLow,
-                           static_cast<unsigned char>(encoding.nodata), bytes_.get(),
+                           static_cast<unsigned char>(encoding.nodata), encoded_.get(),
                            context_.computeStream());
               });
-              emit(bytes_.get(), first, pixels, 1);
+              emit(encoded_.get(), first, pixels, 1);
             });
       }
       releaseSlot();
@@ -280,6 +280,55 @@ class CudaPcaKernels final : public PcaKernels {
   DeviceTimes deviceTimes() const override { return times_; }
 
  private:
+  // Projects, rebuilds and encodes chunk by chunk; the rebuilt samples cross the bus.
+  void rebuild(const StripView& strip, const Projection& projection, const OutputEncoding& encoding,
+               void* output) {
+    const int components = projection.components, outputs = projection.outputs;
+    uploadAsync(restore_.get(), projection.restore.data(), projection.restore.size(),
+                context_.computeStream());
+    uploadAsync(offset_.get(), projection.offset.data(), projection.offset.size(),
+                context_.computeStream());
+    auto* out = static_cast<unsigned char*>(output);
+    withSampleType(strip.type, [&](auto sample) {
+      using T = decltype(sample);
+      const T* raw = stripOnDevice<T>(strip);
+      withOutputType(encoding.type, [&](auto outputSample) {
+        using Out = decltype(outputSample);
+        Out* encoded = reinterpret_cast<Out*>(encoded_.get());
+        auto rebuildIn = [&](auto precision) {
+          using C = decltype(precision);
+          forEachProjectedChunk<T, C>(
+              strip, raw, projection, 0.0, times_.projection,
+              [&](int64_t first, int64_t pixels, C* values) {
+                context_.timed(times_.projection, context_.computeStream(), [&] {
+                  cuda::rebuild(values, pixels, components, valid_.get(), restore_.get(),
+                                offset_.get(), outputs, encoding.nodata, encoding.avoidNodata,
+                                encoded, context_.computeStream());
+                });
+                downloadChunk(out + first * outputs * sizeof(Out), encoded,
+                              static_cast<size_t>(pixels) * outputs * sizeof(Out));
+              });
+        };
+        if (projectsInFloat(projection, encoding))
+          rebuildIn(float{});
+        else
+          rebuildIn(double{});
+      });
+      releaseSlot();
+    });
+    context_.synchronize();
+  }
+
+  // An encoded chunk to the host, timed as a download.
+  void downloadChunk(unsigned char* target, const void* values, size_t bytes) {
+    context_.timed(times_.download, context_.computeStream(), [&] {
+      check(
+          cudaMemcpyAsync(target, values, bytes, cudaMemcpyDeviceToHost, context_.computeStream()),
+          "download");
+    });
+    times_.downloadBytes += static_cast<int64_t>(bytes);
+  }
+
   void resetMoments() {
     const int bands = layout_.bands;
     check(cudaMemsetAsync(gram_.get(), 0, gram_.size() * sizeof(double), context_.computeStream()),
@@ -632,8 +681,8 @@ class CudaPcaKernels final : public PcaKernels {
   int slot_ = 0;
   DeviceArray<unsigned char> cube_, slots_[2];
   DeviceArray<double> work_, result_, partials_, gram_, sum_, low_, high_, shift_, center_,
-      weights_, scale_, nodataValue_;
-  DeviceArray<unsigned char> bytes_, valid_, hasNodata_;
+      weights_, restore_, offset_, scale_, nodataValue_;
+  DeviceArray<unsigned char> encoded_, valid_, hasNodata_;
   DeviceArray<unsigned long long> count_;
   bool nodataKnown_ = false, alwaysValid_ = false;
   int64_t hostCounted_ = 0;

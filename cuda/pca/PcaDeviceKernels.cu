@@ -1,4 +1,5 @@
 #include "core/Launch.h"
+#include "core/Rounding.h"
 #include "pca/PcaDeviceKernels.h"
 
 #include <cstdint>
@@ -258,7 +259,40 @@ __global__ void encodeByteKernel(const float* __restrict__ values, int64_t pixel
   }
 }
 
+// One thread per output value; a pixel's threads read its components together (cached).
+template <class C, class Out>
+__global__ void rebuildKernel(const C* __restrict__ values, int64_t pixels, int components,
+                              const unsigned char* __restrict__ valid,
+                              const double* __restrict__ restore, const double* __restrict__ offset,
+                              int outputs, double nodata, bool avoidNodata, Out* __restrict__ out) {
+  const int64_t count = pixels * outputs;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t p = i / outputs;
+    const int j = static_cast<int>(i - p * outputs);
+    if (!valid[p]) {
+      out[i] = static_cast<Out>(nodata);
+      continue;
+    }
+    const C* pixel = values + p * components;
+    double sum = offset[j];
+    for (int k = 0; k < components; ++k)
+      sum += static_cast<double>(pixel[k]) * restore[static_cast<int64_t>(k) * outputs + j];
+    out[i] = toSample<Out>(sum, nodata, avoidNodata);
+  }
+}
+
 }  // namespace
+
+template <class C, class Out>
+void rebuild(const C* values, int64_t pixels, int components, const unsigned char* valid,
+             const double* restore, const double* offset, int outputs, double nodata,
+             bool avoidNodata, Out* out, cudaStream_t stream) {
+  if (pixels <= 0 || outputs <= 0) return;
+  rebuildKernel<C, Out><<<gridFor(pixels * outputs, kThreads * 8), kThreads, 0, stream>>>(
+      values, pixels, components, valid, restore, offset, outputs, nodata, avoidNodata, out);
+  checkLaunch("rebuild kernel");
+}
 
 int reductionBlocks(int64_t pixels) {
   return static_cast<int>((pixels + kPixelsPerBlock - 1) / kPixelsPerBlock);
@@ -443,6 +477,15 @@ template void rangePartials<double>(const double*, int64_t, int, const unsigned 
                                   double*, cudaStream_t);                                      \
   template void splitDigits<T>(const T*, int64_t, int, const unsigned char*, const double*,    \
                                int64_t, int64_t, int, int8_t*, cudaStream_t);
+#define HYPERSTREAM_REBUILD_TYPE(Out)                                                       \
+  template void rebuild<float, Out>(const float*, int64_t, int, const unsigned char*,       \
+                                    const double*, const double*, int, double, bool, Out*,  \
+                                    cudaStream_t);                                          \
+  template void rebuild<double, Out>(const double*, int64_t, int, const unsigned char*,     \
+                                     const double*, const double*, int, double, bool, Out*, \
+                                     cudaStream_t);
+HYPERSTREAM_FOR_EACH_SAMPLE_TYPE(HYPERSTREAM_REBUILD_TYPE)
+#undef HYPERSTREAM_REBUILD_TYPE
 HYPERSTREAM_DIGIT_TYPE(uint8_t)
 HYPERSTREAM_DIGIT_TYPE(uint16_t)
 HYPERSTREAM_DIGIT_TYPE(int16_t)

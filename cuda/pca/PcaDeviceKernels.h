@@ -79,4 +79,12 @@ void encodeByte(const float* values, int64_t pixels, int components, const unsig
                 const double* minimum, const double* scale, double low, unsigned char nodata,
                 unsigned char* out, cudaStream_t stream);
 
+// Rebuilding: out[p, j] = toSample<Out>(offset[j] + Σ_k values[p, k] · restore[k, j]) in float64
+// (the components in order; restore row-major components x outputs) for valid pixels, `nodata`
+// for the others (core/Rounding.h's rule, as the CPU kernels).
+template <class C, class Out>
+void rebuild(const C* values, int64_t pixels, int components, const unsigned char* valid,
+             const double* restore, const double* offset, int outputs, double nodata,
+             bool avoidNodata, Out* out, cudaStream_t stream);
+
 }  // namespace hyperstream::cuda

@@ -3,8 +3,25 @@
 namespace hyperstream {
 
 std::string outputTypeName(OutputType type) {
-  if (type == OutputType::Float64) return "Float64";
-  return type == OutputType::Byte ? "Byte" : "Float32";
+  switch (type) {
+    case OutputType::Float32:
+      return "Float32";
+    case OutputType::Float64:
+      return "Float64";
+    case OutputType::Byte:
+      return "Byte";
+    case OutputType::UInt16:
+      return "UInt16";
+    case OutputType::Int16:
+      return "Int16";
+    case OutputType::UInt32:
+      return "UInt32";
+    case OutputType::Int32:
+      return "Int32";
+    case OutputType::SameAsInput:
+      return "Input";
+  }
+  return "Float32";
 }
 
 }  // namespace hyperstream

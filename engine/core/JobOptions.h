@@ -19,8 +19,10 @@ struct BandRange {
 };
 using BandList = std::vector<BandRange>;
 
-enum class OutputType { Float32, Float64, Byte };
-std::string outputTypeName(OutputType type);
+// Output data types. The integer types other than Byte hold rebuilt images (denoise, inverse);
+// SameAsInput is resolved by the job to the type the rebuilt image had.
+enum class OutputType { Float32, Float64, Byte, UInt16, Int16, UInt32, Int32, SameAsInput };
+std::string outputTypeName(OutputType type);  // GDAL's name; "Input" for SameAsInput
 
 constexpr int64_t kDefaultRamBytes = int64_t{1} << 30;
 

@@ -85,15 +85,16 @@ GDALDataType gdalType(SampleType type) {
 }
 
 GDALDataType gdalType(OutputType type) {
-  switch (type) {
-    case OutputType::Float32:
-      return GDT_Float32;
-    case OutputType::Float64:
-      return GDT_Float64;
-    case OutputType::Byte:
-      return GDT_Byte;
-  }
-  return GDT_Float32;
+  if (type == OutputType::SameAsInput) return GDT_Unknown;
+  return GDALGetDataTypeByName(outputTypeName(type).c_str());
+}
+
+OutputType outputTypeOf(GDALDataType type) {
+  for (OutputType candidate :
+       {OutputType::Float32, OutputType::Float64, OutputType::Byte, OutputType::UInt16,
+        OutputType::Int16, OutputType::UInt32, OutputType::Int32})
+    if (gdalType(candidate) == type) return candidate;
+  throw Error("INPUT", std::string("no output of data type ") + GDALGetDataTypeName(type));
 }
 
 namespace {

@@ -88,7 +88,8 @@ int typeSize(GDALDataType type);
 // GDAL's type as the kernels' sample type; throws Error("INPUT") for types they do not take.
 SampleType sampleTypeOf(GDALDataType type);
 GDALDataType gdalType(SampleType type);
-GDALDataType gdalType(OutputType type);
+GDALDataType gdalType(OutputType type);  // GDT_Unknown for SameAsInput
+OutputType outputTypeOf(GDALDataType type);
 
 // Reads rows [row0, row0 + rows) of the given 1-based bands into `buffer`, pixel-interleaved
 // (pixel p's band b at p * bands.size() + b), in `type`, with RasterIO's pixel/line/band spacing.

@@ -2,8 +2,10 @@
 
 #include "core/Error.h"
 
+#include <cblas.h>
 #include <lapacke.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace hyperstream {
@@ -34,6 +36,18 @@ namespace {
   throw Error("BANDS", message + ": leave one of them out");
 }
 
+// N W: since W^T N W = I, the inverse of y = W^T (x - mean) is x - mean = N W y. Constant bands'
+// rows stay zero (they rebuild to their mean).
+void setInverseLoadings(PcaModel& model, const std::vector<double>& noiseCovariance) {
+  const int bands = model.bands, all = model.componentCount();
+  model.inverseLoadings.assign(static_cast<size_t>(bands) * all, 0.0);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bands, all, bands, 1.0,
+              noiseCovariance.data(), bands, model.eigenvectors.data(), all, 0.0,
+              model.inverseLoadings.data(), all);
+  for (int b : model.constantBands)
+    std::fill_n(model.inverseLoadings.begin() + static_cast<int64_t>(b) * all, all, 0.0);
+}
+
 }  // namespace
 
 PcaModel fitMnf(const Moments& signal, const Moments& noise, std::vector<std::string>& warnings) {
@@ -62,6 +76,7 @@ PcaModel fitMnf(const Moments& signal, const Moments& noise, std::vector<std::st
     throw Error("", "the generalised eigen-decomposition failed (LAPACK dsygvd info " +
                         std::to_string(info) + ")");
   setComponents(model, used, values, s);
+  setInverseLoadings(model, noiseCovariance);
   return model;
 }
 

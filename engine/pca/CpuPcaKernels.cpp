@@ -3,6 +3,7 @@
 // on the kernels' worker threads (a GEMM with ten columns spends its time packing the pixels).
 
 #include "core/Error.h"
+#include "core/Rounding.h"
 #include "core/Samples.h"
 #include "core/WorkerThreads.h"
 #include "pca/IntegerMoments.h"
@@ -219,6 +220,20 @@ void projectBands(const T* data, int64_t bandStep, const unsigned char* valid, i
     std::copy_n(values.begin() + p * outStride, components, out + (whole + p) * outStride);
 }
 
+// row[j] = offset[j] + Σ_k components[k] · restore[k][j] in float64, the components in order.
+template <class C>
+HYPERSTREAM_VECTOR_CLONES void rebuildPixel(const C* __restrict components, int count,
+                                            const double* __restrict restore,
+                                            const double* __restrict offset, double* __restrict row,
+                                            int outputs) {
+  for (int j = 0; j < outputs; ++j) row[j] = offset[j];
+  for (int k = 0; k < count; ++k) {
+    const double value = static_cast<double>(components[k]);
+    const double* weights = restore + static_cast<size_t>(k) * outputs;
+    for (int j = 0; j < outputs; ++j) row[j] += value * weights[j];
+  }
+}
+
 // A projection laid out for the kernels: the weights in blocks of kComponentBlock columns,
 // zero-padded ([block][band][column]); for integer samples the rounded centre as an integer shift,
 // and the remainder's projection as a bias.
@@ -340,23 +355,15 @@ class CpuPcaKernels : public PcaKernels {
   void project(const StripView& strip, const Projection& projection, const OutputEncoding& encoding,
                void* output) override {
     withSampleType(strip.type, [&](auto sample) {
-      using T = decltype(sample);
-      // Projects in precision P, then encodes each chunk into `out`.
-      const auto projectInto = [&](auto precision, auto* out) {
-        using P = decltype(precision);
-        forEachProjectedChunk<T, P>(
-            strip, projection, [&](int64_t first, int64_t count, const P* values) {
-              encode(values, first, count, projection.components, encoding, out);
-            });
-      };
-      switch (encoding.type) {
-        case OutputType::Float64:
-          return projectInto(double{}, static_cast<double*>(output));
-        case OutputType::Float32:
-          return projectInto(float{}, static_cast<float*>(output));
-        case OutputType::Byte:
-          return projectInto(float{}, static_cast<uint8_t*>(output));
-      }
+      withOutputType(encoding.type, [&](auto outputSample) {
+        using Out = decltype(outputSample);
+        if (projectsInFloat(projection, encoding))
+          projectInto<decltype(sample), float>(strip, projection, encoding,
+                                               static_cast<Out*>(output));
+        else
+          projectInto<decltype(sample), double>(strip, projection, encoding,
+                                                static_cast<Out*>(output));
+      });
     });
   }
 
@@ -547,7 +554,20 @@ class CpuPcaKernels : public PcaKernels {
               out + kb * kComponentBlock, kernel.components, kernel.blockComponents(kb));
   }
 
-  // Float outputs: the values as they are; nodata for invalid pixels.
+  // Projects in precision C, then encodes (or rebuilds and encodes) each chunk into `output`.
+  template <class T, class C, class Out>
+  void projectInto(const StripView& strip, const Projection& projection,
+                   const OutputEncoding& encoding, Out* output) {
+    forEachProjectedChunk<T, C>(
+        strip, projection, [&](int64_t first, int64_t count, const C* values) {
+          if (projection.rebuilds())
+            rebuild(values, first, count, projection, encoding, output);
+          else if constexpr (std::is_floating_point_v<Out> || std::is_same_v<Out, uint8_t>)
+            encode(values, first, count, projection.components, encoding, output);
+        });
+  }
+
+  // Float components: the values as they are; nodata for invalid pixels.
   template <class C, class Out>
   void encode(const C* values, int64_t first, int64_t count, int components,
               const OutputEncoding& encoding, Out* output) const {
@@ -563,12 +583,13 @@ class CpuPcaKernels : public PcaKernels {
     }
   }
 
-  // Byte outputs: each component rescaled from its range to the encoding's.
-  void encode(const float* values, int64_t first, int64_t count, int components,
+  // Byte components: each rescaled from its range to the encoding's.
+  template <class C>
+  void encode(const C* values, int64_t first, int64_t count, int components,
               const OutputEncoding& encoding, uint8_t* output) const {
     for (int64_t p = 0; p < count; ++p) {
       uint8_t* out = output + (first + p) * components;
-      const float* in = values + p * components;
+      const C* in = values + p * components;
       if (!valid_[first + p]) {
         std::fill(out, out + components, static_cast<uint8_t>(encoding.nodata));
         continue;
@@ -580,6 +601,28 @@ class CpuPcaKernels : public PcaKernels {
         out[k] = static_cast<uint8_t>(std::clamp(std::round(scaled), 0.0, 255.0));
       }
     }
+  }
+
+  // Rebuilt values of `count` projected pixels, in float64, encoded by toSample; on every worker.
+  template <class C, class Out>
+  void rebuild(const C* values, int64_t first, int64_t count, const Projection& projection,
+               const OutputEncoding& encoding, Out* output) {
+    const int outputs = projection.outputs;
+    const int components = projection.components;
+    threads_.split(count, [&](int64_t from, int64_t to) {
+      std::vector<double> row(static_cast<size_t>(outputs));
+      for (int64_t p = from; p < to; ++p) {
+        Out* out = output + (first + p) * outputs;
+        if (!valid_[first + p]) {
+          std::fill(out, out + outputs, static_cast<Out>(encoding.nodata));
+          continue;
+        }
+        rebuildPixel(values + p * components, components, projection.restore.data(),
+                     projection.offset.data(), row.data(), outputs);
+        for (int j = 0; j < outputs; ++j)
+          out[j] = toSample<Out>(row[j], encoding.nodata, encoding.avoidNodata);
+      }
+    });
   }
 
   // Per worker thread: the centred block and (worker 0's) the projected batch.

@@ -40,6 +40,13 @@ void checkOptions(const PcaOptions& options) {
     throw Error("RAM_MB", "the RAM budget must be at least 16 MiB");
   if (options.gpuMemoryBytes < 0)
     throw Error("GPU_MEMORY_MB", "the GPU memory budget must be positive (0: automatic)");
+  if (options.kind == PcaJobKind::Inverse && options.savedTransform.empty())
+    throw Error("STATS", "an inverse transform needs the statistics JSON of the fitting run");
+  const bool components = options.kind == PcaJobKind::Transform;
+  const OutputType type = options.outputType;
+  if (components && type != OutputType::Float32 && type != OutputType::Float64 &&
+      type != OutputType::Byte)
+    throw Error("OUTPUT_TYPE", "components are written as Float32, Float64 or Byte");
 }
 
 // Creation options for an output that several processes write at once, each its own rows: only
@@ -140,18 +147,27 @@ class PcaRun {
     }
     chooseComponents();
     OutputEncoding encoding = outputEncoding();
-    if (saved_ && byteOutput())
+    if (saved_ && rescalesToByte())
       useSavedRanges(encoding);
-    else if (byteOutput())
+    else if (rescalesToByte())
       rangePass(encoding);
     projectionPass(encoding);
     return finish();
   }
 
  private:
-  bool byteOutput() const { return options_.outputType == OutputType::Byte; }
-  double pass1End() const { return byteOutput() ? 40.0 : 50.0; }
+  // Components rescaled to 0-255 from their ranges (a rebuilt Byte image is rounded instead).
+  bool rescalesToByte() const {
+    return options_.kind == PcaJobKind::Transform && options_.outputType == OutputType::Byte;
+  }
+  bool rebuilds() const { return options_.kind != PcaJobKind::Transform; }
+  double pass1End() const { return rescalesToByte() ? 40.0 : 50.0; }
   int bandCount() const { return static_cast<int>(result_.bands.size()); }
+  // Bands the output has (at most, for components).
+  int outputBands() const {
+    return options_.kind == PcaJobKind::Inverse ? static_cast<int>(saved_->bands.size())
+                                                : bandCount();
+  }
 
   void openInput();
   void checkOutputs();
@@ -167,11 +183,16 @@ class PcaRun {
   void fit(const Moments& moments);
   bool isMnf() const { return options_.noise.has_value(); }
   void readSavedTransform();
+  BandList inputBands();
+  void resolveOutputType();
+  Projection inverseProjection() const;
+  bool hasDeclaredNodata(double& value) const;
   void useSavedRanges(OutputEncoding& encoding);
   void setByteRescale(const std::vector<double>& minimum, const std::vector<double>& maximum,
                       OutputEncoding& encoding);
   void chooseComponents();
   OutputEncoding outputEncoding();
+  QString outputBandDescription(int band) const;
   void rangePass(OutputEncoding& encoding);
   // Where this worker writes its rows: the output it shares, or (MPI ranks but 0) its own handle
   // on rank 0's file.
@@ -244,17 +265,25 @@ class PcaRun {
 
 // The input, this worker's rows and the output's format.
 void PcaRun::openInput() {
-  BandList bands = options_.bands;
-  if (!options_.savedTransform.empty()) {
-    readSavedTransform();
-    if (bands.empty()) bands.assign(saved_->bands.begin(), saved_->bands.end());
-  }
-  input_ = openJobInput(options_.input, bands, "PCA");
-  if (saved_ && input_.bands.size() != saved_->bands.size())
+  if (!options_.savedTransform.empty()) readSavedTransform();
+  input_ = openJobInput(options_.input, inputBands(), "PCA");
+  if (options_.kind == PcaJobKind::Inverse) {
+    for (size_t k = 0; k < input_.bands.size(); ++k)
+      if (input_.bands[k] != static_cast<int>(k) + 1)
+        throw Error("BANDS",
+                    "the component raster's bands are taken from the first on, in order "
+                    "(band k holds component k)");
+    if (input_.bands.size() > static_cast<size_t>(saved_->model.componentCount()))
+      throw Error("INPUT", std::to_string(input_.bands.size()) +
+                               " component band(s), but the saved transform has " +
+                               std::to_string(saved_->model.componentCount()) + " components");
+  } else if (saved_ && input_.bands.size() != saved_->bands.size()) {
     throw Error("BANDS", std::to_string(input_.bands.size()) +
                              " band(s) selected, but the saved "
                              "transform was fitted on " +
                              std::to_string(saved_->bands.size()));
+  }
+  resolveOutputType();
   const RasterInfo& info = input_.info;
   starting_.weigh({info.width * info.height / group_.size() *
                    static_cast<int64_t>(input_.bands.size()) * typeSize(info.type)});
@@ -273,9 +302,35 @@ void PcaRun::openInput() {
     format_.creationOptions = sharedWritingOptions(format_.driver, options_.creationOptions);
 }
 
+// The bands to read: those asked for; applying, the saved ones; inverting, the first
+// `components` bands of the component raster (all by default).
+BandList PcaRun::inputBands() {
+  if (!options_.bands.empty()) return options_.bands;
+  if (options_.kind == PcaJobKind::Inverse)
+    return options_.components > 0 ? BandList{BandRange(1, options_.components)} : BandList{};
+  if (saved_) return {saved_->bands.begin(), saved_->bands.end()};
+  return {};
+}
+
+// A rebuilt image is written in the type of the image it rebuilds unless asked otherwise.
+void PcaRun::resolveOutputType() {
+  result_.outputType = options_.outputType;
+  if (options_.outputType != OutputType::SameAsInput) return;
+  if (options_.kind == PcaJobKind::Denoise) {
+    result_.outputType = outputTypeOf(input_.info.type);
+  } else {
+    const GDALDataType type = GDALGetDataTypeByName(saved_->inputType.c_str());
+    if (type == GDT_Unknown)
+      throw Error("OUTPUT_TYPE",
+                  "the statistics do not say the fitted image's data type (an older run): "
+                  "choose Float32 or Float64");
+    result_.outputType = outputTypeOf(type);
+  }
+}
+
 void PcaRun::checkOutputs() {
   OutputCheck outputs(result_.input.files, feedback_);
-  outputs.raster("OUTPUT", options_.output, format_, bandCount(), gdalType(options_.outputType));
+  outputs.raster("OUTPUT", options_.output, format_, outputBands(), gdalType(result_.outputType));
   if (!options_.statsJson.empty()) outputs.file("OUTPUT_STATS", options_.statsJson);
   if (!options_.tableCsv.empty()) outputs.file("OUTPUT_TABLE", options_.tableCsv);
   if (!options_.htmlReport.empty()) outputs.file("OUTPUT_HTML_FILE", options_.htmlReport);
@@ -293,7 +348,8 @@ void PcaRun::startKernels() {
 void PcaRun::planMemory() {
   const RasterInfo& info = result_.input;
   inputRowBytes_ = info.width * bandCount() * typeSize(info.type);
-  const int64_t outputRowBytes = info.width * bandCount() * typeSize(gdalType(options_.outputType));
+  const int64_t outputRowBytes =
+      info.width * outputBands() * typeSize(gdalType(result_.outputType));
   // MNF: the noise differences of a strip (Int32 or Float64) and their masks.
   const int64_t differenceBytes = isMnf() ? info.width * bandCount() * 8 + 2 * info.width : 0;
   const int64_t mask = info.width + differenceBytes;
@@ -326,7 +382,7 @@ void PcaRun::prepareKernels() {
   layout.bands = bandCount();
   layout.type = input_.sampleType;
   layout.maxStripPixels = plan_.stripRows * info.width;
-  layout.maxComponents = bandCount();
+  layout.maxComponents = std::max(bandCount(), outputBands());
   selectionSeconds_ = setup_.nsecsElapsed() * 1e-9;
   setup_.start();
   result_.stripRows = plan_.stripRows;  // as planned, after any copy of the input
@@ -458,10 +514,13 @@ void PcaRun::fit(const Moments& moments) {
     PcaModel& model = result_.model;
     std::vector<double> eigen = model.eigenvalues;
     eigen.insert(eigen.end(), model.eigenvectors.begin(), model.eigenvectors.end());
+    eigen.insert(eigen.end(), model.inverseLoadings.begin(), model.inverseLoadings.end());
     eigen = group_.shareNumbers(eigen);
-    const auto split = eigen.begin() + static_cast<int64_t>(model.eigenvalues.size());
-    model.eigenvalues.assign(eigen.begin(), split);
-    model.eigenvectors.assign(split, eigen.end());
+    const auto vectors = eigen.begin() + static_cast<int64_t>(model.eigenvalues.size());
+    const auto inverse = vectors + static_cast<int64_t>(model.eigenvectors.size());
+    model.eigenvalues.assign(eigen.begin(), vectors);
+    model.eigenvectors.assign(vectors, inverse);
+    model.inverseLoadings.assign(inverse, eigen.end());
   }
   result_.seconds.eigen = timer.nsecsElapsed() * 1e-9;
   for (const std::string& warning : result_.warnings)
@@ -495,6 +554,11 @@ void PcaRun::useSavedRanges(OutputEncoding& encoding) {
 void PcaRun::chooseComponents() {
   const PcaModel& model = result_.model;
   const int available = model.componentCount();
+  if (options_.kind == PcaJobKind::Inverse) {
+    result_.components = bandCount();
+    projection_ = inverseProjection();
+    return;
+  }
   if (saved_ && options_.components == 0) {
     result_.components = saved_->components;
   } else if (options_.components == kAllComponents) {
@@ -524,6 +588,14 @@ void PcaRun::chooseComponents() {
                      .arg(components)
                      .arg(model.cumulativePercent(components - 1), 0, 'f', 2)
                      .arg(isMnf() ? "summed SNR" : "variance"));
+  if (rebuilds()) {
+    if (model.transform == Transform::Mnf && model.inverseLoadings.empty())
+      throw Error("STATS",
+                  "the statistics were saved without MNF's inverse loadings (an older "
+                  "run): fit again to rebuild from them");
+    projection_ = model.rebuilding(components);
+    return;
+  }
   if (options_.outputType == OutputType::Float32)
     for (int k = 0; k < components; ++k)
       if (model.componentBound(k) > std::numeric_limits<float>::max())
@@ -536,32 +608,78 @@ void PcaRun::chooseComponents() {
   projection_ = model.projection(components);
 }
 
+// Inverting, the component raster's values back to components (undoing a Byte rescale), then
+// to the bands: y_k = (value_k - byteLow) / scale_k, x = mean + sum_k (min_k + y_k) restore_k.
+Projection PcaRun::inverseProjection() const {
+  const PcaModel& model = saved_->model;
+  const int components = result_.components;
+  if (model.transform == Transform::Mnf && model.inverseLoadings.empty())
+    throw Error("STATS",
+                "the statistics were saved without MNF's inverse loadings (an older "
+                "run): fit again to invert");
+  Projection projection;
+  projection.bands = components;
+  projection.components = components;
+  projection.center.assign(components, 0.0);
+  projection.weights.assign(static_cast<size_t>(components) * components, 0.0);
+  projection.outputs = model.bands;
+  projection.restore = model.restore(components);
+  projection.offset = model.mean;
+  const bool fromBytes =
+      input_.info.type == GDT_Byte && saved_->hasByteRanges && components <= saved_->components;
+  for (int k = 0; k < components; ++k) {
+    double weight = 1.0;
+    if (fromBytes) {
+      const double width = saved_->byteMaximum[k] - saved_->byteMinimum[k];
+      weight = width > 0 ? width / (255.0 - saved_->byteLow) : 0.0;
+      projection.center[k] = saved_->byteLow;
+      for (int b = 0; b < model.bands; ++b)
+        projection.offset[b] +=
+            saved_->byteMinimum[k] * projection.restore[static_cast<size_t>(k) * model.bands + b];
+    }
+    projection.weights[static_cast<size_t>(k) * components + k] = weight;
+  }
+  return projection;
+}
+
+// The nodata value the rebuilt image's bands declare: the fitted image's (the first band that has
+// one).
+bool PcaRun::hasDeclaredNodata(double& value) const {
+  const std::vector<double>& nodata =
+      options_.kind == PcaJobKind::Inverse ? saved_->nodata : input_.nodata;
+  const auto declared =
+      std::find_if(nodata.begin(), nodata.end(), [](double v) { return !std::isnan(v); });
+  if (declared == nodata.end()) return false;
+  value = *declared;
+  return true;
+}
+
 // Input nodata preserved for float outputs (NaN when the input declares none but has non-finite
 // pixels); Byte uses 1-255 and 0 for nodata when some pixels are invalid. Applying a saved
 // transform, whether pixels are invalid is known only once projected: the fitting run's choice
 // holds (so that the same image gives the same file), and float outputs write NaN for invalid
 // pixels when the input declares no nodata.
 OutputEncoding PcaRun::outputEncoding() {
-  const std::vector<double>& nodata = input_.nodata;
   const bool someInvalid =
       saved_ ? saved_->hadOutputNodata : result_.model.validPixels < result_.totalPixels;
   OutputEncoding encoding;
-  encoding.type = options_.outputType;
-  result_.outputType = options_.outputType;
-  if (saved_) encoding.nodata = std::numeric_limits<double>::quiet_NaN();
-  const auto declared =
-      std::find_if(nodata.begin(), nodata.end(), [](double v) { return !std::isnan(v); });
-  if (byteOutput()) {
+  encoding.type = result_.outputType;
+  const bool integer = !GDALDataTypeIsFloating(gdalType(encoding.type));
+  if (saved_) encoding.nodata = integer ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  double declared = 0;
+  if (rescalesToByte()) {
     result_.hasOutputNodata = someInvalid;
     encoding.nodata = 0;
     encoding.byteLow = someInvalid ? 1.0 : 0.0;
     if (someInvalid) feedback_.info("Byte output: valid pixels rescaled to 1-255, 0 marks nodata");
-  } else if (declared != nodata.end()) {
+  } else if (hasDeclaredNodata(declared)) {
     result_.hasOutputNodata = true;
-    encoding.nodata = *declared;
+    encoding.nodata = declared;
+    encoding.avoidNodata = integer;
   } else if (someInvalid) {
     result_.hasOutputNodata = true;
-    encoding.nodata = std::numeric_limits<double>::quiet_NaN();
+    encoding.nodata = integer ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+    encoding.avoidNodata = integer;
   }
   result_.outputNodata = encoding.nodata;
   return encoding;
@@ -609,15 +727,31 @@ QString componentDescription(const PcaModel& model, int k) {
       .arg(model.cumulativePercent(k), 0, 'f', 1);
 }
 
+// A component's description, or a rebuilt band's: the description of the band it rebuilds.
+QString PcaRun::outputBandDescription(int band) const {
+  switch (options_.kind) {
+    case PcaJobKind::Transform:
+      return componentDescription(result_.model, band);
+    case PcaJobKind::Denoise:
+      return QString::fromStdString(result_.input.bandDescriptions[result_.bands[band] - 1]);
+    case PcaJobKind::Inverse:
+      return static_cast<size_t>(band) < saved_->bandDescriptions.size()
+                 ? QString::fromStdString(saved_->bandDescriptions[band])
+                 : QString();
+  }
+  return {};
+}
+
 // The output raster, georeferenced, its bands described and given their nodata value.
 std::unique_ptr<PendingRaster> PcaRun::createOutput(const OutputEncoding& encoding) const {
-  const PcaModel& model = result_.model;
-  auto created = createLike(result_.input, options_.output, format_, result_.components,
-                            gdalType(encoding.type));
+  const int bands = projection_.outputCount();
+  auto created =
+      createLike(result_.input, options_.output, format_, bands, gdalType(encoding.type));
   GDALDataset& dataset = created->dataset();
-  for (int k = 0; k < result_.components; ++k) {
-    GDALRasterBand* band = dataset.GetRasterBand(k + 1);
-    band->SetDescription(componentDescription(model, k).toUtf8().constData());
+  for (int b = 0; b < bands; ++b) {
+    GDALRasterBand* band = dataset.GetRasterBand(b + 1);
+    const QString description = outputBandDescription(b);
+    if (!description.isEmpty()) band->SetDescription(description.toUtf8().constData());
     if (result_.hasOutputNodata) band->SetNoDataValue(encoding.nodata);
   }
   return created;
@@ -650,7 +784,7 @@ PcaRun::OutputHandle PcaRun::openOutput(const OutputEncoding& encoding) {
 // Pass 2: project and write.
 void PcaRun::projectionPass(const OutputEncoding& encoding) {
   OutputHandle output = openOutput(encoding);
-  const int64_t outputBytes = plan_.stripRows * result_.input.width * result_.components *
+  const int64_t outputBytes = plan_.stripRows * result_.input.width * projection_.outputCount() *
                               typeSize(gdalType(encoding.type));
   QElapsedTimer timer;
   StripPipeline pipeline(laterInputBuffers(), inputStripBytes(), kOutputBuffers,
@@ -667,7 +801,7 @@ void PcaRun::projectionPass(const OutputEncoding& encoding) {
     if (output.lock) lock = std::make_unique<QMutexLocker>(output.lock);
     writeStrip(*output.dataset, gdalType(encoding.type), strip.row0, strip.rows, out, feedback_);
   };
-  pipeline.run(plan_.strips, stages, feedback_, byteOutput() ? 60.0 : pass1End(), 100.0);
+  pipeline.run(plan_.strips, stages, feedback_, rescalesToByte() ? 60.0 : pass1End(), 100.0);
   result_.seconds.read += pipeline.readSeconds();
   result_.seconds.write += pipeline.writeSeconds();
   cube_.reset();

@@ -20,8 +20,16 @@ class JobGroup;
 
 constexpr int kAllComponents = -1;
 
+// What the job does with the transform (fitted, or savedTransform).
+enum class PcaJobKind {
+  Transform,  // writes the components (pca, mnf, apply)
+  Denoise,    // writes each pixel rebuilt from its first components (denoise)
+  Inverse,    // the input holds components written with savedTransform: rebuilds the image
+};
+
 // PCA's options; with `noise` set, the job is an MNF (always of the covariance).
 struct PcaOptions : JobOptions {
+  PcaJobKind kind = PcaJobKind::Transform;
   int components = 0;  // > 0: that many; 0: by minSnr, else variancePercent; kAllComponents: all
   double variancePercent = 99.0;  // of the variance (PCA) or of the summed SNR (MNF)
   std::optional<double> minSnr;   // MNF: the components whose SNR (eigenvalue - 1) reaches it
@@ -49,14 +57,14 @@ struct PcaResult {
   PcaModel model;
   RasterInfo input;
   std::vector<int> bands;  // 1-based input band numbers that were used
-  int components = 0;      // written to the output
+  int components = 0;      // written to the output (rebuilding: that the output was rebuilt from)
   int64_t totalPixels = 0;
   std::string backend;
   bool resident = false;        // the cube stayed in host memory between the passes
   bool deviceResident = false;  // the cube stayed in GPU memory between the passes
   int64_t stripRows = 0;
   std::vector<std::string> warnings;
-  OutputType outputType = OutputType::Float32;
+  OutputType outputType = OutputType::Float32;  // resolved (never SameAsInput)
   double outputNodata = 0;
   bool hasOutputNodata = false;
   std::vector<double> byteMinimum, byteMaximum;  // Byte rescale ranges per component

@@ -49,12 +49,19 @@ struct CubeLayout {
 int64_t groupRows(int64_t width);
 
 // A linear transform of centred pixels: component k of pixel p = sum_b (x[p,b] - center[b]) *
-// weights[b*components + k].
+// weights[b*components + k]. Rebuilding (denoise, inverse), the components are then taken back:
+// output j of pixel p = offset[j] + sum_k component[k] * restore[k*outputs + j].
 struct Projection {
   int bands = 0;
   int components = 0;
   std::vector<double> center;   // per band
   std::vector<double> weights;  // bands x components, row-major
+  int outputs = 0;              // rebuilding only
+  std::vector<double> restore;  // components x outputs, row-major; empty: write the components
+  std::vector<double> offset;   // per output
+
+  bool rebuilds() const { return !restore.empty(); }
+  int outputCount() const { return rebuilds() ? outputs : components; }
 };
 
 // Per component min/max over valid pixels (the range of the Byte rescale).
@@ -64,16 +71,33 @@ struct ComponentRange {
   void merge(const ComponentRange& other);
 };
 
-// How projected values become output values.
+// How projected values become output values: components (float, or Byte rescaled from their
+// ranges) or rebuilt values (any type, by toSample's rule in core/Rounding.h).
 struct OutputEncoding {
-  OutputType type = OutputType::Float32;
-  double nodata = 0.0;  // written for invalid pixels
-  // Byte only: value v of component k becomes round(byteLow + (v - min[k]) * scale[k]),
+  OutputType type = OutputType::Float32;  // never SameAsInput
+  double nodata = 0.0;                    // written for invalid pixels
+  bool avoidNodata = false;  // rebuilt integers: valid values are kept off nodata (toSample)
+  // Byte components: value v of component k becomes round(byteLow + (v - min[k]) * scale[k]),
   // rounding half away from zero.
   double byteLow = 0.0;
   std::vector<double> byteMinimum;
   std::vector<double> byteScale;
 };
+
+// The precision projections run in: float32 for Float32 and Byte components, else float64 (so that
+// rebuilt integers round as a float64 reference does).
+inline bool projectsInFloat(const Projection& projection, const OutputEncoding& encoding) {
+  return encoding.type == OutputType::Float32 ||
+         (encoding.type == OutputType::Byte && !projection.rebuilds());
+}
+
+// Calls f with a value of the C++ type of a (resolved) output type.
+template <class F>
+decltype(auto) withOutputType(OutputType type, F&& f) {
+  // In OutputType's order.
+  return withTypeAt<float, double, uint8_t, uint16_t, int16_t, uint32_t, int32_t>(
+      static_cast<int>(type), std::forward<F>(f));
+}
 
 class PcaKernels : public Kernels {
  public:
@@ -103,8 +127,9 @@ class PcaKernels : public Kernels {
   virtual Moments takeNoiseMoments(int /*bands*/) { return {}; }
   // Range of each projected component over the strip's valid pixels.
   virtual ComponentRange componentRange(const StripView& strip, const Projection& projection) = 0;
-  // Projects a strip and encodes it into `output` (pixel-interleaved, encoding.type); invalid
-  // pixels get encoding.nodata.
+  // Projects a strip (and rebuilds it, when the projection rebuilds) and encodes it into `output`
+  // (pixel-interleaved, outputCount() values per pixel, encoding.type); invalid pixels get
+  // encoding.nodata.
   virtual void project(const StripView& strip, const Projection& projection,
                        const OutputEncoding& encoding, void* output) = 0;
 };

@@ -58,6 +58,28 @@ Projection PcaModel::projection(int components) const {
   return result;
 }
 
+std::vector<double> PcaModel::restore(int components) const {
+  const int all = componentCount();
+  const bool mnf = transform == Transform::Mnf;
+  std::vector<double> result(static_cast<size_t>(components) * bands);
+  for (int k = 0; k < components; ++k)
+    for (int b = 0; b < bands; ++b) {
+      const size_t at = static_cast<size_t>(b) * all + k;
+      const double scale = matrix == MatrixType::Correlation ? stddev[b] : 1.0;
+      result[static_cast<size_t>(k) * bands + b] =
+          mnf ? inverseLoadings[at] : eigenvectors[at] * scale;
+    }
+  return result;
+}
+
+Projection PcaModel::rebuilding(int components) const {
+  Projection result = projection(components);
+  result.outputs = bands;
+  result.restore = restore(components);
+  result.offset = mean;
+  return result;
+}
+
 namespace {
 
 // Values near float64's limit (1e300) square to infinity: the statistics then hold inf or NaN,

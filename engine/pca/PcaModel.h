@@ -31,6 +31,9 @@ struct PcaModel {
   // constant bands), unit length, largest-magnitude loading positive.
   std::vector<double> eigenvectors;
   std::vector<double> noiseStddev;  // MNF: per band, of the noise estimate (N's diagonal)
+  // MNF: bands x eigenvalues.size(), row-major: column k is what component k adds back to the
+  // bands (N w_k). PCA's are its loadings (times the standard deviations for a correlation fit).
+  std::vector<double> inverseLoadings;
 
   int componentCount() const { return static_cast<int>(eigenvalues.size()); }
   // What a component explains: its variance (PCA) or its SNR, eigenvalue - 1 (MNF; below 0 for
@@ -47,6 +50,11 @@ struct PcaModel {
   // The transform to the first `components` components: centre, divide by the standard deviation
   // for a correlation fit, multiply by the loadings.
   Projection projection(int components) const;
+  // The projection to the first `components` components and back: each pixel rebuilt from them
+  // (mean + the components times their inverse loadings), as denoising does.
+  Projection rebuilding(int components) const;
+  // The inverse loadings of the first `components` components: components x bands, row-major.
+  std::vector<double> restore(int components) const;
   // The largest |value| component `component` can take over the valid pixels (the sum of its
   // weights' magnitudes times each band's largest distance from its mean): at least the true one;
   // 0 when the ranges are unknown (a saved model).

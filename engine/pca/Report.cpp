@@ -32,9 +32,22 @@ void addInput(QJsonObject& json, const PcaResult& result, const PcaOptions& opti
     const double value = result.input.nodata[b - 1];
     nodata.append(std::isnan(value) ? QJsonValue() : QJsonValue(value));
   }
+  json["input_type"] = GDALGetDataTypeName(result.input.type);
   json["bands"] = bands;
   json["band_descriptions"] = descriptions;
   json["nodata"] = nodata;
+}
+
+// A bands x components matrix of the model (row-major) as one array of bands per component.
+QJsonArray perComponent(const PcaModel& model, const std::vector<double>& matrix) {
+  const int all = model.componentCount();
+  QJsonArray components;
+  for (int k = 0; k < all; ++k) {
+    QJsonArray column;
+    for (int b = 0; b < model.bands; ++b) column.append(matrix[static_cast<size_t>(b) * all + k]);
+    components.append(column);
+  }
+  return components;
 }
 
 // MNF: what tells it from a PCA (whose statistics have no "transform"): the SNR of each
@@ -45,6 +58,7 @@ void addNoise(QJsonObject& json, const PcaModel& model) {
   for (int k = 0; k < model.componentCount(); ++k) snr.append(model.signal(k));
   json["snr"] = snr;
   json["noise_stddev"] = toArray(model.noiseStddev);
+  json["inverse_loadings"] = perComponent(model, model.inverseLoadings);
 }
 
 // The fit: everything needed to apply the same transform to another image.
@@ -58,18 +72,14 @@ void addModel(QJsonObject& json, const PcaModel& model, const std::vector<int>& 
   json["mean"] = toArray(model.mean);
   json["stddev"] = toArray(model.stddev);
   json["eigenvalues"] = toArray(model.eigenvalues);
-  QJsonArray explained, cumulative, vectors;
+  QJsonArray explained, cumulative;
   for (int k = 0; k < all; ++k) {
     explained.append(model.explainedPercent(k));
     cumulative.append(model.cumulativePercent(k));
-    QJsonArray loadings;
-    for (int b = 0; b < model.bands; ++b)
-      loadings.append(model.eigenvectors[static_cast<size_t>(b) * all + k]);
-    vectors.append(loadings);
   }
   json["explained_percent"] = explained;
   json["cumulative_percent"] = cumulative;
-  json["eigenvectors"] = vectors;
+  json["eigenvectors"] = perComponent(model, model.eigenvectors);
   if (model.transform == Transform::Mnf) addNoise(json, model);
 }
 
@@ -80,7 +90,7 @@ void addOutput(QJsonObject& json, const PcaResult& result) {
   json["output_nodata"] = result.hasOutputNodata && !std::isnan(result.outputNodata)
                               ? QJsonValue(result.outputNodata)
                               : (result.hasOutputNodata ? QJsonValue("nan") : QJsonValue());
-  if (result.outputType == OutputType::Byte) {
+  if (result.outputType == OutputType::Byte && !result.byteMinimum.empty()) {
     QJsonObject rescale;
     rescale["low"] = result.hasOutputNodata ? 1 : 0;
     rescale["high"] = 255;

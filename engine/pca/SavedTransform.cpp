@@ -8,6 +8,7 @@
 #include <QJsonObject>
 
 #include <algorithm>
+#include <limits>
 
 namespace hyperstream {
 
@@ -29,6 +30,24 @@ std::vector<double> numbers(const QJsonObject& json, const char* key, size_t cou
     values.push_back(value.toDouble());
   }
   return values;
+}
+
+// A bands x components matrix saved as one array of `bands` numbers per component.
+std::vector<double> perComponent(const QJsonObject& json, const char* key, size_t bands,
+                                 size_t components, const std::string& path) {
+  const QJsonArray vectors = json.value(key).toArray();
+  if (static_cast<size_t>(vectors.size()) != components)
+    malformed(path, std::string("\"") + key + "\" should hold one array per eigenvalue");
+  std::vector<double> matrix(bands * components, 0.0);
+  for (size_t k = 0; k < components; ++k) {
+    const QJsonArray column = vectors[static_cast<int>(k)].toArray();
+    if (static_cast<size_t>(column.size()) != bands)
+      malformed(path, std::string("\"") + key + "\" " + std::to_string(k + 1) +
+                          " should have one number per band");
+    for (size_t b = 0; b < bands; ++b)
+      matrix[b * components + k] = column[static_cast<int>(b)].toDouble();
+  }
+  return matrix;
 }
 
 QJsonObject readObject(const std::string& path) {
@@ -57,19 +76,13 @@ void readModel(const QJsonObject& json, const std::string& path, SavedTransform&
   model.eigenvalues = numbers(json, "eigenvalues", static_cast<size_t>(eigenvalues.size()), path);
   const size_t all = model.eigenvalues.size();
   if (all == 0) malformed(path, "no eigenvalues");
-  const QJsonArray vectors = json.value("eigenvectors").toArray();
-  if (static_cast<size_t>(vectors.size()) != all)
-    malformed(path, "one eigenvector per eigenvalue expected");
-  model.eigenvectors.assign(bands * all, 0.0);
-  for (size_t k = 0; k < all; ++k) {
-    const QJsonArray loadings = vectors[static_cast<int>(k)].toArray();
-    if (static_cast<size_t>(loadings.size()) != bands)
-      malformed(path, "eigenvector " + std::to_string(k + 1) + " should have one loading per band");
-    for (size_t b = 0; b < bands; ++b)
-      model.eigenvectors[b * all + k] = loadings[static_cast<int>(b)].toDouble();
-  }
-  if (model.transform == Transform::Mnf)
+  model.eigenvectors = perComponent(json, "eigenvectors", bands, all, path);
+  if (model.transform == Transform::Mnf) {
     model.noiseStddev = numbers(json, "noise_stddev", bands, path);
+    // Older runs saved no inverse loadings: their transform applies but does not invert.
+    if (json.contains("inverse_loadings"))
+      model.inverseLoadings = perComponent(json, "inverse_loadings", bands, all, path);
+  }
   for (const QJsonValue band : json.value("constant_bands").toArray()) {
     const auto at = std::find(saved.bands.begin(), saved.bands.end(), band.toInt());
     if (at != saved.bands.end())
@@ -99,6 +112,12 @@ SavedTransform readSavedTransform(const std::string& path) {
   if (json.contains("noise_direction"))
     saved.noise = parseNoiseDirection(json.value("noise_direction").toString().toStdString());
   saved.hadOutputNodata = !json.value("output_nodata").isNull();
+  saved.inputType = json.value("input_type").toString().toStdString();
+  for (const QJsonValue description : json.value("band_descriptions").toArray())
+    saved.bandDescriptions.push_back(description.toString().toStdString());
+  for (const QJsonValue value : json.value("nodata").toArray())
+    saved.nodata.push_back(value.isDouble() ? value.toDouble()
+                                            : std::numeric_limits<double>::quiet_NaN());
   readByteRanges(json, path, saved);
   return saved;
 }

@@ -17,6 +17,11 @@ struct SavedTransform {
   int components = 0;                   // written by the fitting run
   std::optional<NoiseDirection> noise;  // MNF
   bool hadOutputNodata = false;         // the fitting run's output declared a nodata value
+  // The image it was fitted on: its data type (GDAL's name; empty from older runs), the bands'
+  // descriptions and nodata values (NaN: none).
+  std::string inputType;
+  std::vector<std::string> bandDescriptions;
+  std::vector<double> nodata;
   // The fitting run's Byte rescale, when it wrote Byte: per component of those it wrote.
   bool hasByteRanges = false;
   double byteLow = 0;
