@@ -1,10 +1,10 @@
 #pragma once
 // The I/O floor of a run: read every strip of `input` with the engine's own path (band-major from
 // an uncompressed band-interleaved file, as the CPU PCA kernels take it; else pixel-interleaved;
-// file type, strips of 64 MiB) and write an output of `components` Float32
-// bands (0: as many as the input has, as SPP writes) of the same size with the engine's write
-// path, doing no arithmetic. passes = 2 reads the input twice, as a streamed PCA whose cube does
-// not fit its RAM budget does.
+// file type, strips of 64 MiB) and write an output of `components` bands of `outputType` (0
+// components: as many as the input has, as SPP and denoise write; GDT_Unknown: the input's type,
+// as denoise writes) of the same size with the engine's write path, doing no arithmetic. passes = 2
+// reads the input twice, as a streamed PCA whose cube does not fit its RAM budget does.
 
 #include "io/PendingRaster.h"
 #include "io/Raster.h"
@@ -25,13 +25,14 @@ struct IoFloorTimes {
 };
 
 inline IoFloorTimes ioFloor(const std::string& input, const std::string& output, int components,
-                            int passes) {
+                            int passes, GDALDataType outputType = GDT_Float32) {
   IoFloorTimes times;
   QElapsedTimer total;
   total.start();
   DatasetPtr dataset = openRaster(input, "INPUT");
   const RasterInfo info = describeRaster(*dataset, input);
   if (components <= 0) components = info.bandCount;
+  if (outputType == GDT_Unknown) outputType = info.type;
   std::vector<int> bands;
   for (int b = 1; b <= info.bandCount; ++b) bands.push_back(b);
   const int64_t rowBytes = info.width * info.bandCount * typeSize(info.type);
@@ -41,7 +42,10 @@ inline IoFloorTimes ioFloor(const std::string& input, const std::string& output,
   std::vector<unsigned char> in(static_cast<size_t>(stripRows * rowBytes));
   // Values, not zeros: GDAL's GeoTIFF driver skips writing all-zero blocks of a new file (and
   // fills them in at closing by extending the file), which a real output never gets.
-  std::vector<float> out(static_cast<size_t>(stripRows * info.width * components), 1.0f);
+  std::vector<double> ones(static_cast<size_t>(stripRows * info.width * components), 1.0);
+  std::vector<unsigned char> out(ones.size() * typeSize(outputType));
+  GDALCopyWords64(ones.data(), GDT_Float64, 8, out.data(), outputType, typeSize(outputType),
+                  static_cast<GPtrDiff_t>(ones.size()));
   const int readers = std::max(1, QThread::idealThreadCount());
   StripReader reader(info, bands, readers, 1ll << 30, 0);
   const bool bandMajor = info.bandInterleaved && !info.compressed;
@@ -57,12 +61,12 @@ inline IoFloorTimes ioFloor(const std::string& input, const std::string& output,
   for (int pass = 1; pass < passes; ++pass)
     for (const StripRange& strip : strips) read(strip);
   PendingRaster raster(output, RasterFormat{outputDriver(output, ""), {}}, info.width, info.height,
-                       components, GDT_Float32);
+                       components, outputType);
   const SilentFeedback quiet;
   for (const StripRange& strip : strips) {
     read(strip);
     timer.start();
-    writeStrip(raster.dataset(), GDT_Float32, strip.row0, strip.rows, out.data(), quiet);
+    writeStrip(raster.dataset(), outputType, strip.row0, strip.rows, out.data(), quiet);
     times.write += timer.nsecsElapsed() * 1e-9;
   }
   timer.start();

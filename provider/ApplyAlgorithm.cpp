@@ -4,6 +4,8 @@
 
 #include <qgsprocessingparameters.h>
 
+#include <algorithm>
+
 namespace hyperstream {
 
 void ApplyAlgorithm::addJobParameters() {
@@ -11,21 +13,29 @@ void ApplyAlgorithm::addJobParameters() {
       QStringLiteral("STATS"), QObject::tr("Saved transform (statistics JSON)"),
       QgsProcessingParameterFile::File, QStringLiteral("json")));
   addDocumented(new QgsProcessingParameterNumber(
-      QStringLiteral("COMPONENTS"), QObject::tr("Number of components (0: as the fitting run)"),
+      QStringLiteral("COMPONENTS"),
+      inverts() ? QObject::tr("Number of components to rebuild from (0: every band)")
+                : QObject::tr("Number of components (0: as the fitting run)"),
       QgsProcessingParameterNumber::Integer, 0, false, 0));
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("OUTPUT_TYPE"), QObject::tr("Output data type"),
-      {QStringLiteral("Float32"), QStringLiteral("Float64"), QObject::tr("Byte (0-255)")}, false,
-      0));
+      inverts() ? QStringList{QObject::tr("The fitted image's type"), QStringLiteral("Float32"),
+                              QStringLiteral("Float64")}
+                : QStringList{QStringLiteral("Float32"), QStringLiteral("Float64"),
+                              QObject::tr("Byte (0-255)")},
+      false, 0));
 }
 
 void ApplyAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
   options_.savedTransform =
       parameterAsFile(parameters, QStringLiteral("STATS"), context).toStdString();
   options_.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
+  options_.kind = kind_;
   const int type = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context);
-  options_.outputType =
-      type == 1 ? OutputType::Float64 : (type == 2 ? OutputType::Byte : OutputType::Float32);
+  const OutputType types[] = {OutputType::Float32, OutputType::Float64, OutputType::Byte};
+  const OutputType rebuiltTypes[] = {OutputType::SameAsInput, OutputType::Float32,
+                                     OutputType::Float64};
+  options_.outputType = (inverts() ? rebuiltTypes : types)[std::clamp(type, 0, 2)];
 }
 
 EngineAlgorithm::RunReport ApplyAlgorithm::runJob(OutputFiles&, QgsProcessingFeedback* feedback) {

@@ -1,6 +1,7 @@
 #pragma once
-// hyperstream:applytransform: a transform saved by hyperstream:pca or hyperstream:mnf
-// (OUTPUT_STATS) applied to another image with the same bands.
+// hyperstream:applytransform and hyperstream:inversetransform: a transform saved by hyperstream:pca
+// or hyperstream:mnf (OUTPUT_STATS) applied to another image with the same bands, or inverted (the
+// image rebuilt from components written earlier).
 
 #include "EngineAlgorithm.h"
 #include "pca/PcaJob.h"
@@ -9,12 +10,21 @@ namespace hyperstream {
 
 class ApplyAlgorithm : public JobAlgorithm<ApplyAlgorithm, PcaOptions> {
  public:
-  ApplyAlgorithm() : JobAlgorithm(QStringLiteral("applytransform")) {}
+  // Transform: applytransform; Inverse: inversetransform.
+  explicit ApplyAlgorithm(PcaJobKind kind = PcaJobKind::Transform)
+      : JobAlgorithm(kind == PcaJobKind::Inverse ? QStringLiteral("inversetransform")
+                                                 : QStringLiteral("applytransform")),
+        kind_(kind) {}
+  QgsProcessingAlgorithm* createInstance() const override { return new ApplyAlgorithm(kind_); }
 
  protected:
   void addJobParameters() override;
   void prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) override;
   RunReport runJob(OutputFiles& files, QgsProcessingFeedback* feedback) override;
+
+ private:
+  bool inverts() const { return kind_ == PcaJobKind::Inverse; }
+  PcaJobKind kind_;
 };
 
 }  // namespace hyperstream

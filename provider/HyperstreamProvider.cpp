@@ -44,9 +44,11 @@ QString HyperstreamProvider::warningMessage() const {
 }
 
 void HyperstreamProvider::loadAlgorithms() {
-  addAlgorithm(new TransformAlgorithm(Transform::Pca));
-  addAlgorithm(new TransformAlgorithm(Transform::Mnf));
-  addAlgorithm(new ApplyAlgorithm());
+  addAlgorithm(new TransformAlgorithm(TransformAlgorithm::Writes::PcaComponents));
+  addAlgorithm(new TransformAlgorithm(TransformAlgorithm::Writes::MnfComponents));
+  addAlgorithm(new TransformAlgorithm(TransformAlgorithm::Writes::Denoised));
+  addAlgorithm(new ApplyAlgorithm(PcaJobKind::Transform));
+  addAlgorithm(new ApplyAlgorithm(PcaJobKind::Inverse));
   addAlgorithm(new SppAlgorithm());
 }
 

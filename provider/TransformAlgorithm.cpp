@@ -9,18 +9,40 @@
 
 namespace hyperstream {
 
-TransformAlgorithm::TransformAlgorithm(Transform transform)
-    : JobAlgorithm(transform == Transform::Mnf ? QStringLiteral("mnf") : QStringLiteral("pca")),
-      transform_(transform) {}
+namespace {
+
+QString algorithmName(TransformAlgorithm::Writes writes) {
+  switch (writes) {
+    case TransformAlgorithm::Writes::PcaComponents:
+      return QStringLiteral("pca");
+    case TransformAlgorithm::Writes::MnfComponents:
+      return QStringLiteral("mnf");
+    case TransformAlgorithm::Writes::Denoised:
+      return QStringLiteral("denoise");
+  }
+  return {};
+}
+
+}  // namespace
+
+TransformAlgorithm::TransformAlgorithm(Writes writes)
+    : JobAlgorithm(algorithmName(writes)), writes_(writes) {}
 
 void TransformAlgorithm::addJobParameters() {
+  const bool denoise = writes_ == Writes::Denoised;
+  if (denoise)
+    addDocumented(new QgsProcessingParameterEnum(
+        QStringLiteral("TRANSFORM"), QObject::tr("Transform"),
+        {QObject::tr("PCA"), QObject::tr("MNF (minimum noise fraction)")}, false, 0));
   addDocumented(new QgsProcessingParameterNumber(
-      QStringLiteral("COMPONENTS"), QObject::tr("Number of components (0: by variance)"),
+      QStringLiteral("COMPONENTS"),
+      denoise ? QObject::tr("Number of components to keep (0: by variance)")
+              : QObject::tr("Number of components (0: by variance)"),
       QgsProcessingParameterNumber::Integer, 0, false, 0));
   addDocumented(new QgsProcessingParameterNumber(
       QStringLiteral("VARIANCE"), QObject::tr("Cumulative variance to explain (%)"),
       QgsProcessingParameterNumber::Double, 99.0, false, 0.001, 100.0));
-  if (transform_ == Transform::Mnf) {
+  if (offersMnf()) {
     addDocumented(new QgsProcessingParameterNumber(
         QStringLiteral("MIN_SNR"), QObject::tr("Minimum SNR (when COMPONENTS is 0)"),
         QgsProcessingParameterNumber::Double, QVariant(), true, 0.0));
@@ -29,15 +51,18 @@ void TransformAlgorithm::addJobParameters() {
         {QObject::tr("Lower right"), QObject::tr("Lower left"), QObject::tr("Right"),
          QObject::tr("Lower")},
         false, 0));
-  } else {
+  }
+  if (offersPca())
     addDocumented(new QgsProcessingParameterEnum(
         QStringLiteral("MATRIX"), QObject::tr("Matrix"),
         {QObject::tr("Covariance"), QObject::tr("Correlation")}, false, 0));
-  }
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("OUTPUT_TYPE"), QObject::tr("Output data type"),
-      {QStringLiteral("Float32"), QStringLiteral("Float64"), QObject::tr("Byte (0-255)")}, false,
-      0));
+      denoise ? QStringList{QObject::tr("The input's type"), QStringLiteral("Float32"),
+                            QStringLiteral("Float64")}
+              : QStringList{QStringLiteral("Float32"), QStringLiteral("Float64"),
+                            QObject::tr("Byte (0-255)")},
+      false, 0));
 }
 
 void TransformAlgorithm::addJobOutputs() {
@@ -53,26 +78,38 @@ void TransformAlgorithm::addJobOutputs() {
                                           QObject::tr("Variance explained by them (%)")));
 }
 
+void TransformAlgorithm::readMnfOptions(const QVariantMap& parameters,
+                                        QgsProcessingContext& context) {
+  const NoiseDirection directions[] = {NoiseDirection::LowerRight, NoiseDirection::LowerLeft,
+                                       NoiseDirection::Right, NoiseDirection::Lower};
+  options_.noise = directions[std::clamp(
+      parameterAsEnum(parameters, QStringLiteral("NOISE_DIRECTION"), context), 0, 3)];
+  const QVariant minSnr = parameters.value(QStringLiteral("MIN_SNR"));
+  options_.minSnr.reset();
+  if (minSnr.isValid() && !minSnr.isNull())
+    options_.minSnr = parameterAsDouble(parameters, QStringLiteral("MIN_SNR"), context);
+}
+
 void TransformAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
+  const bool denoise = writes_ == Writes::Denoised;
+  options_.kind = denoise ? PcaJobKind::Denoise : PcaJobKind::Transform;
   options_.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
   options_.variancePercent = parameterAsDouble(parameters, QStringLiteral("VARIANCE"), context);
-  if (transform_ == Transform::Mnf) {
-    const NoiseDirection directions[] = {NoiseDirection::LowerRight, NoiseDirection::LowerLeft,
-                                         NoiseDirection::Right, NoiseDirection::Lower};
-    options_.noise = directions[std::clamp(
-        parameterAsEnum(parameters, QStringLiteral("NOISE_DIRECTION"), context), 0, 3)];
-    const QVariant minSnr = parameters.value(QStringLiteral("MIN_SNR"));
-    options_.minSnr.reset();
-    if (minSnr.isValid() && !minSnr.isNull())
-      options_.minSnr = parameterAsDouble(parameters, QStringLiteral("MIN_SNR"), context);
-  } else {
-    options_.matrix = parameterAsEnum(parameters, QStringLiteral("MATRIX"), context) == 1
-                          ? MatrixType::Correlation
-                          : MatrixType::Covariance;
-  }
+  const bool mnf =
+      writes_ == Writes::MnfComponents ||
+      (denoise && parameterAsEnum(parameters, QStringLiteral("TRANSFORM"), context) == 1);
+  options_.noise.reset();
+  options_.minSnr.reset();
+  options_.matrix = MatrixType::Covariance;
+  if (mnf)
+    readMnfOptions(parameters, context);
+  else if (parameterAsEnum(parameters, QStringLiteral("MATRIX"), context) == 1)
+    options_.matrix = MatrixType::Correlation;
   const int type = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context);
-  options_.outputType =
-      type == 1 ? OutputType::Float64 : (type == 2 ? OutputType::Byte : OutputType::Float32);
+  const OutputType types[] = {OutputType::Float32, OutputType::Float64, OutputType::Byte};
+  const OutputType rebuiltTypes[] = {OutputType::SameAsInput, OutputType::Float32,
+                                     OutputType::Float64};
+  options_.outputType = (denoise ? rebuiltTypes : types)[std::clamp(type, 0, 2)];
 }
 
 EngineAlgorithm::RunReport TransformAlgorithm::runJob(OutputFiles& files,

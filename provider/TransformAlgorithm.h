@@ -1,6 +1,7 @@
 #pragma once
-// hyperstream:pca and hyperstream:mnf, the Processing algorithms around the engine's transform
-// job (MNF is a PCA of the noise-whitened image; the two share everything but the fit's options).
+// hyperstream:pca, hyperstream:mnf and hyperstream:denoise, the Processing algorithms around the
+// engine's transform job (MNF is a PCA of the noise-whitened image; the two share everything but
+// the fit's options). Denoising fits either and writes the image rebuilt from its first components.
 
 #include "EngineAlgorithm.h"
 #include "pca/PcaJob.h"
@@ -9,9 +10,10 @@ namespace hyperstream {
 
 class TransformAlgorithm : public JobAlgorithm<TransformAlgorithm, PcaOptions> {
  public:
-  explicit TransformAlgorithm(Transform transform = Transform::Pca);
+  enum class Writes { PcaComponents, MnfComponents, Denoised };
+  explicit TransformAlgorithm(Writes writes = Writes::PcaComponents);
   QgsProcessingAlgorithm* createInstance() const override {
-    return new TransformAlgorithm(transform_);
+    return new TransformAlgorithm(writes_);
   }
 
  protected:
@@ -22,7 +24,11 @@ class TransformAlgorithm : public JobAlgorithm<TransformAlgorithm, PcaOptions> {
   RunReport runJob(OutputFiles& files, QgsProcessingFeedback* feedback) override;
 
  private:
-  Transform transform_;
+  bool offersPca() const { return writes_ != Writes::MnfComponents; }
+  bool offersMnf() const { return writes_ != Writes::PcaComponents; }
+  void readMnfOptions(const QVariantMap& parameters, QgsProcessingContext& context);
+
+  Writes writes_;
 };
 
 }  // namespace hyperstream

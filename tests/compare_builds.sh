@@ -5,7 +5,8 @@
 #   tests/compare_builds.sh OLD_BUILD NEW_BUILD [WORKDIR]
 #
 # OLD_BUILD and NEW_BUILD are build folders (with cli/hyperstream). DEVICE=gpu (or gpu:N) runs
-# both on a GPU instead of the CPU. Inputs: synthetic scenes of every input type, made nasty
+# both on a GPU instead of the CPU. NEW_JSON_KEYS="a b" leaves out of the JSON comparison the
+# report keys the new build adds. Inputs: synthetic scenes of every input type, made nasty
 # (nodata, NaN, constant bands, a huge mean, sizes no tile or strip divides), ENVI, tiled and
 # band-interleaved copies, and the real scenes of ../shared/data when it is there. Needs
 # python3-gdal and python3-numpy to make the inputs (WORKDIR/in may hold them made elsewhere).
@@ -91,14 +92,14 @@ spp_cases=(
   "spp|out.img --format ENVI --window 7 --bands 1-9 --strip-rows 9"
 )
 
-# The JSON report without its timings.
+# The JSON report without its timings (and the keys named in NEW_JSON_KEYS).
 normalised_json() {
   /usr/bin/python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-d.pop("seconds", None)
+for key in ["seconds"] + sys.argv[2].split(): d.pop(key, None)
 for key in [k for k in d.get("gpu", {}) if k.endswith("_seconds")]: del d["gpu"][key]
-print(json.dumps(d, sort_keys=True))' "$1"
+print(json.dumps(d, sort_keys=True))' "$1" "${NEW_JSON_KEYS:-}"
 }
 
 run_case() {  # run_case DIR PROGRAM INPUT COMMAND OPTIONS...

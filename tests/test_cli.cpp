@@ -171,6 +171,48 @@ class CliTests : public QObject {
     QVERIFY(!QFile::exists(dir + "/x.tif") && !QFile::exists(dir + "/y.tif"));
   }
 
+  // denoise in one job equals pca then inverse of the same components; the other transform's
+  // options and component types are refused.
+  void denoiseAndInverse() {
+    const QString dir = testing::tempDir();
+    QCOMPARE(run({"synth", dir + "/scene.tif", "--rows", "30", "--cols", "40", "--bands", "16",
+                  "--quiet"})
+                 .exitCode,
+             0);
+    const Run help = run({"denoise", "--help"});
+    for (const char* option : {"--transform", "--noise", "--matrix", "--snr", "--components"})
+      QVERIFY2(help.out.contains(option), option);
+    const Run denoise =
+        run({"denoise", dir + "/scene.tif", dir + "/denoised.tif", "--components", "5"});
+    QVERIFY2(denoise.exitCode == 0, qPrintable(denoise.err));
+    QVERIFY2(denoise.out.contains("5 PCA component(s)") && denoise.out.contains("Int16"),
+             qPrintable(denoise.out));
+    QCOMPARE(run({"pca", dir + "/scene.tif", dir + "/pcs.tif", "--components", "5", "--type",
+                  "float64", "--stats", dir + "/pcs.json", "--quiet"})
+                 .exitCode,
+             0);
+    const Run inverse = run({"inverse", dir + "/pcs.tif", dir + "/pcs.json", dir + "/inverse.tif"});
+    QVERIFY2(inverse.exitCode == 0, qPrintable(inverse.err));
+    const testing::Cube once = testing::readCube((dir + "/denoised.tif").toStdString());
+    const testing::Cube twice = testing::readCube((dir + "/inverse.tif").toStdString());
+    QCOMPARE(once.bands, 16);
+    for (size_t i = 0; i < once.values.size(); ++i)  // rounding ties may go either way
+      QVERIFY(std::abs(once.values[i] - twice.values[i]) <= 1);
+
+    QCOMPARE(run({"denoise", "a.tif", "b.tif", "--noise", "lower"}).exitCode, 2);
+    QCOMPARE(run({"denoise", "a.tif", "b.tif", "--transform", "mnf", "--matrix", "correlation"})
+                 .exitCode,
+             2);
+    QCOMPARE(run({"denoise", "a.tif", "b.tif", "--transform", "ica"}).exitCode, 2);
+    QCOMPARE(run({"denoise", "a.tif", "b.tif", "--type", "byte"}).exitCode, 2);
+    QCOMPARE(run({"pca", "a.tif", "b.tif", "--type", "input"}).exitCode, 2);
+    QCOMPARE(run({"inverse", dir + "/pcs.tif", dir + "/pcs.json"}).exitCode, 2);
+    const Run noStats = run({"inverse", dir + "/pcs.tif", dir + "/scene.tif", dir + "/z.tif"});
+    QCOMPARE(noStats.exitCode, 1);
+    QVERIFY2(noStats.err.contains("[STATS]"), qPrintable(noStats.err));
+    QVERIFY(!QFile::exists(dir + "/z.tif"));
+  }
+
   void errorsAreOneLine() {
     const QString dir = testing::tempDir();
     const Run missing = run({"pca", dir + "/none.tif", dir + "/out.tif"});

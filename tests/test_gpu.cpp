@@ -394,6 +394,89 @@ class GpuTests : public QObject {
     compareRuns(cpu, gpu);
   }
 
+  // Denoising and the inverse transform on the GPU (projection, rebuild and encoding there): the
+  // CPU's image, integers at most one step apart (rounding ties), floats to 1e-9 of the largest.
+  void denoiseAndInverse_data() {
+    QTest::addColumn<int>("fileType");
+    QTest::addColumn<bool>("mnf");
+    QTest::addColumn<int>("outputType");
+    QTest::addColumn<int>("gpuMiB");
+    QTest::addColumn<int>("workers");
+    QTest::newRow("pca uint16 with nodata, resident, to UInt16")
+        << int(GDT_UInt16) << false << int(OutputType::SameAsInput) << 0 << 1;
+    QTest::newRow("mnf float32 streamed, to Float64")
+        << int(GDT_Float32) << true << int(OutputType::Float64) << 10 << 1;
+    QTest::newRow("mnf byte, to Byte")
+        << int(GDT_Byte) << true << int(OutputType::SameAsInput) << 0 << 1;
+    QTest::newRow("pca int16, three workers, to Int16")
+        << int(GDT_Int16) << false << int(OutputType::SameAsInput) << 0 << 3;
+  }
+  void denoiseAndInverse() {
+    QFETCH(int, fileType);
+    QFETCH(bool, mnf);
+    QFETCH(int, outputType);
+    QFETCH(int, gpuMiB);
+    QFETCH(int, workers);
+    testing::Cube cube = testing::smoothScene(300, 200, 14, 4, fileType == GDT_Byte ? 120 : 3000);
+    if (fileType != GDT_Float32) {
+      testing::roundValues(cube);
+      cube.nodata.assign(14, fileType == GDT_UInt16 ? 0 : 255);
+      for (int64_t c = 5; c < 20; ++c) cube.at(30, c, 3) = cube.nodata[0];
+    }
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDALDataType(fileType));
+    PcaOptions options = optionsFor(dir + "/in.tif", dir + "/cpu.tif", "cpu");
+    options.kind = PcaJobKind::Denoise;
+    options.components = 4;
+    if (mnf) options.noise = NoiseDirection::LowerRight;
+    options.outputType = OutputType(outputType);
+    options.statsJson = (dir + "/fit.json").toStdString();
+    TestFeedback feedback;
+    runPca(options, feedback);
+    options.output = (dir + "/gpu.tif").toStdString();
+    options.device = parseDevice("gpu");
+    options.gpuMemoryBytes = int64_t{gpuMiB} << 20;
+    if (gpuMiB > 0) options.stripRows = 5;  // strips that fit the small budget
+    options.statsJson.clear();
+    ThreadGroup threads(workers);
+    threads.run([&](JobGroup& group) {
+      TestFeedback mine;
+      const PcaResult result = runPca(options, mine, group);
+      QVERIFY(QString::fromStdString(result.backend).contains("gpu"));
+    });
+    // The inverse of the CPU fit's first four components, written as Float32, on the GPU.
+    PcaOptions components = optionsFor(dir + "/in.tif", dir + "/components.tif", "cpu");
+    components.savedTransform = (dir + "/fit.json").toStdString();
+    components.components = 0;  // the four the fit kept
+    runPca(components, feedback);
+    PcaOptions inverse = optionsFor(dir + "/components.tif", dir + "/inverse.tif", "gpu");
+    inverse.kind = PcaJobKind::Inverse;
+    inverse.savedTransform = components.savedTransform;
+    inverse.components = 0;
+    inverse.outputType = OutputType(outputType);
+    runPca(inverse, feedback);
+    const testing::Cube cpu = testing::readCube(dir.toStdString() + "/cpu.tif");
+    const bool integer =
+        OutputType(outputType) == OutputType::SameAsInput && fileType != GDT_Float32;
+    for (const char* file : {"/gpu.tif", "/inverse.tif"}) {
+      const testing::Cube gpu = testing::readCube(dir.toStdString() + file);
+      QCOMPARE(gpu.values.size(), cpu.values.size());
+      double largest = 0, worst = 0;
+      for (size_t i = 0; i < cpu.values.size(); ++i) {
+        QCOMPARE(std::isnan(gpu.values[i]), std::isnan(cpu.values[i]));
+        if (std::isnan(cpu.values[i])) continue;
+        largest = std::max(largest, std::abs(cpu.values[i]));
+        worst = std::max(worst, std::abs(gpu.values[i] - cpu.values[i]));
+      }
+      // From Float32 components, the inverse is as close as float32 rounding lets it be.
+      const double tolerance = integer ? 1.0 : (file[1] == 'i' ? 1e-6 : 1e-9) * largest;
+      QVERIFY2(worst <= tolerance,
+               qPrintable(
+                   QString("%1: largest difference %2 (of %3)").arg(file).arg(worst).arg(largest)));
+      qInfo("%s: GPU vs CPU largest difference %.3g of %.3g", file, worst, largest);
+    }
+  }
+
   void constantBands() {
     testing::Cube cube = testing::correlatedCube(40, 30, 8, 19);
     testing::roundValues(cube);

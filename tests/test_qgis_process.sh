@@ -116,6 +116,32 @@ $qp run hyperstream:applytransform -- INPUT="$work/scene.tif" STATS="$work/mnf_f
   OUTPUT="$work/applied.tif" >"$work/apply.log" 2>&1 || { cat "$work/apply.log"; fail "run apply"; }
 [ "$(gdalinfo "$work/applied.tif" | grep -c '^Band ')" = 3 ] || fail "apply wrote the wrong bands"
 
+# Denoise and the inverse transform through qgis_process: the command line's numbers.
+$qp help hyperstream:denoise 2>/dev/null | grep -q "TRANSFORM" || fail "help denoise"
+$qp run hyperstream:denoise -- INPUT="$work/scene.tif" TRANSFORM=1 COMPONENTS=3 OUTPUT_TYPE=2 \
+  OUTPUT="$work/denoised_qgis.tif" >"$work/denoise.log" 2>&1 || { cat "$work/denoise.log"; fail "run denoise"; }
+"$cli" denoise "$work/scene.tif" "$work/denoised_cli.tif" --transform mnf --components 3 \
+  --type float64 --quiet
+$qp help hyperstream:inversetransform 2>/dev/null | grep -q "STATS" || fail "help inversetransform"
+$qp run hyperstream:inversetransform -- INPUT="$work/mnf_fit.tif" STATS="$work/mnf_fit.json" \
+  OUTPUT_TYPE=2 OUTPUT="$work/inverse_qgis.tif" >"$work/inverse.log" 2>&1 ||
+  { cat "$work/inverse.log"; fail "run inversetransform"; }
+/usr/bin/python3 - "$work" <<'PY' || fail "QGIS's denoise or inverse differs from the command line's"
+import sys
+import numpy as np
+from osgeo import gdal
+work = sys.argv[1]
+scene = gdal.Open(f"{work}/scene.tif").ReadAsArray().astype(float)
+a = gdal.Open(f"{work}/denoised_qgis.tif").ReadAsArray()
+b = gdal.Open(f"{work}/denoised_cli.tif").ReadAsArray()
+assert a.shape == b.shape == scene.shape, a.shape
+assert np.max(np.abs(a - b)) <= 1e-9 * np.max(np.abs(b)), "denoise"
+# From the same three MNF components (written as Float32): the same rebuild, to float32 rounding.
+c = gdal.Open(f"{work}/inverse_qgis.tif").ReadAsArray()
+assert c.shape == scene.shape, c.shape
+assert np.max(np.abs(c - b)) <= 1e-5 * np.max(np.abs(b)), np.max(np.abs(c - b))
+PY
+
 # A graphical model chaining hyperstream:pca with native:rasterlayerstatistics.
 $qp --json run "$model" -- scene="$work/scene.tif" components=4 pca:components_raster="$work/model.tif" \
   stats:pc1_statistics="$work/model.html" 2>/dev/null >"$work/model.json" || fail "model run"

@@ -412,7 +412,7 @@ void StripReader::readInterleaving(Handle& handle, int64_t row0, int64_t rows,
   const auto bands = static_cast<int>(bands_.size());
   const int64_t chunkRows = std::clamp<int64_t>(kInterleaveChunkBytes / lineBytes_, 1, rows);
   handle.scratch.resize(static_cast<size_t>(chunkRows * lineBytes_));
-  const int64_t width = lineBytes_ / (bands * typeSize(type_));
+  const int64_t width = lineBytes_ / (int64_t{bands} * typeSize(type_));
   for (int64_t row = 0; row < rows; row += chunkRows) {
     const int64_t count = std::min(chunkRows, rows - row);
     readBandMajorPart(handle, 0, bands, row0 + row, count, handle.scratch.data());

@@ -220,18 +220,22 @@ void projectBands(const T* data, int64_t bandStep, const unsigned char* valid, i
     std::copy_n(values.begin() + p * outStride, components, out + (whole + p) * outStride);
 }
 
-// row[j] = offset[j] + Σ_k components[k] · restore[k][j] in float64, the components in order.
-template <class C>
+// out[j] = toSample(offset[j] + Σ_k components[k] · restore[k][j]): in float64 in `row`, the
+// components in order, then encoded (core/Rounding.h's two steps, each a vector loop).
+template <class C, class Out>
 HYPERSTREAM_VECTOR_CLONES void rebuildPixel(const C* __restrict components, int count,
                                             const double* __restrict restore,
                                             const double* __restrict offset, double* __restrict row,
-                                            int outputs) {
+                                            int outputs, double nodata, bool avoidNodata,
+                                            Out* __restrict out) {
   for (int j = 0; j < outputs; ++j) row[j] = offset[j];
   for (int k = 0; k < count; ++k) {
     const double value = static_cast<double>(components[k]);
     const double* weights = restore + static_cast<size_t>(k) * outputs;
     for (int j = 0; j < outputs; ++j) row[j] += value * weights[j];
   }
+  for (int j = 0; j < outputs; ++j) row[j] = clampForRounding<Out>(row[j]);
+  for (int j = 0; j < outputs; ++j) out[j] = roundClamped<Out>(row[j], nodata, avoidNodata);
 }
 
 // A projection laid out for the kernels: the weights in blocks of kComponentBlock columns,
@@ -618,9 +622,8 @@ class CpuPcaKernels : public PcaKernels {
           continue;
         }
         rebuildPixel(values + p * components, components, projection.restore.data(),
-                     projection.offset.data(), row.data(), outputs);
-        for (int j = 0; j < outputs; ++j)
-          out[j] = toSample<Out>(row[j], encoding.nodata, encoding.avoidNodata);
+                     projection.offset.data(), row.data(), outputs, encoding.nodata,
+                     encoding.avoidNodata, out);
       }
     });
   }
