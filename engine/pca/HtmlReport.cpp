@@ -229,8 +229,9 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options) {
                                   .arg(QString::fromStdString(noiseDirectionName(*options.noise))));
   else
     row(QObject::tr("Matrix"), QString::fromStdString(matrixTypeName(model.matrix)));
-  row(QObject::tr("Components written"),
-      QString("%1 (%2 % of the %4), %3")
+  const bool rebuilt = options.kind != PcaJobKind::Transform;
+  row(rebuilt ? QObject::tr("Image rebuilt from") : QObject::tr("Components written"),
+      QString(rebuilt ? "%1 components (%2 % of the %4), written as %3" : "%1 (%2 % of the %4), %3")
           .arg(result.components)
           .arg(number(model.cumulativePercent(result.components - 1), 6))
           .arg(QString::fromStdString(outputTypeName(result.outputType)))
