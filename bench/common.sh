@@ -19,3 +19,26 @@ bench_setup() {
     echo "OPENBLAS_CORETYPE: ${OPENBLAS_CORETYPE:-unset}"
   } | tee "$1/machine.txt"
 }
+
+# The hyperstream command line of a build folder, or (on the GPU machine) of a device bundle's
+# run.sh: its bin/hyperstream runs through it. Sets the array `program`.
+#   program_of BUILD_OR_RUN_SH
+program_of() {
+  if [[ -d $1 ]]; then
+    program=("$(realpath "$1")/cli/hyperstream")
+  else
+    program=("$(realpath "$1")" "$(dirname "$(realpath "$1")")/bin/hyperstream")
+  fi
+}
+
+# Makes the 2.09 GB benchmark cube (Jasper Ridge tiled to 2300 x 2300 x 198, uint16) at PATH unless
+# it is there (../shared/tools/tile_cube.py; python3-gdal, python3-numpy).
+#   ensure_cube PATH
+ensure_cube() {
+  [[ -f $1 ]] && return
+  local here
+  here=$(dirname "${BASH_SOURCE[0]}")
+  mkdir -p "$(dirname "$1")"
+  /usr/bin/python3 "$here/../../shared/tools/tile_cube.py" \
+    "$here/../../shared/data/jasper_ridge_100x100x198_uint16.tif" 2300 2300 "$1" >/dev/null
+}

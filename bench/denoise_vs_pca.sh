@@ -11,18 +11,10 @@
 # BUILD is a build folder, or (on the GPU machine) a device bundle's run.sh. The default input is
 # made as mnf_vs_pca.sh makes it. Outputs go beside the input (OUT_DIR to choose another folder).
 set -euo pipefail
-if [[ -d $1 ]]; then
-  program=("$(realpath "$1")/cli/hyperstream")
-else
-  program=("$(realpath "$1")" "$(dirname "$(realpath "$1")")/bin/hyperstream")
-fi
+source "$(dirname "$(realpath "$0")")/common.sh"
+program_of "$1"
 rounds=${2:-5} device=${3:-cpu} input=${4:-/tmp/hyperstream-bench/jasper_2300.tif}
-here=$(dirname "$(realpath "$0")")
-if [[ ! -f $input ]]; then
-  mkdir -p "$(dirname "$input")"
-  /usr/bin/python3 "$here/../../shared/tools/tile_cube.py" \
-    "$here/../../shared/data/jasper_ridge_100x100x198_uint16.tif" 2300 2300 "$input" >/dev/null
-fi
+ensure_cube "$input"
 out=$(mktemp -d "${OUT_DIR:-$(dirname "$input")}/denoise_vs_pca.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 

@@ -11,18 +11,10 @@
 # The default input (2.09 GB, Jasper Ridge tiled to 2300 x 2300 x 198, uint16) is made with
 # ../shared/tools/tile_cube.py (python3-gdal, python3-numpy), as compare_speed.sh makes it.
 set -euo pipefail
-if [[ -d $1 ]]; then
-  program=("$(realpath "$1")/cli/hyperstream")
-else
-  program=("$(realpath "$1")" "$(dirname "$(realpath "$1")")/bin/hyperstream")
-fi
+source "$(dirname "$(realpath "$0")")/common.sh"
+program_of "$1"
 rounds=${2:-5} device=${3:-cpu} input=${4:-/tmp/hyperstream-bench/jasper_2300.tif}
-here=$(dirname "$(realpath "$0")")
-if [[ ! -f $input ]]; then
-  mkdir -p "$(dirname "$input")"
-  /usr/bin/python3 "$here/../../shared/tools/tile_cube.py" \
-    "$here/../../shared/data/jasper_ridge_100x100x198_uint16.tif" 2300 2300 "$input" >/dev/null
-fi
+ensure_cube "$input"
 out=$(mktemp -d /tmp/mnf_vs_pca.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 

@@ -3,7 +3,6 @@
 // earlier), file to file.
 
 #include "Commands.h"
-#include "ConsoleFeedback.h"
 
 #include <QCommandLineParser>
 
@@ -50,9 +49,7 @@ int runApplyCommand(const QStringList& arguments) {
   options.input = files[0].toStdString();
   options.output = files[1].toStdString();
   const bool quiet = parser.isSet("quiet");
-  ConsoleFeedback feedback(quiet);
-  const PcaResult result = runPca(options, feedback);
-  feedback.finish();
+  const PcaResult result = runPcaJob(options, quiet);
   if (!quiet)
     std::printf("%d component(s) of %s applied, %.2f s on %s\ncomponents: %s\n", result.components,
                 options.savedTransform.c_str(), result.seconds.total, result.backend.c_str(),
@@ -93,9 +90,7 @@ int runInverseCommand(const QStringList& arguments) {
   options.input = files[0].toStdString();
   options.output = files[1].toStdString();
   const bool quiet = parser.isSet("quiet");
-  ConsoleFeedback feedback(quiet);
-  const PcaResult result = runPca(options, feedback);
-  feedback.finish();
+  const PcaResult result = runPcaJob(options, quiet);
   if (!quiet)
     std::printf("rebuilt from %d component(s) of %s, %s, %.2f s on %s\nrebuilt:    %s\n",
                 result.components, options.savedTransform.c_str(),

@@ -20,6 +20,8 @@ struct PcaCommand {
 PcaCommand parsePcaArguments(const QStringList& arguments, const char* program, Transform transform,
                              const char* extraHelp = "");
 void printPcaSummary(const PcaResult& result, const PcaOptions& options);
+// Runs the job with the console's progress and messages (none when `quiet`).
+PcaResult runPcaJob(const PcaOptions& options, bool quiet);
 
 int runPcaCommand(const QStringList& arguments);
 int runMnfCommand(const QStringList& arguments);

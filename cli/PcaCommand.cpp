@@ -221,11 +221,16 @@ void printPcaSummary(const PcaResult& result, const PcaOptions& options) {
   if (!options.htmlReport.empty()) std::printf("report:     %s\n", options.htmlReport.c_str());
 }
 
+PcaResult runPcaJob(const PcaOptions& options, bool quiet) {
+  ConsoleFeedback feedback(quiet);
+  PcaResult result = runPca(options, feedback);
+  feedback.finish();
+  return result;
+}
+
 int runTransformCommand(const QStringList& arguments, Transform transform) {
   const PcaCommand command = parsePcaArguments(arguments, "hyperstream", transform);
-  ConsoleFeedback feedback(command.quiet);
-  const PcaResult result = runPca(command.options, feedback);
-  feedback.finish();
+  const PcaResult result = runPcaJob(command.options, command.quiet);
   if (!command.quiet) printPcaSummary(result, command.options);
   return 0;
 }
@@ -243,9 +248,7 @@ int runDenoiseCommand(const QStringList& arguments) {
                  options);
   readDenoiseTransform(parser, options);
   const bool quiet = parser.isSet("quiet");
-  ConsoleFeedback feedback(quiet);
-  const PcaResult result = runPca(options, feedback);
-  feedback.finish();
+  const PcaResult result = runPcaJob(options, quiet);
   if (!quiet)
     std::printf(
         "%s denoised with %d %s component(s) (%.2f %% of the %s), %s, %.2f s on %s\n"

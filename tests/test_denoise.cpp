@@ -36,6 +36,19 @@ PcaOptions denoiseOptions(const QString& input, const QString& output, Kind kind
   return options;
 }
 
+// The inverse of the components a fitting run wrote (`fit.output`, its `fit.statsJson`), into
+// `output`, as Float64.
+PcaOptions inverseOptions(const PcaOptions& fit, const QString& output) {
+  PcaOptions options;
+  options.kind = PcaJobKind::Inverse;
+  options.savedTransform = fit.statsJson;
+  options.input = fit.output;
+  options.output = output.toStdString();
+  options.device = fit.device;
+  options.outputType = OutputType::Float64;
+  return options;
+}
+
 // The reference fit and what its components add back to the bands.
 struct ReferenceFit {
   testing::Reference reference;
@@ -252,13 +265,7 @@ class DenoiseTests : public QObject {
     if (Kind(kind) == Kind::Mnf) fit.noise = NoiseDirection::LowerRight;
     TestFeedback feedback;
     QCOMPARE(runPca(fit, feedback).components, 8);  // one band is constant
-    PcaOptions inverse;
-    inverse.kind = PcaJobKind::Inverse;
-    inverse.savedTransform = fit.statsJson;
-    inverse.input = fit.output;
-    inverse.output = (dir + "/inverse64.tif").toStdString();
-    inverse.device = fit.device;
-    inverse.outputType = OutputType::Float64;
+    PcaOptions inverse = inverseOptions(fit, dir + "/inverse64.tif");
     inverse.stripRows = 5;
     const PcaResult result = runPca(inverse, feedback);
     QCOMPARE(result.components, 8);
@@ -291,13 +298,7 @@ class DenoiseTests : public QObject {
       fit.statsJson = (dir + "/fit.json").toStdString();
       TestFeedback feedback;
       runPca(fit, feedback);
-      PcaOptions inverse;
-      inverse.kind = PcaJobKind::Inverse;
-      inverse.savedTransform = fit.statsJson;
-      inverse.input = fit.output;
-      inverse.output = (dir + "/inverse.tif").toStdString();
-      inverse.device = fit.device;
-      inverse.outputType = OutputType::Float64;
+      const PcaOptions inverse = inverseOptions(fit, dir + "/inverse.tif");
       runPca(inverse, feedback);
       PcaOptions denoise = denoiseOptions(dir + "/in.tif", dir + "/denoised.tif", kind, 5);
       denoise.outputType = OutputType::Float64;
@@ -321,13 +322,7 @@ class DenoiseTests : public QObject {
     fit.statsJson = (dir + "/fit.json").toStdString();
     TestFeedback feedback;
     const PcaResult components = runPca(fit, feedback);
-    PcaOptions inverse;
-    inverse.kind = PcaJobKind::Inverse;
-    inverse.savedTransform = fit.statsJson;
-    inverse.input = fit.output;
-    inverse.output = (dir + "/inverse.tif").toStdString();
-    inverse.device = fit.device;
-    inverse.outputType = OutputType::Float64;
+    const PcaOptions inverse = inverseOptions(fit, dir + "/inverse.tif");
     runPca(inverse, feedback);
     const ReferenceFit reference = referenceFit(cube, Kind::Pca);
     const testing::Cube expected = rebuilt(cube, reference, 3);
@@ -400,11 +395,8 @@ class DenoiseTests : public QObject {
     TestFeedback feedback;
     runPca(fit, feedback);
 
-    PcaOptions inverse;
-    inverse.kind = PcaJobKind::Inverse;
-    inverse.input = fit.output;
-    inverse.output = (dir + "/inverse.tif").toStdString();
-    inverse.device = fit.device;
+    PcaOptions inverse = inverseOptions(fit, dir + "/inverse.tif");
+    inverse.savedTransform.clear();
     inverse.outputType = OutputType::SameAsInput;
     expectError(inverse, "STATS", "statistics JSON");
     inverse.savedTransform = fit.statsJson;
