@@ -19,6 +19,9 @@ struct PcaCommand {
 // the command word. extraHelp goes at the end of the --help text's description.
 PcaCommand parsePcaArguments(const QStringList& arguments, const char* program, Transform transform,
                              const char* extraHelp = "");
+// The denoise command's options ("PROGRAM denoise INPUT OUTPUT [options]"), likewise.
+PcaCommand parseDenoiseArguments(const QStringList& arguments, const char* program,
+                                 const char* extraHelp = "");
 void printPcaSummary(const PcaResult& result, const PcaOptions& options);
 // Runs the job with the console's progress and messages (none when `quiet`).
 PcaResult runPcaJob(const PcaOptions& options, bool quiet);

@@ -202,8 +202,11 @@ PcaCommand parsePcaArguments(const QStringList& arguments, const char* program, 
 }
 
 void printPcaSummary(const PcaResult& result, const PcaOptions& options) {
-  std::printf("%d component(s), %.2f %% of the %s, %lld valid pixels, %.2f s on %s\n",
-              result.components, result.model.cumulativePercent(result.components - 1),
+  const bool denoised = options.kind == PcaJobKind::Denoise;
+  std::printf("%s%d %scomponent(s), %.2f %% of the %s, %lld valid pixels, %.2f s on %s\n",
+              denoised ? "denoised with " : "", result.components,
+              denoised ? (options.noise ? "MNF " : "PCA ") : "",
+              result.model.cumulativePercent(result.components - 1),
               options.noise ? "summed SNR" : "variance",
               static_cast<long long>(result.model.validPixels), result.seconds.total,
               result.backend.c_str());
@@ -215,7 +218,8 @@ void printPcaSummary(const PcaResult& result, const PcaOptions& options) {
         device.upload, device.upload > 0 ? device.uploadBytes / device.upload / 1e9 : 0.0,
         device.moments * 1e3, (device.projection + device.range) * 1e3, device.download,
         result.deviceResident ? ", cube resident on the GPU" : "");
-  std::printf("components: %s\n", options.output.c_str());
+  std::printf("%s %s (%s)\n", denoised ? "denoised:  " : "components:", options.output.c_str(),
+              outputTypeName(result.outputType).c_str());
   if (!options.statsJson.empty()) std::printf("statistics: %s\n", options.statsJson.c_str());
   if (!options.tableCsv.empty()) std::printf("table:      %s\n", options.tableCsv.c_str());
   if (!options.htmlReport.empty()) std::printf("report:     %s\n", options.htmlReport.c_str());
@@ -235,28 +239,27 @@ int runTransformCommand(const QStringList& arguments, Transform transform) {
   return 0;
 }
 
-int runDenoiseCommand(const QStringList& arguments) {
+PcaCommand parseDenoiseArguments(const QStringList& arguments, const char* program,
+                                 const char* extraHelp) {
   QCommandLineParser parser;
   addDenoiseOptions(parser);
   parseOrExit(parser, arguments,
               {{"INPUT", "Input raster (any GDAL format)."},
                {"OUTPUT", "Output raster: the denoised image, one band per selected band."}},
-              (std::string("usage: hyperstream") + kDenoiseHelp).c_str());
-  PcaOptions options;
-  options.kind = PcaJobKind::Denoise;
+              (std::string("usage: ") + program + kDenoiseHelp + extraHelp).c_str());
+  PcaCommand command;
+  command.options.kind = PcaJobKind::Denoise;
   readPcaOptions(parser, {OutputType::SameAsInput, OutputType::Float32, OutputType::Float64},
-                 options);
-  readDenoiseTransform(parser, options);
-  const bool quiet = parser.isSet("quiet");
-  const PcaResult result = runPcaJob(options, quiet);
-  if (!quiet)
-    std::printf(
-        "%s denoised with %d %s component(s) (%.2f %% of the %s), %s, %.2f s on %s\n"
-        "denoised:   %s\n",
-        options.input.c_str(), result.components, options.noise ? "MNF" : "PCA",
-        result.model.cumulativePercent(result.components - 1),
-        options.noise ? "summed SNR" : "variance", outputTypeName(result.outputType).c_str(),
-        result.seconds.total, result.backend.c_str(), options.output.c_str());
+                 command.options);
+  readDenoiseTransform(parser, command.options);
+  command.quiet = parser.isSet("quiet");
+  return command;
+}
+
+int runDenoiseCommand(const QStringList& arguments) {
+  const PcaCommand command = parseDenoiseArguments(arguments, "hyperstream");
+  const PcaResult result = runPcaJob(command.options, command.quiet);
+  if (!command.quiet) printPcaSummary(result, command.options);
   return 0;
 }
 

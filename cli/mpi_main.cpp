@@ -45,12 +45,15 @@ DeviceChoice deviceForRank(const DeviceChoice& device, int localRank) {
   return device;
 }
 
-// The transform a command word names: pca or mnf.
-Transform transformCommand(const QString& word) {
-  if (word == "mnf") return Transform::Mnf;
-  if (word != "pca")
-    usage("the command is pca or mnf (mpirun -np N hyperstream-mpi pca INPUT OUTPUT [options])");
-  return Transform::Pca;
+// The options of the command a word names: pca, mnf or denoise.
+PcaCommand parseCommand(const QString& word, const QStringList& arguments) {
+  if (word == "denoise") return parseDenoiseArguments(arguments, kProgram, kMpiHelp);
+  if (word != "pca" && word != "mnf")
+    usage(
+        "the command is pca, mnf or denoise (mpirun -np N hyperstream-mpi pca INPUT OUTPUT "
+        "[options])");
+  return parsePcaArguments(arguments, kProgram, word == "mnf" ? Transform::Mnf : Transform::Pca,
+                           kMpiHelp);
 }
 
 std::string describe(const Error& error) {
@@ -64,8 +67,7 @@ int runRank(MpiGroup& group, const QStringList& arguments) {
   try {
     QStringList pcaArguments = arguments;
     pcaArguments.removeAt(1);
-    PcaCommand command =
-        parsePcaArguments(pcaArguments, kProgram, transformCommand(arguments.value(1)), kMpiHelp);
+    PcaCommand command = parseCommand(arguments.value(1), pcaArguments);
     if (command.options.device.severalGpus())
       usage(
           "under MPI each rank takes one GPU (--device gpu picks it by the rank's number on its "
@@ -137,7 +139,7 @@ int main(int argc, char** argv) {
         return reportingErrors(kProgram, [&] {
           QStringList pcaArguments = arguments;
           pcaArguments.removeAt(1);
-          parsePcaArguments(pcaArguments, kProgram, transformCommand(arguments.value(1)), kMpiHelp);
+          parseCommand(arguments.value(1), pcaArguments);
           return 0;
         });
       }
