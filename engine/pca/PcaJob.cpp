@@ -184,12 +184,14 @@ class PcaRun {
   bool isMnf() const { return options_.noise.has_value(); }
   void readSavedTransform();
   BandList inputBands();
+  void checkSavedBands() const;
   void resolveOutputType();
   Projection inverseProjection() const;
   bool hasDeclaredNodata(double& value) const;
   void useSavedRanges(OutputEncoding& encoding);
   void setByteRescale(const std::vector<double>& minimum, const std::vector<double>& maximum,
                       OutputEncoding& encoding);
+  int countComponents() const;
   void chooseComponents();
   OutputEncoding outputEncoding();
   QString outputBandDescription(int band) const;
@@ -267,22 +269,7 @@ class PcaRun {
 void PcaRun::openInput() {
   if (!options_.savedTransform.empty()) readSavedTransform();
   input_ = openJobInput(options_.input, inputBands(), "PCA");
-  if (options_.kind == PcaJobKind::Inverse) {
-    for (size_t k = 0; k < input_.bands.size(); ++k)
-      if (input_.bands[k] != static_cast<int>(k) + 1)
-        throw Error("BANDS",
-                    "the component raster's bands are taken from the first on, in order "
-                    "(band k holds component k)");
-    if (input_.bands.size() > static_cast<size_t>(saved_->model.componentCount()))
-      throw Error("INPUT", std::to_string(input_.bands.size()) +
-                               " component band(s), but the saved transform has " +
-                               std::to_string(saved_->model.componentCount()) + " components");
-  } else if (saved_ && input_.bands.size() != saved_->bands.size()) {
-    throw Error("BANDS", std::to_string(input_.bands.size()) +
-                             " band(s) selected, but the saved "
-                             "transform was fitted on " +
-                             std::to_string(saved_->bands.size()));
-  }
+  if (saved_) checkSavedBands();
   resolveOutputType();
   const RasterInfo& info = input_.info;
   starting_.weigh({info.width * info.height / group_.size() *
@@ -310,6 +297,29 @@ BandList PcaRun::inputBands() {
     return options_.components > 0 ? BandList{BandRange(1, options_.components)} : BandList{};
   if (saved_) return {saved_->bands.begin(), saved_->bands.end()};
   return {};
+}
+
+// The input's bands against the saved transform's: as many as it was fitted on (apply), or its
+// first components in order (inverse).
+void PcaRun::checkSavedBands() const {
+  const size_t selected = input_.bands.size();
+  if (options_.kind != PcaJobKind::Inverse) {
+    if (selected != saved_->bands.size())
+      throw Error("BANDS", std::to_string(selected) +
+                               " band(s) selected, but the saved transform was fitted on " +
+                               std::to_string(saved_->bands.size()));
+    return;
+  }
+  for (size_t k = 0; k < selected; ++k)
+    if (input_.bands[k] != static_cast<int>(k) + 1)
+      throw Error("BANDS",
+                  "the component raster's bands are taken from the first on, in order "
+                  "(band k holds component k)");
+  const int components = saved_->model.componentCount();
+  if (selected > static_cast<size_t>(components))
+    throw Error("INPUT", std::to_string(selected) +
+                             " component band(s), but the saved transform has " +
+                             std::to_string(components) + " components");
 }
 
 // A rebuilt image is written in the type of the image it rebuilds unless asked otherwise.
@@ -549,21 +559,14 @@ void PcaRun::useSavedRanges(OutputEncoding& encoding) {
                  {saved_->byteMaximum.begin(), saved_->byteMaximum.begin() + components}, encoding);
 }
 
-// How many components to write: by count, all, by SNR (MNF) or by cumulative variance; a saved
-// transform's own count unless asked otherwise.
-void PcaRun::chooseComponents() {
+// How many components to write (or rebuild from): by count, all, by SNR (MNF) or by cumulative
+// variance; a saved transform's own count unless asked otherwise.
+int PcaRun::countComponents() const {
   const PcaModel& model = result_.model;
   const int available = model.componentCount();
-  if (options_.kind == PcaJobKind::Inverse) {
-    result_.components = bandCount();
-    projection_ = inverseProjection();
-    return;
-  }
-  if (saved_ && options_.components == 0) {
-    result_.components = saved_->components;
-  } else if (options_.components == kAllComponents) {
-    result_.components = available;
-  } else if (options_.components == 0 && options_.minSnr) {
+  if (saved_ && options_.components == 0) return saved_->components;
+  if (options_.components == kAllComponents) return available;
+  if (options_.components == 0 && options_.minSnr) {
     int reaching = 0;
     while (reaching < available && model.signal(reaching) >= *options_.minSnr) ++reaching;
     if (reaching == 0)
@@ -571,17 +574,25 @@ void PcaRun::chooseComponents() {
                                  .arg(*options_.minSnr)
                                  .arg(model.signal(0), 0, 'g', 4)
                                  .toStdString());
-    result_.components = reaching;
-  } else if (options_.components == 0) {
-    result_.components = model.componentsForVariance(options_.variancePercent);
-  } else if (options_.components > available) {
+    return reaching;
+  }
+  if (options_.components == 0) return model.componentsForVariance(options_.variancePercent);
+  if (options_.components > available)
     throw Error("COMPONENTS", "asks for " + std::to_string(options_.components) +
                                   " components, but there are only " + std::to_string(available) +
                                   " (non-constant selected bands)");
-  } else {
-    result_.components = options_.components;
+  return options_.components;
+}
+
+// The components and the projection that writes them, or rebuilds the image from them.
+void PcaRun::chooseComponents() {
+  if (options_.kind == PcaJobKind::Inverse) {
+    result_.components = bandCount();  // every band of the component raster read
+    projection_ = inverseProjection();
+    return;
   }
-  const int components = result_.components;
+  const PcaModel& model = result_.model;
+  const int components = result_.components = countComponents();
   feedback_.info(QString("%1 valid of %2 pixels; %3 component(s) explain %4 % of the %5")
                      .arg(model.validPixels)
                      .arg(result_.totalPixels)
@@ -589,10 +600,6 @@ void PcaRun::chooseComponents() {
                      .arg(model.cumulativePercent(components - 1), 0, 'f', 2)
                      .arg(isMnf() ? "summed SNR" : "variance"));
   if (rebuilds()) {
-    if (model.transform == Transform::Mnf && model.inverseLoadings.empty())
-      throw Error("STATS",
-                  "the statistics were saved without MNF's inverse loadings (an older "
-                  "run): fit again to rebuild from them");
     projection_ = model.rebuilding(components);
     return;
   }
