@@ -10,6 +10,20 @@
 
 namespace hyperstream {
 
+namespace {
+
+// The shared options and the three files: the statistics JSON at `statsAt` among them, then the
+// input and the output.
+void readFiles(const QCommandLineParser& parser, int statsAt, PcaOptions& options) {
+  readSharedOptions(parser, options);
+  QStringList files = parser.positionalArguments();
+  options.savedTransform = files.takeAt(statsAt).toStdString();
+  options.input = files[0].toStdString();
+  options.output = files[1].toStdString();
+}
+
+}  // namespace
+
 int runApplyCommand(const QStringList& arguments) {
   QCommandLineParser parser;
   parser.addOptions({
@@ -34,10 +48,7 @@ int runApplyCommand(const QStringList& arguments) {
               "vectors) to INPUT, streamed in strips: fit on one flight line, apply to the rest.\n"
               "On the image it was fitted on, the output is the fitting run's, bit for bit.\n\n");
   PcaOptions options;
-  QStringList files = parser.positionalArguments();
-  options.savedTransform = files.takeFirst().toStdString();
-  options.input = files[0].toStdString();
-  options.output = files[1].toStdString();
+  readFiles(parser, 0, options);
   if (parser.isSet("components")) {
     const QString value = parser.value("components");
     options.components =
@@ -45,9 +56,6 @@ int runApplyCommand(const QStringList& arguments) {
   }
   options.outputType =
       outputTypeOption(parser, {OutputType::Float32, OutputType::Float64, OutputType::Byte});
-  readSharedOptions(parser, options);
-  options.input = files[0].toStdString();
-  options.output = files[1].toStdString();
   const bool quiet = parser.isSet("quiet");
   const PcaResult result = runPcaJob(options, quiet);
   if (!quiet)
@@ -80,15 +88,11 @@ int runInverseCommand(const QStringList& arguments) {
               "run it returns the image; from the first few, the image without the rest.\n\n");
   PcaOptions options;
   options.kind = PcaJobKind::Inverse;
-  QStringList files = parser.positionalArguments();
-  options.savedTransform = files.takeAt(1).toStdString();
+  readFiles(parser, 1, options);
   if (parser.isSet("components"))
     options.components = positiveInt(parser.value("components"), "components", kMaxBandCount);
   options.outputType =
       outputTypeOption(parser, {OutputType::SameAsInput, OutputType::Float32, OutputType::Float64});
-  readSharedOptions(parser, options);
-  options.input = files[0].toStdString();
-  options.output = files[1].toStdString();
   const bool quiet = parser.isSet("quiet");
   const PcaResult result = runPcaJob(options, quiet);
   if (!quiet)
