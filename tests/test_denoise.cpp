@@ -36,6 +36,16 @@ PcaOptions denoiseOptions(const QString& input, const QString& output, Kind kind
   return options;
 }
 
+// A fit that writes `components` components of `type` (DIR/components.tif) and its statistics
+// (DIR/fit.json) from DIR/in.tif.
+PcaOptions fitOptions(const QString& dir, Kind kind, int components, OutputType type) {
+  PcaOptions options = denoiseOptions(dir + "/in.tif", dir + "/components.tif", kind, components);
+  options.kind = PcaJobKind::Transform;
+  options.outputType = type;
+  options.statsJson = (dir + "/fit.json").toStdString();
+  return options;
+}
+
 // The inverse of the components a fitting run wrote (`fit.output`, its `fit.statsJson`), into
 // `output`, as Float64.
 PcaOptions inverseOptions(const PcaOptions& fit, const QString& output) {
@@ -292,10 +302,7 @@ class DenoiseTests : public QObject {
     testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Float32);
     cube = testing::readCube((dir + "/in.tif").toStdString());
     for (const Kind kind : {Kind::Pca, Kind::Mnf}) {
-      PcaOptions fit = denoiseOptions(dir + "/in.tif", dir + "/components.tif", kind, 5);
-      fit.kind = PcaJobKind::Transform;
-      fit.outputType = OutputType::Float64;
-      fit.statsJson = (dir + "/fit.json").toStdString();
+      const PcaOptions fit = fitOptions(dir, kind, 5, OutputType::Float64);
       TestFeedback feedback;
       runPca(fit, feedback);
       const PcaOptions inverse = inverseOptions(fit, dir + "/inverse.tif");
@@ -316,10 +323,7 @@ class DenoiseTests : public QObject {
     testing::roundValues(cube);
     const QString dir = testing::tempDir();
     testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_UInt16);
-    PcaOptions fit = denoiseOptions(dir + "/in.tif", dir + "/components.tif", Kind::Pca, 3);
-    fit.kind = PcaJobKind::Transform;
-    fit.outputType = OutputType::Byte;
-    fit.statsJson = (dir + "/fit.json").toStdString();
+    const PcaOptions fit = fitOptions(dir, Kind::Pca, 3, OutputType::Byte);
     TestFeedback feedback;
     const PcaResult components = runPca(fit, feedback);
     const PcaOptions inverse = inverseOptions(fit, dir + "/inverse.tif");
@@ -427,10 +431,7 @@ class DenoiseTests : public QObject {
     testing::Cube cube = testing::smoothScene(20, 16, 5, 2);
     const QString dir = testing::tempDir();
     testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Float32);
-    PcaOptions fit = denoiseOptions(dir + "/in.tif", dir + "/components.tif", Kind::Mnf, 3);
-    fit.kind = PcaJobKind::Transform;
-    fit.outputType = OutputType::Float32;
-    fit.statsJson = (dir + "/fit.json").toStdString();
+    const PcaOptions fit = fitOptions(dir, Kind::Mnf, 3, OutputType::Float32);
     TestFeedback feedback;
     runPca(fit, feedback);
 
