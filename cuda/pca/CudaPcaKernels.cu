@@ -148,7 +148,9 @@ class CudaPcaKernels final : public PcaKernels {
 
   // MNF's noise moments on the device: each moments chunk's differences (noiseDifferences) in
   // the work array, their Gram matrix by DGEMM and sums by DGEMV, after the chunk's own moments.
-  bool prepareNoise(int rowStep, int columnStep, int64_t width) override {
+  bool takesNoise() const override { return true; }
+
+  void prepareNoise(int rowStep, int columnStep, int64_t width) override {
     context_.select();
     noise_.rowStep = rowStep;
     noise_.columnStep = columnStep;
@@ -166,7 +168,6 @@ class CudaPcaKernels final : public PcaKernels {
           "upload");
     resetNoise();
     noise_.on = true;
-    return true;
   }
 
   void setNoiseRowAbove(const StripView& row) override {

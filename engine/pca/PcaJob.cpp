@@ -360,8 +360,9 @@ void PcaRun::planMemory() {
   inputRowBytes_ = info.width * bandCount() * typeSize(info.type);
   const int64_t outputRowBytes =
       info.width * outputBands() * typeSize(gdalType(result_.outputType));
-  // MNF: the noise differences of a strip (Int32 or Float64) and their masks.
-  const int64_t differenceBytes = isMnf() ? info.width * bandCount() * 8 + 2 * info.width : 0;
+  // MNF on the host: the noise differences of a strip (Int32 or Float64) and their masks.
+  const bool hostNoise = isMnf() && !kernels_->takesNoise();
+  const int64_t differenceBytes = hostNoise ? info.width * bandCount() * 8 + 2 * info.width : 0;
   const int64_t mask = info.width + differenceBytes;
   needs_.firstRow = share_.first;
   needs_.rowsToDo = share_.count;
@@ -434,7 +435,9 @@ void PcaRun::prepareKernels() {
 void PcaRun::prepareNoise() {
   const RasterInfo& info = result_.input;
   const NoiseDirection direction = *options_.noise;
-  if (!kernels_->prepareNoise(rowStep(direction), columnStep(direction), info.width)) {
+  if (kernels_->takesNoise()) {
+    kernels_->prepareNoise(rowStep(direction), columnStep(direction), info.width);
+  } else {
     noise_ = std::make_unique<NoiseDifferences>(direction, info.width, bandCount(),
                                                 input_.sampleType, input_.nodata.data());
     noiseKernels_ = makeCpuPcaKernels();

@@ -113,17 +113,17 @@ class PcaKernels : public Kernels {
   virtual void accumulateMoments(const StripView& strip) = 0;
   // The moments of every strip accumulated since the last call, and starts afresh.
   virtual Moments takeMoments(int bands) = 0;
-  // MNF: whether these kernels also take, from every strip accumulateMoments takes from now on, the
-  // moments of its noise differences x(r - rowStep, c - columnStep) - x(r, c) over valid pairs
-  // (as NoiseDifferences makes them), in rows of `width` pixels. False: the job differences the
-  // strips on the host instead.
-  virtual bool prepareNoise(int /*rowStep*/, int /*columnStep*/, int64_t /*width*/) {
-    return false;
-  }
+  // MNF: whether these kernels take the moments of the noise differences themselves (from the
+  // strips they hold); if not, the job differences the strips on the host for other kernels.
+  virtual bool takesNoise() const { return false; }
+  // Kernels that take the noise, once after prepare(): from every strip accumulateMoments takes
+  // from now on, also the moments of its noise differences x(r - rowStep, c - columnStep) -
+  // x(r, c) over valid pairs (as NoiseDifferences makes them), in rows of `width` pixels.
+  virtual void prepareNoise(int /*rowStep*/, int /*columnStep*/, int64_t /*width*/) {}
   // The row above the first strip to come (one row; a worker that starts mid-image).
   virtual void setNoiseRowAbove(const StripView& /*row*/) {}
   // The noise differences' moments since the last call (count, mean and co-moment; no ranges).
-  // Only called on kernels whose prepareNoise returned true.
+  // Only called on kernels that take the noise.
   virtual Moments takeNoiseMoments(int /*bands*/) { return {}; }
   // Range of each projected component over the strip's valid pixels.
   virtual ComponentRange componentRange(const StripView& strip, const Projection& projection) = 0;
