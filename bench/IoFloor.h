@@ -42,10 +42,10 @@ inline IoFloorTimes ioFloor(const std::string& input, const std::string& output,
   std::vector<unsigned char> in(static_cast<size_t>(stripRows * rowBytes));
   // Values, not zeros: GDAL's GeoTIFF driver skips writing all-zero blocks of a new file (and
   // fills them in at closing by extending the file), which a real output never gets.
-  std::vector<double> ones(static_cast<size_t>(stripRows * info.width * components), 1.0);
-  std::vector<unsigned char> out(ones.size() * typeSize(outputType));
-  GDALCopyWords64(ones.data(), GDT_Float64, 8, out.data(), outputType, typeSize(outputType),
-                  static_cast<GPtrDiff_t>(ones.size()));
+  const auto values = static_cast<GPtrDiff_t>(stripRows * info.width * components);
+  std::vector<unsigned char> out(static_cast<size_t>(values) * typeSize(outputType));
+  const double one = 1.0;  // a source stride of 0 repeats it
+  GDALCopyWords64(&one, GDT_Float64, 0, out.data(), outputType, typeSize(outputType), values);
   const int readers = std::max(1, QThread::idealThreadCount());
   StripReader reader(info, bands, readers, 1ll << 30, 0);
   const bool bandMajor = info.bandInterleaved && !info.compressed;
