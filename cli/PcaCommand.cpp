@@ -16,17 +16,22 @@ namespace hyperstream {
 namespace {
 
 // How many components: the same choices for the components and for denoising.
-void addCountOptions(QCommandLineParser& parser, bool mnf, const QString& written) {
+// What the count options say for one command: the verb, the options that choose the count by
+// default, and what --variance is a share of.
+struct CountHelp {
+  QString verb, byDefault, share;
+};
+
+void addCountOptions(QCommandLineParser& parser, const CountHelp& help) {
   parser.addOptions({
       {"components",
        QString("Number of components %1 (a number, or 'all'); default: as many as %2 needs.")
-           .arg(written, mnf ? "--snr or --variance" : "--variance"),
+           .arg(help.verb, help.byDefault),
        "N"},
       {"variance",
-       mnf ? QString("The fewest components whose cumulative share of the summed SNR "
-                     "(eigenvalue - 1) reaches PCT percent (default 99).")
-           : QString("The fewest components whose cumulative explained variance reaches PCT "
-                     "percent (default 99)."),
+       QString("The fewest components whose cumulative share of %1 reaches PCT percent (default "
+               "99).")
+           .arg(help.share),
        "PCT"},
   });
 }
@@ -68,7 +73,9 @@ void addRunOptions(QCommandLineParser& parser) {
 // The options of PCA or MNF, then the shared ones.
 void addTransformOptions(QCommandLineParser& parser, Transform transform) {
   const bool mnf = transform == Transform::Mnf;
-  addCountOptions(parser, mnf, "to write");
+  addCountOptions(
+      parser, mnf ? CountHelp{"to write", "--snr or --variance", "the summed SNR (eigenvalue - 1)"}
+                  : CountHelp{"to write", "--variance", "the variance"});
   parser.addOption({"type",
                     "Output type: float32 (default), float64, or byte (each component rescaled to "
                     "0-255 from its min/max).",
@@ -84,7 +91,8 @@ void addTransformOptions(QCommandLineParser& parser, Transform transform) {
 void addDenoiseOptions(QCommandLineParser& parser) {
   parser.addOption(
       {"transform", "The transform whose first components are kept: pca (default) or mnf.", "T"});
-  addCountOptions(parser, true, "to keep");
+  addCountOptions(parser, {"to keep", "--snr (MNF) or --variance",
+                           "the variance (PCA) or of the summed SNR (MNF)"});
   parser.addOption({"type",
                     "Output type: input (default: the input's data type, values rounded and "
                     "clamped to it, nodata kept), float32 or float64.",
