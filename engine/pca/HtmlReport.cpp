@@ -203,7 +203,11 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options) {
                  "<style>body{font-family:sans-serif;margin:1.5em;max-width:60em}"
                  "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;"
                  "text-align:right}th{background:#eee}</style></head><body>";
-  html += "<h1>" + words.heading + "</h1>";
+  const bool rebuilt = options.kind != PcaJobKind::Transform;
+  html +=
+      "<h1>" +
+      (rebuilt ? QObject::tr("Denoised with the %1").arg(words.heading.toLower()) : words.heading) +
+      "</h1>";
   html += "<table>";
   auto row = [&](const QString& name, const QString& value) {
     html += QString(
@@ -229,7 +233,6 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options) {
                                   .arg(QString::fromStdString(noiseDirectionName(*options.noise))));
   else
     row(QObject::tr("Matrix"), QString::fromStdString(matrixTypeName(model.matrix)));
-  const bool rebuilt = options.kind != PcaJobKind::Transform;
   row(rebuilt ? QObject::tr("Image rebuilt from") : QObject::tr("Components written"),
       QString(rebuilt ? "%1 components (%2 % of the %4), written as %3" : "%1 (%2 % of the %4), %3")
           .arg(result.components)
