@@ -28,6 +28,13 @@ Run run(const QStringList& arguments, int timeoutMs = 120000,
   return {process.exitCode(), process.readAllStandardOutput(), process.readAllStandardError()};
 }
 
+// `hyperstream synth` writes a demo scene of that size at `path`; its exit status.
+int synthScene(const QString& path, int rows, int cols, int bands) {
+  return run({"synth", path, "--rows", QString::number(rows), "--cols", QString::number(cols),
+              "--bands", QString::number(bands), "--quiet"})
+      .exitCode;
+}
+
 }  // namespace
 
 class CliTests : public QObject {
@@ -93,9 +100,7 @@ class CliTests : public QObject {
 
   void sppFromTheCommandLine() {
     const QString dir = testing::tempDir();
-    QCOMPARE(run({"synth", dir + "/s.tif", "--rows", "40", "--cols", "30", "--bands", "20", "-q"})
-                 .exitCode,
-             0);
+    QCOMPARE(synthScene(dir + "/s.tif", 40, 30, 20), 0);
     const Run help = run({"spp", "--help"});
     QCOMPARE(help.exitCode, 0);
     for (const char* option : {"--window", "--border", "--type", "--alpha", "--rho", "--device"})
@@ -114,9 +119,7 @@ class CliTests : public QObject {
   // Without the CUDA library (a CPU-only build or machine): auto runs on the CPU, gpu is an error.
   void withoutTheGpuBackend() {
     const QString dir = testing::tempDir();
-    QCOMPARE(run({"synth", dir + "/s.tif", "--rows", "30", "--cols", "20", "--bands", "12", "-q"})
-                 .exitCode,
-             0);
+    QCOMPARE(synthScene(dir + "/s.tif", 30, 20, 12), 0);
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
     environment.insert("HYPERSTREAM_CUDA_LIBRARY", dir + "/no-such-libhyperstream_cuda.so");
     const Run gpu =
@@ -140,10 +143,7 @@ class CliTests : public QObject {
   // its file; their mistakes are usage errors (2) or errors naming the parameter (1).
   void mnfThenApply() {
     const QString dir = testing::tempDir();
-    QCOMPARE(run({"synth", dir + "/scene.tif", "--rows", "40", "--cols", "50", "--bands", "20",
-                  "--quiet"})
-                 .exitCode,
-             0);
+    QCOMPARE(synthScene(dir + "/scene.tif", 40, 50, 20), 0);
     const Run mnfHelp = run({"mnf", "--help"});
     QCOMPARE(mnfHelp.exitCode, 0);
     for (const char* option : {"--noise", "--snr", "--components", "--variance", "--stats"})
@@ -175,10 +175,7 @@ class CliTests : public QObject {
   // options and component types are refused.
   void denoiseAndInverse() {
     const QString dir = testing::tempDir();
-    QCOMPARE(run({"synth", dir + "/scene.tif", "--rows", "30", "--cols", "40", "--bands", "16",
-                  "--quiet"})
-                 .exitCode,
-             0);
+    QCOMPARE(synthScene(dir + "/scene.tif", 30, 40, 16), 0);
     const Run help = run({"denoise", "--help"});
     for (const char* option : {"--transform", "--noise", "--matrix", "--snr", "--components"})
       QVERIFY2(help.out.contains(option), option);
@@ -232,9 +229,7 @@ class CliTests : public QObject {
   // expanded into 15.8 GB before an error, "--ram 8796093022208" overflowed into "at least 16".
   void hugeOptionValues() {
     const QString dir = testing::tempDir();
-    QCOMPARE(run({"synth", dir + "/s.tif", "--rows", "20", "--cols", "20", "--bands", "8", "-q"})
-                 .exitCode,
-             0);
+    QCOMPARE(synthScene(dir + "/s.tif", 20, 20, 8), 0);
     QElapsedTimer timer;
     timer.start();
     for (const char* range : {"1-2000000000", "1-2147483647"}) {
@@ -293,9 +288,7 @@ class CliTests : public QObject {
   // (no root needed), which ends with the shell: the shell lists what is left.
   void diskFullLeavesNothing() {
     const QString dir = testing::tempDir();
-    QCOMPARE(run({"synth", dir + "/s.tif", "--rows", "200", "--cols", "100", "--bands", "30", "-q"})
-                 .exitCode,
-             0);
+    QCOMPARE(synthScene(dir + "/s.tif", 200, 100, 30), 0);
     QVERIFY(QDir(dir).mkdir("full"));
     const QString script = QString(
                                "mount -t tmpfs -o size=1m tmpfs '%1' || exit 99; \"%2\" pca "
