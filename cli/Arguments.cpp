@@ -5,6 +5,7 @@
 
 #include <QCommandLineParser>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -42,6 +43,14 @@ int positiveInt(const QString& text, const QString& option, int largest) {
 
 int nonNegativeInt(const QString& text, const QString& option) {
   return static_cast<int>(wholeNumber(text, option, 0, std::numeric_limits<int>::max()));
+}
+
+double nonNegativeNumber(const QString& text, const QString& option) {
+  bool ok = false;
+  const double value = text.toDouble(&ok);
+  if (!ok || !(value >= 0) || !std::isfinite(value))
+    usage(QString("--%1 takes a number, 0 or more, not '%2'").arg(option, text));
+  return value;
 }
 
 int64_t mebibytes(const QString& text, const QString& option) {

@@ -27,6 +27,7 @@ int64_t positiveInteger(const QString& text, const QString& option);
 int positiveInt(const QString& text, const QString& option,
                 int largest = std::numeric_limits<int>::max());
 int nonNegativeInt(const QString& text, const QString& option);
+double nonNegativeNumber(const QString& text, const QString& option);
 int64_t mebibytes(const QString& text, const QString& option);  // in bytes
 // "1,2,5-9": 1-based band numbers and ranges.
 BandList bandList(const QString& text);

@@ -1,8 +1,8 @@
 #pragma once
 // The commands of the hyperstream program (PcaCommand.cpp: pca, mnf and denoise; ApplyCommand.cpp:
-// apply and inverse; SppCommand.cpp, SynthCommand.cpp, DevicesCommand.cpp). Each takes its
-// arguments without the command word ("hyperstream ARGS...") and returns the exit status; errors
-// are thrown (see reportingErrors).
+// apply and inverse; SppCommand.cpp, UnmixingCommands.cpp: endmembers and abundances;
+// SynthCommand.cpp, DevicesCommand.cpp). Each takes its arguments without the command word
+// ("hyperstream ARGS...") and returns the exit status; errors are thrown (see reportingErrors).
 
 #include "Arguments.h"
 #include "pca/PcaJob.h"
@@ -32,6 +32,8 @@ int runApplyCommand(const QStringList& arguments);
 int runDenoiseCommand(const QStringList& arguments);
 int runInverseCommand(const QStringList& arguments);
 int runSppCommand(const QStringList& arguments);
+int runEndmembersCommand(const QStringList& arguments);
+int runAbundancesCommand(const QStringList& arguments);
 int runSynthCommand(const QStringList& arguments);
 int runDevicesCommand(const QStringList& arguments);
 

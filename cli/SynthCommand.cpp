@@ -21,6 +21,18 @@ int runSynthCommand(const QStringList& arguments) {
       {"endmembers", "Number of endmember spectra (default 5).", "E"},
       {"dead-bands", "Number of constant (dead) bands (default: about one per 56 bands).", "N"},
       {"border", "Width of the nodata border in pixels (default: 1/64 of the smaller side).", "N"},
+      {"noise", "Sensor noise standard deviation in DN, the same in every band (default 20).",
+       "DN"},
+      {"snr",
+       "Instead of --noise: the noise that gives this SNR in dB over the scene (mean signal "
+       "power over noise power), e.g. 35; dark endmembers then have a far lower SNR.",
+       "DB"},
+      {"shading",
+       "Brightness varies smoothly over the scene by up to this percentage (default 10), as "
+       "topography shades it; 0 for none.",
+       "PCT"},
+      {"pure-patches",
+       "Also place a square of N x N pixels where each endmember lies pure (abundance 1).", "N"},
       {"truth",
        "Also write the abundance maps (<stem>_abundances.tif) and endmember spectra "
        "(<stem>_endmembers.csv)."},
@@ -52,6 +64,12 @@ int runSynthCommand(const QStringList& arguments) {
   if (parser.isSet("dead-bands"))
     options.deadBands = nonNegativeInt(parser.value("dead-bands"), "dead-bands");
   if (parser.isSet("border")) options.border = nonNegativeInt(parser.value("border"), "border");
+  if (parser.isSet("noise")) options.noise = nonNegativeNumber(parser.value("noise"), "noise");
+  if (parser.isSet("snr")) options.snrDb = nonNegativeNumber(parser.value("snr"), "snr");
+  if (parser.isSet("shading"))
+    options.shading = nonNegativeNumber(parser.value("shading"), "shading") / 100;
+  if (parser.isSet("pure-patches"))
+    options.purePatch = positiveInt(parser.value("pure-patches"), "pure-patches");
   options.writeTruth = parser.isSet("truth");
   options.format = parser.value("format").toStdString();
   ConsoleFeedback feedback(parser.isSet("quiet"));
@@ -61,6 +79,7 @@ int runSynthCommand(const QStringList& arguments) {
     std::printf("scene: %s (%lld x %lld x %d)\n", options.output.c_str(),
                 static_cast<long long>(options.rows), static_cast<long long>(options.cols),
                 options.bands);
+    std::printf("noise: %.4g DN per band\n", result.noise);
     if (options.writeTruth)
       std::printf("truth: %s, %s\n", result.abundancesPath.c_str(), result.endmembersPath.c_str());
   }

@@ -32,6 +32,12 @@ const Command kCommands[] = {
      runInverseCommand},
     {"spp", "spp INPUT OUTPUT     spatial preprocessing (SPP) of a raster, file to file",
      runSppCommand},
+    {"endmembers",
+     "endmembers INPUT OUTPUT.csv --count P  the purest pixels by VCA, N-FINDR or ATGP",
+     runEndmembersCommand},
+    {"abundances",
+     "abundances INPUT ENDMEMBERS.csv OUTPUT  each pixel's endmember abundances (FCLS, NNLS)",
+     runAbundancesCommand},
     {"synth",
      "synth OUTPUT         write the synthetic demo scene (512 x 512 x 224 int16 by "
      "default)",
@@ -67,6 +73,7 @@ int main(int argc, char** argv) {
     for (const Command& command : kCommands)
       if (name == command.name) return command.run(arguments);
     usage("unknown command '" + name +
-          "' (pca, mnf, apply, denoise, inverse, spp, synth, devices; see --help)");
+          "' (pca, mnf, apply, denoise, inverse, spp, endmembers, abundances, synth, devices; "
+          "see --help)");
   });
 }

@@ -5,6 +5,7 @@
 #include "pca/CudaPcaKernels.h"
 #include "run/GpuRuntime.h"
 #include "spp/CudaSppKernels.h"
+#include "unmixing/CudaUnmixingKernels.h"
 
 #include <memory>
 #include <string>
@@ -73,6 +74,9 @@ class CudaRuntime final : public GpuRuntime {
 
   std::unique_ptr<SppKernels> createSppKernels(const GpuKernelOptions& options) override {
     return makeCudaSppKernels(options.device, options.memoryBytes, describe(options.device));
+  }
+  std::unique_ptr<UnmixingKernels> createUnmixingKernels(const GpuKernelOptions& options) override {
+    return makeCudaUnmixingKernels(options.device, options.memoryBytes, describe(options.device));
   }
 
  private:

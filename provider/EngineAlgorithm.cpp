@@ -49,6 +49,10 @@ EngineAlgorithm::Texts readTexts(const QString& name) {
   return texts;
 }
 
+bool writesRaster(const QgsProcessingParameterDefinition& output) {
+  return output.type() == QgsProcessingParameterRasterDestination::typeName();
+}
+
 template <class Parameter>
 Parameter* advanced(Parameter* parameter) {
   parameter->setFlags(parameter->flags() | QgsProcessingParameterDefinition::FlagAdvanced);
@@ -76,19 +80,26 @@ void EngineAlgorithm::initAlgorithm(const QVariantMap&) {
   addDocumented(advanced(
       new QgsProcessingParameterNumber(QStringLiteral("RAM_MB"), QObject::tr("RAM budget (MiB)"),
                                        QgsProcessingParameterNumber::Integer, 1024, false, 16)));
-  auto* creation = new QgsProcessingParameterString(
-      QStringLiteral("CREATION_OPTIONS"), QObject::tr("Creation options"), QVariant(), false, true);
-  creation->setMetadata(
-      {{QStringLiteral("widget_wrapper"),
-        QVariantMap({{QStringLiteral("widget_type"), QStringLiteral("rasteroptions")}})}});
-  addDocumented(advanced(creation));
-  addDocumented(
-      new QgsProcessingParameterRasterDestination(QStringLiteral("OUTPUT"), texts_.outputName));
+  QgsProcessingDestinationParameter* output = createMainOutput(texts_.outputName);
+  if (writesRaster(*output)) {
+    auto* creation =
+        new QgsProcessingParameterString(QStringLiteral("CREATION_OPTIONS"),
+                                         QObject::tr("Creation options"), QVariant(), false, true);
+    creation->setMetadata(
+        {{QStringLiteral("widget_wrapper"),
+          QVariantMap({{QStringLiteral("widget_type"), QStringLiteral("rasteroptions")}})}});
+    addDocumented(advanced(creation));
+  }
+  addDocumented(output);
   addJobOutputs();
   addOutput(
       new QgsProcessingOutputNumber(QStringLiteral("VALID_PIXELS"), QObject::tr("Valid pixels")));
   addOutput(new QgsProcessingOutputString(QStringLiteral("DEVICE_USED"),
                                           QObject::tr("Compute device used")));
+}
+
+QgsProcessingDestinationParameter* EngineAlgorithm::createMainOutput(const QString& label) const {
+  return new QgsProcessingParameterRasterDestination(QStringLiteral("OUTPUT"), label);
 }
 
 void EngineAlgorithm::addDocumented(QgsProcessingParameterDefinition* parameter) {
@@ -109,7 +120,7 @@ void EngineAlgorithm::addOptionalRasterOutput(const QString& name, const QString
 bool EngineAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
                                        QgsProcessingFeedback*) {
   JobOptions& options = jobOptions();
-  options.input = inputRasterPath(*this, parameters, context);
+  options.input = rasterPath(*this, parameters, context);
   options.bands.clear();
   for (int band : parameterAsInts(parameters, QStringLiteral("BANDS"), context))
     options.bands.push_back(band);
@@ -137,7 +148,9 @@ QVariantMap EngineAlgorithm::processAlgorithm(const QVariantMap& parameters,
   // Outputs are resolved here, on the context of the run: the background task of the dialog
   // loads the layers registered on it, not those of the context prepareAlgorithm was given.
   OutputFiles files(*this, parameters, context);
-  jobOptions().output = files.layer(QStringLiteral("OUTPUT"));
+  jobOptions().output = writesRaster(*parameterDefinition(QStringLiteral("OUTPUT")))
+                            ? files.layer(QStringLiteral("OUTPUT"))
+                            : files.file(QStringLiteral("OUTPUT"));
   const RunReport report = runJob(files, feedback);
   const QString device = QString::fromStdString(report.device);
   if (feedback) feedback->pushInfo(QObject::tr("Computed on %1").arg(device));

@@ -34,14 +34,16 @@ class EngineAlgorithm : public QgsProcessingAlgorithm {
   QStringList tags() const override { return texts_.tags; }
   QString shortHelpString() const override { return texts_.help; }
   QIcon icon() const override;
-  // INPUT and BANDS, then addJobParameters(), then DEVICE, RAM_MB, CREATION_OPTIONS and OUTPUT,
-  // then addJobOutputs(), then VALID_PIXELS and DEVICE_USED.
+  // INPUT and BANDS, then addJobParameters(), then DEVICE, RAM_MB, CREATION_OPTIONS (raster
+  // outputs) and OUTPUT, then addJobOutputs(), then VALID_PIXELS and DEVICE_USED.
   void initAlgorithm(const QVariantMap& configuration = QVariantMap()) final;
 
  protected:
   // Whether DEVICE offers "All GPUs" (a job split over the machine's GPUs).
   virtual bool runsOnSeveralGpus() const { return false; }
   virtual void addJobParameters() = 0;
+  // OUTPUT: a raster destination labelled `label`, unless the job writes something else (a table).
+  virtual QgsProcessingDestinationParameter* createMainOutput(const QString& label) const;
   // The job's outputs beyond OUTPUT, VALID_PIXELS and DEVICE_USED.
   virtual void addJobOutputs() {}
 

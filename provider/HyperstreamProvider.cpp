@@ -6,6 +6,7 @@
 #include "ApplyAlgorithm.h"
 #include "SppAlgorithm.h"
 #include "TransformAlgorithm.h"
+#include "UnmixingAlgorithms.h"
 
 #include <qgsapplication.h>
 #include <qgsprocessingregistry.h>
@@ -50,6 +51,8 @@ void HyperstreamProvider::loadAlgorithms() {
   addAlgorithm(new ApplyAlgorithm(PcaJobKind::Transform));
   addAlgorithm(new ApplyAlgorithm(PcaJobKind::Inverse));
   addAlgorithm(new SppAlgorithm());
+  addAlgorithm(new EndmembersAlgorithm());
+  addAlgorithm(new AbundancesAlgorithm());
 }
 
 }  // namespace hyperstream

@@ -44,19 +44,19 @@ std::string OutputFiles::asked(const QString& name, const QString& path) {
   return path.toStdString();
 }
 
-std::string inputRasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
-                            QgsProcessingContext& context) {
-  const QVariant value = parameters.value(QStringLiteral("INPUT"));
+std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
+                       QgsProcessingContext& context, const QString& name) {
+  const QVariant value = parameters.value(name);
   if (value.type() == QVariant::String && QFileInfo::exists(value.toString()))
     return value.toString().toStdString();
   QgsRasterLayer* layer = QgsProcessingParameters::parameterAsRasterLayer(
-      algorithm.parameterDefinition(QStringLiteral("INPUT")), parameters, context);
+      algorithm.parameterDefinition(name), parameters, context);
   if (!layer)
     throw QgsProcessingException(
-        QObject::tr("INPUT: '%1' is not a raster layer or file").arg(value.toString()));
+        QObject::tr("%1: '%2' is not a raster layer or file").arg(name, value.toString()));
   if (layer->providerType() != QLatin1String("gdal"))
     throw QgsProcessingException(
-        QObject::tr("INPUT: '%1' is not a GDAL raster file").arg(layer->name()));
+        QObject::tr("%1: '%2' is not a GDAL raster file").arg(name, layer->name()));
   return layer->dataProvider()->dataSourceUri().toStdString();
 }
 

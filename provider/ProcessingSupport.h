@@ -46,10 +46,11 @@ class OutputFiles {
   QVariantMap outputs_;
 };
 
-// The file behind the INPUT parameter (a path is used as it is: loading it as a layer would make
-// QGIS write a .aux.xml beside the input). Main thread only.
-std::string inputRasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
-                            QgsProcessingContext& context);
+// The file behind a raster layer parameter, INPUT by default (a path is used as it is: loading it
+// as a layer would make QGIS write a .aux.xml beside the input). Main thread only.
+std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
+                       QgsProcessingContext& context,
+                       const QString& name = QStringLiteral("INPUT"));
 
 // CREATION_OPTIONS as NAME=VALUE strings ("A=1|B=2" in the parameter).
 std::vector<std::string> creationOptions(const QgsProcessingAlgorithm& algorithm,

@@ -354,6 +354,80 @@ class QgisTests : public QObject {
     QCOMPARE(testing::readCube((dir + "/inverse.tif").toStdString()).values, cube.values);
   }
 
+  // The unmixing chain from the dialog: SPP, endmembers searched in its output (the points layer
+  // loads), FCLS abundances (the raster loads, a band per endmember summing to one); then the
+  // shipped model of the same chain validates and runs.
+  void unmixingChainFromTheDialog() {
+    for (const char* id : {"hyperstream:endmembers", "hyperstream:abundances"}) {
+      const QgsProcessingAlgorithm* algorithm =
+          QgsApplication::processingRegistry()->algorithmById(id);
+      QVERIFY2(algorithm, id);
+      QVERIFY(!algorithm->shortHelpString().isEmpty());
+      for (const QgsProcessingParameterDefinition* parameter : algorithm->parameterDefinitions())
+        QVERIFY2(!parameter->help().isEmpty(), qPrintable(parameter->name()));
+    }
+    const QString dir = testing::tempDir();
+    hyperstream::SynthOptions synth;
+    synth.output = (dir + "/scene.tif").toStdString();
+    synth.rows = synth.cols = 60;
+    synth.bands = 30;
+    synth.endmembers = 4;
+    synth.purePatch = 4;
+    TestFeedback synthFeedback;
+    hyperstream::synthesizeScene(synth, synthFeedback);
+    QgsProject project;
+    bool ok = false;
+    runAsTheDialogDoes("hyperstream:spp",
+                       {{"INPUT", dir + "/scene.tif"}, {"OUTPUT", dir + "/spp.tif"}}, {"OUTPUT"},
+                       project, ok);
+    QVERIFY(ok);
+    QStringList loaded = runAsTheDialogDoes("hyperstream:endmembers",
+                                            {{"INPUT", dir + "/scene.tif"},
+                                             {"LOCATIONS", dir + "/spp.tif"},
+                                             {"COUNT", 4},
+                                             {"METHOD", 1},
+                                             {"OUTPUT", dir + "/em.csv"},
+                                             {"OUTPUT_POINTS", dir + "/em.gpkg"}},
+                                            {"OUTPUT_POINTS"}, project, ok);
+    QVERIFY(ok);
+    QVERIFY(QFileInfo::exists(dir + "/em.csv"));
+    QVERIFY2(
+        std::any_of(loaded.begin(), loaded.end(),
+                    [&](const QString& source) { return source.startsWith(dir + "/em.gpkg"); }),
+        qPrintable(loaded.join(", ")));
+    loaded = runAsTheDialogDoes("hyperstream:abundances",
+                                {{"INPUT", dir + "/scene.tif"},
+                                 {"ENDMEMBERS", dir + "/em.csv"},
+                                 {"OUTPUT", dir + "/ab.tif"}},
+                                {"OUTPUT"}, project, ok);
+    QVERIFY(ok);
+    QVERIFY(loaded.contains(dir + "/ab.tif"));
+    for (QgsMapLayer* layer : project.mapLayers()) QVERIFY(layer->isValid());
+    const testing::Cube abundances = testing::readCube((dir + "/ab.tif").toStdString());
+    QCOMPARE(abundances.bands, 4);
+    for (int64_t p = 0; p < abundances.pixels(); ++p) {
+      if (std::isnan(abundances.values[p * 4])) continue;
+      double sum = 0;
+      for (int e = 0; e < 4; ++e) sum += abundances.values[p * 4 + e];
+      QVERIFY(std::abs(sum - 1) < 1e-5);
+    }
+
+    QgsProcessingModelAlgorithm model;
+    QVERIFY(model.fromFile(
+        QStringLiteral(HYPERSTREAM_SOURCE_DIR "/tests/data/spp_endmembers_abundances.model3")));
+    QStringList issues;
+    QVERIFY2(model.validate(issues), qPrintable(issues.join('\n')));
+    QgsProcessingContext context;
+    QgsProcessingFeedback feedback;
+    const QVariantMap results = model.run({{"image", dir + "/scene.tif"},
+                                           {"endmember_count", 4},
+                                           {"endmembers:Endmember table", dir + "/model.csv"},
+                                           {"abundances:Abundances", dir + "/model_ab.tif"}},
+                                          context, &feedback, &ok);
+    QVERIFY(ok);
+    QCOMPARE(testing::readCube((dir + "/model_ab.tif").toStdString()).bands, 4);
+  }
+
   // A model with hyperstream:mnf or hyperstream:denoise as its child validates and runs, as the
   // Model Designer's would.
   void transformsInAModel_data() {

@@ -2,9 +2,9 @@
 # Installs the plugin folder into a throwaway QGIS profile and drives it as users do:
 # qgis_process.bin (plugins enable, list, help, run, --json run) and PyQGIS processing.run.
 # Results must equal the hyperstream command line's for the same options.
-#   test_qgis_process.sh PLUGIN_DIR HYPERSTREAM_CLI MODEL3
+#   test_qgis_process.sh PLUGIN_DIR HYPERSTREAM_CLI MODEL3 UNMIXING_MODEL3
 set -euo pipefail
-plugin=$1 cli=$2 model=$3
+plugin=$1 cli=$2 model=$3 unmixing_model=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$work/xdg QGIS_CUSTOM_CONFIG_PATH=$work/config
@@ -167,5 +167,39 @@ for name in ("qgis", "json", "pyqgis", "model"):
         valid = b != nodata
         worst = np.max(np.abs(a[valid] - b[valid])) / np.std(b[valid])
         assert worst <= 1e-4, f"{name} band {band + 1}: max difference {worst:.2e} std"
+PY
+# The unmixing chain: endmembers and abundances as the command line's, then the shipped model
+# (SPP -> endmembers searched in its output -> FCLS abundances).
+"$cli" synth "$work/patches.tif" --rows 60 --cols 60 --bands 30 --endmembers 4 --pure-patches 4 \
+  --quiet
+$qp help hyperstream:endmembers 2>/dev/null | grep -q "LOCATIONS" || fail "help endmembers"
+$qp run hyperstream:endmembers -- INPUT="$work/patches.tif" COUNT=4 METHOD=2 \
+  OUTPUT="$work/em_qgis.csv" OUTPUT_POINTS="$work/em.gpkg" >"$work/em.log" 2>&1 ||
+  { cat "$work/em.log"; fail "run endmembers"; }
+"$cli" endmembers "$work/patches.tif" "$work/em_cli.csv" --count 4 --method atgp --quiet
+cmp -s "$work/em_qgis.csv" "$work/em_cli.csv" || fail "QGIS's endmembers differ from the command line's"
+[ "$(ogrinfo -ro -so "$work/em.gpkg" endmembers | grep -c 'Feature Count: 4')" = 1 ] ||
+  fail "the endmember points layer"
+$qp help hyperstream:abundances 2>/dev/null | grep -q "ENDMEMBERS" || fail "help abundances"
+$qp run hyperstream:abundances -- INPUT="$work/patches.tif" ENDMEMBERS="$work/em_cli.csv" \
+  OUTPUT_TYPE=1 OUTPUT="$work/ab_qgis.tif" >"$work/ab.log" 2>&1 || { cat "$work/ab.log"; fail "run abundances"; }
+"$cli" abundances "$work/patches.tif" "$work/em_cli.csv" "$work/ab_cli.tif" --type float64 --quiet
+$qp run "$unmixing_model" -- image="$work/patches.tif" endmember_count=4 \
+  "endmembers:Endmember table"="$work/chain.csv" "endmembers:Endmember pixels"="$work/chain.gpkg" \
+  "abundances:Abundances"="$work/chain.tif" "abundances:Reconstruction error"="$work/chain_rmse.tif" \
+  >"$work/chain.log" 2>&1 || { cat "$work/chain.log"; fail "the unmixing model"; }
+/usr/bin/python3 - "$work" <<'PY' || fail "the unmixing results"
+import sys
+import numpy as np
+from osgeo import gdal
+work = sys.argv[1]
+a = gdal.Open(f"{work}/ab_qgis.tif").ReadAsArray()
+b = gdal.Open(f"{work}/ab_cli.tif").ReadAsArray()
+valid = np.isfinite(b[0])
+assert a.shape == b.shape == (4, 60, 60) and valid.sum() > 3000, a.shape
+assert np.nanmax(np.abs(a - b)) <= 1e-9, "QGIS's abundances differ from the command line's"
+chain = gdal.Open(f"{work}/chain.tif").ReadAsArray()
+assert chain.shape == (4, 60, 60)
+assert np.allclose(np.nansum(chain, 0)[valid], 1, atol=1e-5), "FCLS abundances do not sum to one"
 PY
 echo "1 passed, 0 failed"

@@ -12,6 +12,7 @@ namespace hyperstream {
 
 class PcaKernels;
 class SppKernels;
+class UnmixingKernels;
 
 struct GpuDevice {
   int index = 0;
@@ -39,6 +40,8 @@ class GpuRuntime {
   // Each algorithm's kernels on a GPU; throw DeviceError when the device cannot be used.
   virtual std::unique_ptr<PcaKernels> createPcaKernels(const GpuKernelOptions& options) = 0;
   virtual std::unique_ptr<SppKernels> createSppKernels(const GpuKernelOptions& options) = 0;
+  virtual std::unique_ptr<UnmixingKernels> createUnmixingKernels(
+      const GpuKernelOptions& options) = 0;
 };
 
 // The library's one exported entry point.

@@ -13,6 +13,7 @@ namespace hyperstream {
 // Seconds and bytes of the work a device did, measured on the device (zero on the CPU).
 struct DeviceTimes {
   double upload = 0, moments = 0, range = 0, projection = 0, download = 0, spp = 0;
+  double search = 0, unmix = 0;  // the unmixing chain's
   int64_t uploadBytes = 0, downloadBytes = 0;
 };
 

@@ -154,6 +154,9 @@ void checkOptions(const SynthOptions& options) {
   if (options.deadBands < -1)
     throw Error("DEAD_BANDS", "the number of dead bands cannot be negative");
   if (options.border < -1) throw Error("BORDER", "the border width cannot be negative");
+  if (!(options.shading >= 0 && options.shading < 1))
+    throw Error("SHADING", "the shading is a fraction from 0 to below 1");
+  if (options.purePatch < 0) throw Error("PURE_PATCHES", "the patch side cannot be negative");
 }
 
 // Dead bands: the `count` nearest the centres of the atmospheric water-vapour absorptions.
@@ -198,6 +201,8 @@ class Scene {
     const double scale = std::max<double>(16.0, std::min(options.rows, options.cols) / 8.0);
     for (int e = 0; e < options.endmembers; ++e) fields_.emplace_back(random, scale, 6);
     shading_ = std::make_unique<SmoothField>(random, scale * 2, 3);
+    placePatches();
+    result.noise = noise_ = options.snrDb > 0 ? noiseForSnr(options.snrDb) : options.noise;
   }
 
   const std::vector<double>& spectra() const { return spectra_; }
@@ -208,7 +213,7 @@ class Scene {
   void fillRow(int64_t row, T* out, float* abundances) const {
     const int bands = options_.bands, endmembers = options_.endmembers;
     std::mt19937_64 noise(options_.seed * 0x100000001b3ull + static_cast<uint64_t>(row));
-    std::normal_distribution<double> normal(0.0, options_.noise);
+    std::normal_distribution<double> normal(0.0, noise_);
     std::vector<double> abundance(endmembers);
     const bool borderRow = row < border_ || row >= options_.rows - border_;
     for (int64_t col = 0; col < options_.cols; ++col) {
@@ -221,24 +226,72 @@ class Scene {
         std::fill(pixel, pixel + bands, static_cast<T>(nodata_));
         continue;
       }
-      const double brightness =
-          10000.0 * (1.0 + 0.1 * (*shading_)(static_cast<double>(col), static_cast<double>(row)));
-      for (int b = 0; b < bands; ++b) {
-        if (isDead_[b]) {
-          pixel[b] = T(0);
-          continue;
-        }
-        double r = 0;
-        for (int e = 0; e < endmembers; ++e)
-          r += abundance[e] * spectra_[static_cast<size_t>(e) * bands + b];
-        pixel[b] = toSample<T>(brightness * r + normal(noise));
-      }
+      for (int b = 0; b < bands; ++b)
+        pixel[b] = isDead_[b] ? T(0) : toSample<T>(signal(row, col, abundance, b) + normal(noise));
     }
   }
 
  private:
-  // The abundances at a pixel: a softmax of the fields, summing to one.
+  // Band b's noise-free value at a pixel of these abundances, in DN.
+  double signal(int64_t row, int64_t col, const std::vector<double>& abundance, int b) const {
+    const double brightness =
+        10000.0 *
+        (1.0 + options_.shading * (*shading_)(static_cast<double>(col), static_cast<double>(row)));
+    double r = 0;
+    for (size_t e = 0; e < abundance.size(); ++e)
+      r += abundance[e] * spectra_[e * options_.bands + b];
+    return brightness * r;
+  }
+
+  // The noise's standard deviation for `snrDb` over the scene: the mean power of the noise-free
+  // signal (live bands, a grid of pixels inside the border) over 10^(snr/10).
+  double noiseForSnr(double snrDb) const {
+    double power = 0;
+    int64_t values = 0;
+    std::vector<double> abundance(options_.endmembers);
+    constexpr int kGrid = 64;
+    for (int i = 0; i < kGrid; ++i)
+      for (int j = 0; j < kGrid; ++j) {
+        const int64_t row = border_ + (options_.rows - 2 * border_) * (2 * i + 1) / (2 * kGrid);
+        const int64_t col = border_ + (options_.cols - 2 * border_) * (2 * j + 1) / (2 * kGrid);
+        mixture(row, col, abundance);
+        for (int b = 0; b < options_.bands; ++b) {
+          if (isDead_[b]) continue;
+          const double v = signal(row, col, abundance, b);
+          power += v * v;
+          ++values;
+        }
+      }
+    return std::sqrt(power / std::max<int64_t>(1, values) / std::pow(10.0, snrDb / 10));
+  }
+
+  // Pure patches: squares of side purePatch in a grid from the border's corner, a side apart.
+  void placePatches() {
+    const int64_t side = options_.purePatch;
+    if (side == 0) return;
+    const int64_t perRow = std::max<int64_t>(0, (options_.cols - 2 * border_ - side) / (2 * side));
+    const int64_t rows = perRow > 0 ? (options_.endmembers + perRow - 1) / perRow : 0;
+    if (perRow == 0 || border_ + side + 2 * side * rows > options_.rows - border_)
+      throw Error("PURE_PATCHES", "the scene is too small for " +
+                                      std::to_string(options_.endmembers) + " pure patches of " +
+                                      std::to_string(side) + " pixels");
+    for (int e = 0; e < options_.endmembers; ++e)
+      patches_.push_back(
+          {border_ + side + 2 * side * (e / perRow), border_ + side + 2 * side * (e % perRow)});
+  }
+
+  // The abundances at a pixel: one endmember inside its pure patch, else a softmax of the fields,
+  // summing to one.
   void mixture(int64_t row, int64_t col, std::vector<double>& abundance) const {
+    for (size_t e = 0; e < patches_.size(); ++e) {
+      const auto [top, left] = patches_[e];
+      if (row >= top && row < top + options_.purePatch && col >= left &&
+          col < left + options_.purePatch) {
+        std::fill(abundance.begin(), abundance.end(), 0.0);
+        abundance[e] = 1;
+        return;
+      }
+    }
     double total = 0;
     for (size_t e = 0; e < abundance.size(); ++e) {
       abundance[e] = std::exp(2.5 * fields_[e](static_cast<double>(col), static_cast<double>(row)));
@@ -252,6 +305,8 @@ class Scene {
   std::vector<char> isDead_;
   int64_t border_ = 0;
   double nodata_ = 0;
+  double noise_ = 0;
+  std::vector<std::pair<int64_t, int64_t>> patches_;  // top row, left column
   std::vector<SmoothField> fields_;
   std::unique_ptr<SmoothField> shading_;
 };

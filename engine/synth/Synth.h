@@ -24,6 +24,9 @@ struct SynthOptions {
   int deadBands = -1;       // constant bands; -1: about one per 56 bands
   int border = -1;          // nodata border width in pixels; -1: 1/64 of the smaller side
   double noise = 20.0;      // sensor noise standard deviation, in DN
+  double snrDb = 0;         // > 0: the noise instead set to this SNR over the scene (mean power)
+  double shading = 0.1;     // brightness varies smoothly by up to this fraction (topography)
+  int purePatch = 0;        // > 0: a square of this side where each endmember lies pure
   bool writeTruth = false;  // also write <stem>_abundances.tif and <stem>_endmembers.csv
   std::string format;       // GDAL driver; empty: from the extension
 };
@@ -32,6 +35,7 @@ struct SynthResult {
   std::vector<double> wavelengthsNm;
   std::vector<int> deadBands;  // 1-based
   double nodata = 0;
+  double noise = 0;  // the noise's standard deviation, in DN
   std::string abundancesPath, endmembersPath;
 };
 

@@ -1,0 +1,225 @@
+#include "core/Launch.h"
+#include "unmixing/UnmixingDeviceKernels.h"
+
+#include <cmath>
+
+namespace hyperstream::cuda {
+
+namespace {
+
+constexpr int kSearchThreads = 256;
+
+// A warp per pixel: the bands' validity (finite, not nodata), then the centred row.
+template <class T>
+__global__ void unmixingRowsKernel(const T* __restrict__ raw, int64_t pixels, int bands,
+                                   const T* __restrict__ nodataValue,
+                                   const unsigned char* __restrict__ hasNodata,
+                                   const double* __restrict__ center, double* __restrict__ rows,
+                                   unsigned char* __restrict__ valid, double* __restrict__ weight,
+                                   double* __restrict__ energy) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); p < pixels;
+       p += warps) {
+    const T* pixel = raw + p * bands;
+    bool bad = false;
+    for (int b = lane; b < bands; b += 32) {
+      const T v = pixel[b];
+      if constexpr (!std::is_integral_v<T>) bad |= !isfinite(static_cast<double>(v));
+      bad |= hasNodata[b] && v == nodataValue[b];
+    }
+    bad = __any_sync(0xFFFFFFFFu, bad);
+    double sum = 0;
+    for (int b = lane; b < bands; b += 32) {
+      const double d = bad ? 0.0 : static_cast<double>(pixel[b]) - (center ? center[b] : 0.0);
+      rows[p * bands + b] = d;
+      sum += d * d;
+    }
+    for (int offset = 16; offset > 0; offset /= 2)
+      sum += __shfl_down_sync(0xFFFFFFFFu, sum, offset);
+    if (lane == 0) {
+      valid[p] = bad ? 0 : 1;
+      weight[p] = bad ? 0.0 : 1.0;
+      energy[p] = sum;
+    }
+  }
+}
+
+__device__ double pixelScore(const DeviceSearch& search, int slot, const double* z, double energy) {
+  const int k = search.columns;
+  switch (search.rule) {
+    case SearchRule::Residual: {
+      double projected = 0;
+      for (int c = 0; c < k; ++c) projected += z[c] * z[c];
+      return fmax(0.0, energy - projected);
+    }
+    case SearchRule::Norm: {
+      double norm = 0;
+      for (int c = 0; c < k; ++c) norm += z[c] * z[c];
+      return norm;
+    }
+    case SearchRule::Linear: {
+      double value = search.constants[slot];
+      for (int c = 0; c < k; ++c) value += search.coefficients[slot * k + c] * z[c];
+      return fabs(value);
+    }
+    case SearchRule::Ratio:
+      return z[1] != 0 ? fabs(z[0] / z[1]) : -1.0;
+  }
+  return -1.0;
+}
+
+__device__ bool beats(double score, int64_t pixel, double otherScore, int64_t otherPixel) {
+  if (pixel < 0) return false;
+  if (otherPixel < 0) return true;
+  return score > otherScore || (score == otherScore && pixel < otherPixel);
+}
+
+// A thread per pixel, then a reduction over the block per slot (largest score, lowest pixel).
+__global__ void searchKernel(DeviceSearch search, const double* __restrict__ products,
+                             const double* __restrict__ energy,
+                             const unsigned char* __restrict__ valid, int64_t pixels,
+                             int64_t firstPixel, Candidate* __restrict__ best) {
+  __shared__ double scores[kSearchThreads];
+  __shared__ int64_t at[kSearchThreads];
+  const int64_t p = static_cast<int64_t>(blockIdx.x) * kSearchThreads + threadIdx.x;
+  const bool mine = p < pixels && valid[p];
+  for (int slot = 0; slot < search.slots; ++slot) {
+    double score = mine ? pixelScore(search, slot, products + p * search.columns, energy[p]) : -1;
+    scores[threadIdx.x] = score;
+    at[threadIdx.x] = mine && score >= 0 ? firstPixel + p : -1;
+    __syncthreads();
+    for (int half = kSearchThreads / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half && beats(scores[threadIdx.x + half], at[threadIdx.x + half],
+                                      scores[threadIdx.x], at[threadIdx.x])) {
+        scores[threadIdx.x] = scores[threadIdx.x + half];
+        at[threadIdx.x] = at[threadIdx.x + half];
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      Candidate c;
+      c.score = scores[0];
+      c.pixel = at[0];
+      best[static_cast<int64_t>(slot) * gridDim.x + blockIdx.x] = c;
+    }
+    __syncthreads();
+  }
+}
+
+// A thread per pixel, the same active-set solver as the CPU's.
+template <int MaxCount>
+__global__ void solveKernel(const double* __restrict__ gram, int endmembers, AbundanceMethod method,
+                            const double* __restrict__ products, int64_t pixels,
+                            unsigned char* __restrict__ valid, double* __restrict__ solved,
+                            unsigned long long* unsolved) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < pixels;
+       p += stride) {
+    if (!valid[p]) continue;
+    AbundanceSolver<MaxCount> solver(gram, endmembers, method);
+    if (solver.solve(products + p * endmembers, solved + p * endmembers)) continue;
+    valid[p] = 0;
+    atomicAdd(unsolved, 1ull);
+  }
+}
+
+__global__ void rowEnergyKernel(const double* __restrict__ rows, int64_t pixels, int bands,
+                                double* __restrict__ energy) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); p < pixels;
+       p += warps) {
+    double sum = 0;
+    for (int b = lane; b < bands; b += 32) sum += rows[p * bands + b] * rows[p * bands + b];
+    for (int offset = 16; offset > 0; offset /= 2)
+      sum += __shfl_down_sync(0xFFFFFFFFu, sum, offset);
+    if (lane == 0) energy[p] = sum;
+  }
+}
+
+template <class Out>
+__global__ void encodeKernel(const double* __restrict__ solved, const double* __restrict__ energy,
+                             const unsigned char* __restrict__ valid, int64_t pixels,
+                             int endmembers, int bands, Out* __restrict__ abundances,
+                             Out* __restrict__ rmse) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const Out nan = static_cast<Out>(__builtin_nan(""));
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       e < pixels * endmembers; e += stride) {
+    const int64_t p = e / endmembers;
+    abundances[e] = valid[p] ? static_cast<Out>(solved[e]) : nan;
+    if (rmse && e % endmembers == 0)
+      rmse[p] = valid[p] ? static_cast<Out>(sqrt(energy[p] / bands)) : nan;
+  }
+}
+
+}  // namespace
+
+template <class T>
+void unmixingRows(const T* raw, int64_t pixels, int bands, const T* nodataValue,
+                  const unsigned char* hasNodata, const double* center, double* rows,
+                  unsigned char* valid, double* weight, double* energy, cudaStream_t stream) {
+  unmixingRowsKernel<<<gridFor(pixels, kWarps), kThreads, 0, stream>>>(
+      raw, pixels, bands, nodataValue, hasNodata, center, rows, valid, weight, energy);
+  checkLaunch("unmixingRows");
+}
+
+int searchBlockCount(int64_t pixels) {
+  return static_cast<int>((pixels + kSearchThreads - 1) / kSearchThreads);
+}
+
+int searchBlocks(const DeviceSearch& search, const double* products, const double* energy,
+                 const unsigned char* valid, int64_t pixels, int64_t firstPixel, Candidate* best,
+                 cudaStream_t stream) {
+  const int blocks = searchBlockCount(pixels);
+  searchKernel<<<blocks, kSearchThreads, 0, stream>>>(search, products, energy, valid, pixels,
+                                                      firstPixel, best);
+  checkLaunch("search");
+  return blocks;
+}
+
+void solveAbundances(const double* gram, int endmembers, AbundanceMethod method,
+                     const double* products, int64_t pixels, unsigned char* valid, double* solved,
+                     unsigned long long* unsolved, cudaStream_t stream) {
+  // The solver's arrays live in registers and local memory: sized for the endmembers.
+  constexpr int kThreadsPerBlock = 128;
+  const unsigned blocks = gridFor(pixels, kThreadsPerBlock);
+  if (endmembers <= 8)
+    solveKernel<8><<<blocks, kThreadsPerBlock, 0, stream>>>(gram, endmembers, method, products,
+                                                            pixels, valid, solved, unsolved);
+  else if (endmembers <= 16)
+    solveKernel<16><<<blocks, kThreadsPerBlock, 0, stream>>>(gram, endmembers, method, products,
+                                                             pixels, valid, solved, unsolved);
+  else
+    solveKernel<kMaxEndmembers><<<blocks, kThreadsPerBlock, 0, stream>>>(
+        gram, endmembers, method, products, pixels, valid, solved, unsolved);
+  checkLaunch("solveAbundances");
+}
+
+void rowEnergy(const double* rows, int64_t pixels, int bands, double* energy, cudaStream_t stream) {
+  rowEnergyKernel<<<gridFor(pixels, kWarps), kThreads, 0, stream>>>(rows, pixels, bands, energy);
+  checkLaunch("rowEnergy");
+}
+
+template <class Out>
+void encodeAbundances(const double* solved, const double* energy, const unsigned char* valid,
+                      int64_t pixels, int endmembers, int bands, Out* abundances, Out* rmse,
+                      cudaStream_t stream) {
+  encodeKernel<<<gridFor(pixels * endmembers, kThreads), kThreads, 0, stream>>>(
+      solved, energy, valid, pixels, endmembers, bands, abundances, rmse);
+  checkLaunch("encodeAbundances");
+}
+
+#define INSTANTIATE(T)                                                                    \
+  template void unmixingRows<T>(const T*, int64_t, int, const T*, const unsigned char*,   \
+                                const double*, double*, unsigned char*, double*, double*, \
+                                cudaStream_t);
+HYPERSTREAM_FOR_EACH_SAMPLE_TYPE(INSTANTIATE)
+#undef INSTANTIATE
+template void encodeAbundances<float>(const double*, const double*, const unsigned char*, int64_t,
+                                      int, int, float*, float*, cudaStream_t);
+template void encodeAbundances<double>(const double*, const double*, const unsigned char*, int64_t,
+                                       int, int, double*, double*, cudaStream_t);
+
+}  // namespace hyperstream::cuda

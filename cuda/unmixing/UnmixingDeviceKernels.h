@@ -1,0 +1,53 @@
+#pragma once
+// The unmixing chain's device kernels (see engine/unmixing/UnmixingKernels.h); the products of
+// pixels with weights or endmembers are cuBLAS calls between them.
+
+#include "unmixing/AbundanceSolver.h"
+#include "unmixing/UnmixingKernels.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace hyperstream::cuda {
+
+// Pixel p of `pixels` pixel-interleaved spectra as a float64 row minus `center` (null: none),
+// zero for invalid pixels; valid[p], weight[p] (1 or 0) and energy[p] = |row|².
+template <class T>
+void unmixingRows(const T* raw, int64_t pixels, int bands, const T* nodataValue,
+                  const unsigned char* hasNodata, const double* center, double* rows,
+                  unsigned char* valid, double* weight, double* energy, cudaStream_t stream);
+
+// The scoring rule of a search, for the device.
+struct DeviceSearch {
+  SearchRule rule = SearchRule::Residual;
+  int columns = 0;
+  int slots = 1;
+  const double* constants = nullptr;     // Linear: per slot
+  const double* coefficients = nullptr;  // Linear: slots x columns
+};
+
+// Each block's best pixel per slot over `pixels` pixels scored from products (pixels x columns):
+// best[slot * blocks + block]; returns the number of blocks.
+int searchBlocks(const DeviceSearch& search, const double* products, const double* energy,
+                 const unsigned char* valid, int64_t pixels, int64_t firstPixel, Candidate* best,
+                 cudaStream_t stream);
+int searchBlockCount(int64_t pixels);
+
+// Each valid pixel's abundances from its products b (pixels x endmembers) into `solved`; pixels
+// whose active set does not settle become invalid and count in *unsolved.
+void solveAbundances(const double* gram, int endmembers, AbundanceMethod method,
+                     const double* products, int64_t pixels, unsigned char* valid, double* solved,
+                     unsigned long long* unsolved, cudaStream_t stream);
+
+// energy[p] = |rows[p]|² over `bands`.
+void rowEnergy(const double* rows, int64_t pixels, int bands, double* energy, cudaStream_t stream);
+
+// The outputs: abundances (pixel-interleaved) and, when rmse is not null, sqrt(energy / bands);
+// NaN for invalid pixels.
+template <class Out>
+void encodeAbundances(const double* solved, const double* energy, const unsigned char* valid,
+                      int64_t pixels, int endmembers, int bands, Out* abundances, Out* rmse,
+                      cudaStream_t stream);
+
+}  // namespace hyperstream::cuda

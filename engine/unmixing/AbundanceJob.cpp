@@ -1,0 +1,310 @@
+#include "unmixing/AbundanceJob.h"
+
+#include "core/AddressSpace.h"
+#include "core/Error.h"
+#include "io/OutputCheck.h"
+#include "io/PendingRaster.h"
+#include "run/DeviceSelection.h"
+#include "run/Pipeline.h"
+#include "run/StripPlan.h"
+
+#include <QElapsedTimer>
+
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+namespace hyperstream {
+
+namespace {
+
+constexpr int kInputBuffers = 3;
+constexpr int kOutputBuffers = 2;
+// Endmembers whose Gram matrix is worse conditioned than this give abundances dominated by
+// rounding (its square root is the spectra's own condition number).
+constexpr double kLargestCondition = 1e14;
+
+struct MethodName {
+  AbundanceMethod method;
+  const char* name;
+};
+constexpr MethodName kMethods[] = {{AbundanceMethod::Fcls, "fcls"},
+                                   {AbundanceMethod::Nnls, "nnls"},
+                                   {AbundanceMethod::Ucls, "ucls"}};
+
+// Eigenvalues of the Gram matrix, ascending.
+std::vector<double> gramEigenvalues(std::vector<double> gram, int n) {
+  std::vector<double> values(n);
+  if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'N', 'U', n, gram.data(), n, values.data()) != 0)
+    throw Error("ENDMEMBERS", "the eigenvalues of the endmembers' Gram matrix did not converge");
+  return values;
+}
+
+class AbundanceRun {
+ public:
+  AbundanceRun(const AbundanceOptions& options, const DeviceChoice& device, Feedback& feedback)
+      : options_(options),
+        feedback_(feedback),
+        starting_(device, 0, {makeCpuUnmixingKernels, &GpuRuntime::createUnmixingKernels}) {
+    total_.start();
+  }
+
+  AbundanceResult run() {
+    openInput();
+    readEndmembers();
+    checkOutputs();
+    planMemory();
+    startKernels();
+    createOutputs();
+    unmixPass();
+    return finish();
+  }
+
+ private:
+  int bandCount() const { return static_cast<int>(result_.bands.size()); }
+  GDALDataType outputType() const { return gdalType(options_.outputType); }
+  void openInput();
+  void readEndmembers();
+  void checkOutputs();
+  void planMemory();
+  void startKernels();
+  void createOutputs();
+  void unmixPass();
+  StripView stripView(const StripRange& range, const void* data) const;
+  AbundanceResult finish();
+
+  const AbundanceOptions& options_;
+  Feedback& feedback_;
+  QElapsedTimer total_;
+  KernelStart<UnmixingKernels> starting_;
+  JobInput input_;
+  AbundanceResult result_;
+  Unmixing model_;
+  RasterFormat format_;
+  StripPlan plan_;
+  int64_t groupRows_ = 1;
+  int64_t inputRowBytes_ = 0, abundanceRowBytes_ = 0, rmseRowBytes_ = 0;
+  std::unique_ptr<UnmixingKernels> kernels_;
+  std::unique_ptr<DecompressedCopy> copy_;
+  std::unique_ptr<StripReader> reader_;
+  std::unique_ptr<PendingRaster> output_, rmseRaster_;
+  UnmixStats stats_;
+};
+
+void AbundanceRun::openInput() {
+  input_ = openJobInput(options_.input, options_.bands, "unmixing");
+  const RasterInfo& info = input_.info;
+  starting_.weigh(
+      {info.width * info.height * static_cast<int64_t>(input_.bands.size()) * typeSize(info.type),
+       1.0});
+  result_.input = info;
+  if (checkAddressSpace(options_.ramBytes)) result_.input.mappable = false;
+  result_.bands = input_.bands;
+  format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};
+}
+
+void AbundanceRun::readEndmembers() {
+  result_.endmembers = readEndmembersCsv(options_.endmembers, "ENDMEMBERS");
+  model_ =
+      unmixingModel(result_.endmembers, bandCount(), options_.method, &result_.conditionNumber);
+  model_.type = options_.outputType;
+  model_.rmse = !options_.rmseOutput.empty();
+}
+
+void AbundanceRun::checkOutputs() {
+  OutputCheck outputs(result_.input.files, feedback_);
+  outputs.raster("OUTPUT", options_.output, format_, model_.endmembers, outputType());
+  if (!options_.rmseOutput.empty())
+    outputs.raster("OUTPUT_RMSE", options_.rmseOutput, format_, 1, outputType());
+}
+
+// Per buffered row: the input in its type (a pool of buffers) and the outputs (two buffers); the
+// kernels' float64 blocks are a few MiB whatever the strip.
+void AbundanceRun::planMemory() {
+  const RasterInfo& info = result_.input;
+  const int size = typeSize(outputType());
+  inputRowBytes_ = info.width * bandCount() * typeSize(info.type);
+  abundanceRowBytes_ = info.width * model_.endmembers * size;
+  rmseRowBytes_ = model_.rmse ? info.width * size : 0;
+  StripNeeds needs;
+  needs.rowsToDo = info.height;
+  needs.bands = bandCount();
+  needs.residentRowBytes = kOutputBuffers * (abundanceRowBytes_ + rmseRowBytes_);
+  needs.streamingRowBytes = kInputBuffers * inputRowBytes_ + needs.residentRowBytes;
+  groupRows_ = groupRows(info.width);
+  needs.rowMultiple = groupRows_;
+  needs.leastStrips = 4;  // so that computing one strip overlaps writing another
+  needs.requestedRows = options_.stripRows;
+  plan_ = hyperstream::planMemory(info, options_.ramBytes, needs);
+  copy_ = decompressIfStreamed(info, result_.bands, options_.ramBytes, needs, options_.output,
+                               plan_, feedback_);
+  result_.stripRows = plan_.stripRows;
+  reader_ = std::make_unique<StripReader>(
+      copy_ ? copy_->info() : info, copy_ ? copy_->bands() : result_.bands, plan_.readers,
+      plan_.mappableBytes(plan_.stripRows * needs.streamingRowBytes), 0);
+}
+
+void AbundanceRun::startKernels() {
+  kernels_ = starting_.get(feedback_);
+  result_.backend = kernels_->name();
+  const RasterInfo& info = result_.input;
+  kernels_->prepare(bandCount(), input_.sampleType, plan_.stripRows * info.width);
+  feedback_.info(QString("%1: %2 x %3 pixels, %4 bands, %5 endmembers (%6, Gram condition "
+                         "number %7); %8 strip(s) of %9 rows on %10")
+                     .arg(QString::fromStdString(options_.input))
+                     .arg(info.width)
+                     .arg(info.height)
+                     .arg(bandCount())
+                     .arg(model_.endmembers)
+                     .arg(QString::fromStdString(abundanceMethodName(options_.method)).toUpper())
+                     .arg(result_.conditionNumber, 0, 'g', 3)
+                     .arg(plan_.strips.size())
+                     .arg(plan_.stripRows)
+                     .arg(QString::fromStdString(result_.backend)));
+}
+
+void AbundanceRun::createOutputs() {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  output_ = createLike(result_.input, options_.output, format_, model_.endmembers, outputType());
+  for (int e = 0; e < model_.endmembers; ++e) {
+    GDALRasterBand* band = output_->dataset().GetRasterBand(e + 1);
+    band->SetNoDataValue(nan);
+    band->SetDescription(result_.endmembers.endmembers[e].id.c_str());
+  }
+  if (model_.rmse) {
+    rmseRaster_ = createLike(result_.input, options_.rmseOutput, format_, 1, outputType());
+    rmseRaster_->dataset().GetRasterBand(1)->SetNoDataValue(nan);
+    rmseRaster_->dataset().GetRasterBand(1)->SetDescription("RMSE");
+  }
+}
+
+StripView AbundanceRun::stripView(const StripRange& range, const void* data) const {
+  StripView view;
+  view.data = data;
+  view.type = input_.sampleType;
+  view.pixels = range.rows * result_.input.width;
+  view.bands = bandCount();
+  view.nodata = input_.nodata.data();
+  view.groupPixels = groupRows_ * result_.input.width;
+  view.firstPixel = range.row0 * result_.input.width;
+  return view;
+}
+
+void AbundanceRun::unmixPass() {
+  const int64_t abundanceBytes = plan_.stripRows * abundanceRowBytes_;
+  StripPipeline pipeline(
+      kInputBuffers, static_cast<size_t>(plan_.stripRows * inputRowBytes_), kOutputBuffers,
+      static_cast<size_t>(plan_.stripRows * (abundanceRowBytes_ + rmseRowBytes_)),
+      kernels_->usesEveryCore(), [this](size_t bytes) { return kernels_->allocateHost(bytes); });
+  StripPipeline::Stages stages;
+  stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
+    reader_->read(range.row0, range.rows, buffer);
+    return buffer;
+  };
+  stages.compute = [&](const StripRange& range, const void* data, unsigned char* out) {
+    const UnmixStats strip = kernels_->unmix(stripView(range, data), model_, out,
+                                             model_.rmse ? out + abundanceBytes : nullptr);
+    stats_.validPixels += strip.validPixels;
+    stats_.unsolved += strip.unsolved;
+  };
+  stages.write = [&](const StripRange& range, const unsigned char* out) {
+    writeStrip(output_->dataset(), outputType(), range.row0, range.rows, out, feedback_);
+    if (rmseRaster_)
+      writeStrip(rmseRaster_->dataset(), outputType(), range.row0, range.rows, out + abundanceBytes,
+                 feedback_);
+  };
+  pipeline.run(plan_.strips, stages, feedback_, 0.0, 100.0);
+}
+
+AbundanceResult AbundanceRun::finish() {
+  input_.dataset.reset();
+  if (feedback_.isCanceled()) throw Canceled();
+  if (stats_.unsolved > 0)
+    feedback_.warning(QString("%1 pixel(s) did not settle within the active-set iterations and "
+                              "were written as nodata")
+                          .arg(stats_.unsolved));
+  result_.validPixels = stats_.validPixels;
+  result_.device = kernels_->deviceTimes();
+  output_->commit();
+  if (rmseRaster_) rmseRaster_->commit();
+  result_.seconds = total_.nsecsElapsed() * 1e-9;
+  return result_;
+}
+
+void checkOptions(const AbundanceOptions& options) {
+  if (options.outputType != OutputType::Float32 && options.outputType != OutputType::Float64)
+    throw Error("OUTPUT_TYPE", "abundances are written as Float32 or Float64");
+  if (options.ramBytes < (16ll << 20))
+    throw Error("RAM_MB", "the RAM budget must be at least 16 MiB");
+  if (options.device.severalGpus())
+    throw Error("DEVICE", "abundances run on one device: auto, cpu, gpu or gpu:N");
+}
+
+}  // namespace
+
+std::string abundanceMethodName(AbundanceMethod method) {
+  for (const MethodName& m : kMethods)
+    if (m.method == method) return m.name;
+  return {};
+}
+
+AbundanceMethod parseAbundanceMethod(const std::string& name) {
+  for (const MethodName& m : kMethods)
+    if (name == m.name) return m.method;
+  throw Error("METHOD", "'" + name + "' is not an abundance method: fcls, nnls or ucls");
+}
+
+Unmixing unmixingModel(const EndmemberTable& table, int bands, AbundanceMethod method,
+                       double* conditionNumber) {
+  const auto count = static_cast<int>(table.endmembers.size());
+  if (static_cast<int>(table.bandNames.size()) != bands)
+    throw Error("ENDMEMBERS", "the endmember table has " + std::to_string(table.bandNames.size()) +
+                                  " bands, the image's selected bands are " +
+                                  std::to_string(bands) +
+                                  ": select the bands the endmembers "
+                                  "were extracted with (BANDS, --bands)");
+  if (count > kMaxEndmembers || count > bands)
+    throw Error("ENDMEMBERS", "the table lists " + std::to_string(count) + " endmembers: at most " +
+                                  std::to_string(std::min(kMaxEndmembers, bands)) +
+                                  " (and no more than the bands) can be unmixed");
+  Unmixing model;
+  model.bands = bands;
+  model.endmembers = count;
+  model.method = method;
+  for (const Endmember& e : table.endmembers)
+    model.spectra.insert(model.spectra.end(), e.spectrum.begin(), e.spectrum.end());
+  model.gram.assign(static_cast<size_t>(count) * count, 0.0);
+  for (int i = 0; i < count; ++i)
+    for (int j = 0; j < count; ++j)
+      for (int b = 0; b < bands; ++b)
+        model.gram[static_cast<size_t>(i) * count + j] +=
+            model.spectra[static_cast<size_t>(i) * bands + b] *
+            model.spectra[static_cast<size_t>(j) * bands + b];
+  const std::vector<double> values = gramEigenvalues(model.gram, count);
+  const double condition = values.back() / values.front();
+  if (!(values.front() > 0) || !(condition < kLargestCondition))
+    throw Error("ENDMEMBERS",
+                "the endmember spectra are linearly dependent (their Gram matrix's "
+                "condition number is " +
+                    (values.front() > 0 ? QString::number(condition, 'g', 3).toStdString()
+                                        : std::string("infinite")) +
+                    "): remove duplicated or mixed endmembers");
+  if (conditionNumber) *conditionNumber = condition;
+  return model;
+}
+
+AbundanceResult runAbundances(const AbundanceOptions& options, Feedback& feedback) {
+  try {
+    checkOptions(options);
+    return retryingOnTheCpu(options.device, feedback, [&](const DeviceChoice& device) {
+      return AbundanceRun(options, device, feedback).run();
+    });
+  } catch (...) {
+    rethrowAsJobError(options.ramBytes);
+  }
+}
+
+}  // namespace hyperstream

@@ -1,0 +1,457 @@
+#include "unmixing/EndmemberJob.h"
+
+#include "core/AddressSpace.h"
+#include "core/Error.h"
+#include "io/OutputCheck.h"
+#include "io/PendingRaster.h"
+#include "io/TextFile.h"
+#include "run/DeviceSelection.h"
+#include "run/Pipeline.h"
+#include "run/StripPlan.h"
+#include "unmixing/UnmixingKernels.h"
+
+#include <QElapsedTimer>
+#include <QFileInfo>
+
+#include <ogrsf_frmts.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+namespace hyperstream {
+
+namespace {
+
+constexpr int kInputBuffers = 3;
+
+// The searched image's passes (SearchPasses) through the strip pipeline and the kernels; the cube
+// stays in memory between them when the plan allows.
+class ImagePasses : public SearchPasses {
+ public:
+  ImagePasses(JobInput& image, const StripPlan& plan, int64_t groupRows, UnmixingKernels& kernels,
+              StripReader& reader, Feedback& feedback, int expectedPasses)
+      : image_(image),
+        plan_(plan),
+        groupRows_(groupRows),
+        kernels_(kernels),
+        reader_(reader),
+        feedback_(feedback),
+        expectedPasses_(expectedPasses),
+        rowBytes_(image.info.width * bands() * typeSize(image.info.type)) {
+    if (plan.cubeFits) cube_ = kernels.allocateHost(static_cast<size_t>(plan.cubeBytes()));
+  }
+
+  int bands() const override { return static_cast<int>(image_.bands.size()); }
+
+  Moments moments() override {
+    pass([&](const StripView& strip) { kernels_.accumulateMoments(strip); });
+    return kernels_.takeMoments(bands());
+  }
+
+  SearchFound best(const PixelSearch& search) override {
+    SearchFound total;
+    total.best.resize(search.scoreCount());
+    pass([&](const StripView& strip) {
+      const SearchFound found = kernels_.search(strip, search);
+      total.validPixels += found.validPixels;
+      for (size_t s = 0; s < total.best.size(); ++s)
+        if (found.best[s].beats(total.best[s])) total.best[s] = found.best[s];
+    });
+    return total;
+  }
+
+  std::vector<double> spectrum(int64_t pixel) override {
+    const int64_t width = image_.info.width;
+    return readSpectrum(*image_.dataset, image_.bands, pixel / width, pixel % width, "INPUT");
+  }
+
+  static std::vector<double> readSpectrum(GDALDataset& dataset, const std::vector<int>& bands,
+                                          int64_t row, int64_t col, const std::string& parameter) {
+    std::vector<double> values(bands.size());
+    std::vector<int> bandMap(bands);
+    QuietGdalErrors quiet;
+    if (dataset.RasterIO(GF_Read, static_cast<int>(col), static_cast<int>(row), 1, 1, values.data(),
+                         1, 1, GDT_Float64, static_cast<int>(bands.size()), bandMap.data(), 0, 0, 0,
+                         nullptr) != CE_None)
+      throw Error(parameter, "cannot read pixel (" + std::to_string(row) + ", " +
+                                 std::to_string(col) + "): " + CPLGetLastErrorMsg());
+    return values;
+  }
+
+ private:
+  void pass(const std::function<void(const StripView&)>& compute) {
+    const bool resident = plan_.cubeFits;
+    const bool read = !resident || passes_ == 0;
+    StripPipeline pipeline(resident ? 0 : kInputBuffers,
+                           static_cast<size_t>(plan_.stripRows * rowBytes_), 0, 0, true,
+                           [this](size_t bytes) { return kernels_.allocateHost(bytes); });
+    StripPipeline::Stages stages;
+    stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
+      unsigned char* target = resident ? cube_.get() + range.row0 * rowBytes_ : buffer;
+      if (read) reader_.read(range.row0, range.rows, target);
+      return target;
+    };
+    stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
+      compute(stripView(range, data));
+    };
+    // Each pass a share of what is left, as the number of passes is only estimated.
+    const double done = 1.0 - std::pow(1.0 - 1.0 / expectedPasses_, passes_);
+    const double next = 1.0 - std::pow(1.0 - 1.0 / expectedPasses_, passes_ + 1);
+    pipeline.run(plan_.strips, stages, feedback_, 95.0 * done, 95.0 * next);
+    ++passes_;
+  }
+
+  StripView stripView(const StripRange& range, const void* data) const {
+    StripView view;
+    view.data = data;
+    view.type = image_.sampleType;
+    view.pixels = range.rows * image_.info.width;
+    view.bands = bands();
+    view.nodata = image_.nodata.data();
+    view.groupPixels = groupRows_ * image_.info.width;
+    view.firstPixel = range.row0 * image_.info.width;
+    return view;
+  }
+
+  JobInput& image_;
+  const StripPlan& plan_;
+  int64_t groupRows_;
+  UnmixingKernels& kernels_;
+  StripReader& reader_;
+  Feedback& feedback_;
+  int expectedPasses_;
+  int64_t rowBytes_;
+  int passes_ = 0;
+  HostMemory cube_{nullptr, [](unsigned char*) {}};
+};
+
+// The vector driver of a points output, by its extension.
+GDALDriver* pointsDriver(const std::string& path) {
+  const QString suffix = QFileInfo(QString::fromStdString(path)).suffix().toLower();
+  const char* name = suffix == "gpkg"                          ? "GPKG"
+                     : suffix == "shp"                         ? "ESRI Shapefile"
+                     : suffix == "geojson" || suffix == "json" ? "GeoJSON"
+                                                               : nullptr;
+  GDALDriver* driver = name ? GetGDALDriverManager()->GetDriverByName(name) : nullptr;
+  if (!driver)
+    throw Error("OUTPUT_POINTS",
+                "'" + path +
+                    "': the endmember pixels are written as a "
+                    "GeoPackage (.gpkg), a shapefile (.shp) or GeoJSON (.geojson)");
+  return driver;
+}
+
+int expectedPasses(EndmemberMethod method, int count) {
+  switch (method) {
+    case EndmemberMethod::Atgp:
+      return count;
+    case EndmemberMethod::Vca:
+      return count + 2;
+    case EndmemberMethod::Nfindr:
+      return 2 * count + 3;
+  }
+  return count;
+}
+
+// One run, as named steps: open the inputs, check the outputs, plan, start the kernels, search,
+// take the spectra, write.
+class EndmemberRun {
+ public:
+  EndmemberRun(const EndmemberOptions& options, const DeviceChoice& device, Feedback& feedback)
+      : options_(options),
+        feedback_(feedback),
+        starting_(device, 0, {makeCpuUnmixingKernels, &GpuRuntime::createUnmixingKernels}) {
+    total_.start();
+  }
+
+  EndmemberResult run() {
+    openInputs();
+    checkOutputs();
+    planMemory();
+    startKernels();
+    search();
+    takeSpectra();
+    writeOutputs();
+    result_.seconds = total_.nsecsElapsed() * 1e-9;
+    return result_;
+  }
+
+ private:
+  JobInput& searched() { return locations_.dataset ? locations_ : input_; }
+  void openInputs();
+  void checkOutputs();
+  void planMemory();
+  void startKernels();
+  void search();
+  void takeSpectra();
+  Endmember spectrumAt(int64_t row, int64_t col, int index);
+  void averageHomogeneousWindow(Endmember& e);
+  std::vector<double> readBlock(int64_t top, int64_t left, int64_t rows, int64_t cols);
+  void writeOutputs();
+  void writePoints();
+
+  const EndmemberOptions& options_;
+  Feedback& feedback_;
+  QElapsedTimer total_;
+  KernelStart<UnmixingKernels> starting_;
+  JobInput input_, locations_;
+  EndmemberResult result_;
+  StripPlan plan_;
+  int64_t groupRows_ = 1;
+  std::unique_ptr<UnmixingKernels> kernels_;
+  std::unique_ptr<StripReader> reader_;
+};
+
+void EndmemberRun::openInputs() {
+  input_ = openJobInput(options_.input, options_.bands, "endmember extraction");
+  result_.input = input_.info;
+  result_.bands = input_.bands;
+  if (!options_.locations.empty()) {
+    try {
+      locations_ = openJobInput(options_.locations, {}, "endmember extraction");
+    } catch (const Error& e) {
+      throw Error("LOCATIONS", e.what());
+    }
+    if (locations_.info.width != input_.info.width || locations_.info.height != input_.info.height)
+      throw Error("LOCATIONS", "'" + options_.locations + "' is " +
+                                   std::to_string(locations_.info.width) + " x " +
+                                   std::to_string(locations_.info.height) + " pixels, the input " +
+                                   std::to_string(input_.info.width) + " x " +
+                                   std::to_string(input_.info.height) +
+                                   ": the pixels found there are taken from the input");
+  }
+  const RasterInfo& info = searched().info;
+  result_.searchedBands = static_cast<int>(searched().bands.size());
+  starting_.weigh(
+      {info.width * info.height * result_.searchedBands * typeSize(info.type),
+       static_cast<double>(expectedPasses(options_.search.method, options_.search.count))});
+  if (checkAddressSpace(options_.ramBytes)) searched().info.mappable = false;
+}
+
+void EndmemberRun::checkOutputs() {
+  std::vector<std::string> inputFiles = input_.info.files;
+  if (locations_.dataset)
+    inputFiles.insert(inputFiles.end(), locations_.info.files.begin(), locations_.info.files.end());
+  OutputCheck outputs(inputFiles, feedback_);
+  outputs.file("OUTPUT", options_.output);
+  if (!options_.pointsOutput.empty()) {
+    pointsDriver(options_.pointsOutput);
+    outputs.file("OUTPUT_POINTS", options_.pointsOutput);
+  }
+}
+
+// Per buffered row: the searched image in its type (a pool of buffers when it is read in every
+// pass); the kernels' float64 blocks are a few MiB whatever the strip.
+void EndmemberRun::planMemory() {
+  const RasterInfo& info = searched().info;
+  const int64_t rowBytes = info.width * result_.searchedBands * typeSize(info.type);
+  StripNeeds needs;
+  needs.rowsToDo = info.height;
+  needs.bands = result_.searchedBands;
+  needs.streamingRowBytes = kInputBuffers * rowBytes;
+  groupRows_ = groupRows(info.width);
+  needs.rowMultiple = groupRows_;
+  needs.requestedRows = options_.stripRows;
+  plan_ = hyperstream::planMemory(info, options_.ramBytes, needs);
+  result_.resident = plan_.cubeFits;
+  result_.stripRows = plan_.stripRows;
+  const int64_t bufferBytes =
+      plan_.cubeFits ? plan_.cubeBytes() : plan_.stripRows * needs.streamingRowBytes;
+  reader_ = std::make_unique<StripReader>(info, searched().bands, plan_.readers,
+                                          plan_.mappableBytes(bufferBytes), 0);
+}
+
+void EndmemberRun::startKernels() {
+  kernels_ = starting_.get(feedback_);
+  result_.backend = kernels_->name();
+  const RasterInfo& info = searched().info;
+  kernels_->prepare(result_.searchedBands, searched().sampleType, plan_.stripRows * info.width);
+  feedback_.info(
+      QString("%1: %2 endmembers by %3 over %4 (%5 x %6 pixels, %7 bands), %8 strip(s) of %9 "
+              "rows%10 on %11")
+          .arg(QString::fromStdString(options_.input))
+          .arg(options_.search.count)
+          .arg(QString::fromStdString(endmemberMethodName(options_.search.method)).toUpper())
+          .arg(locations_.dataset ? QString::fromStdString(options_.locations) : "the input")
+          .arg(info.width)
+          .arg(info.height)
+          .arg(result_.searchedBands)
+          .arg(plan_.strips.size())
+          .arg(plan_.stripRows)
+          .arg(result_.resident ? " (the cube stays in memory between the passes)" : "")
+          .arg(QString::fromStdString(result_.backend)));
+}
+
+void EndmemberRun::search() {
+  ImagePasses passes(searched(), plan_, groupRows_, *kernels_, *reader_, feedback_,
+                     expectedPasses(options_.search.method, options_.search.count));
+  result_.search = findEndmembers(passes, options_.search);
+  if (options_.search.method == EndmemberMethod::Vca)
+    feedback_.info(QString("VCA: estimated SNR %1 dB, %2 projection")
+                       .arg(result_.search.snrDb, 0, 'f', 1)
+                       .arg(result_.search.projective ? "projective" : "subspace"));
+  if (options_.search.method == EndmemberMethod::Nfindr)
+    feedback_.info(QString("N-FINDR: %1 replacement(s) over ATGP's start, the simplex volume "
+                           "%2 times as large")
+                       .arg(result_.search.replacements)
+                       .arg(result_.search.volumeGrowth, 0, 'g', 4));
+  if (!result_.search.converged)
+    feedback_.warning(QString("N-FINDR stopped after %1 passes with replacements still growing the "
+                              "volume; the endmembers are the last set found")
+                          .arg(result_.search.passes));
+}
+
+void EndmemberRun::takeSpectra() {
+  EndmemberTable& table = result_.table;
+  table.bandNames = bandColumnNames(input_.info, input_.bands);
+  const int64_t width = input_.info.width;
+  for (size_t i = 0; i < result_.search.pixels.size(); ++i) {
+    const int64_t pixel = result_.search.pixels[i];
+    table.endmembers.push_back(spectrumAt(pixel / width, pixel % width, static_cast<int>(i)));
+  }
+}
+
+// The input's spectrum at (row, col), or the mean of the most homogeneous window around it.
+Endmember EndmemberRun::spectrumAt(int64_t row, int64_t col, int index) {
+  const int bands = static_cast<int>(input_.bands.size());
+  const ValidPixel<double> isValid(input_.nodata.data(), bands);
+  Endmember e;
+  e.id = "endmember_" + std::to_string(index + 1);
+  e.row = row;
+  e.col = col;
+  e.spectrum = ImagePasses::readSpectrum(*input_.dataset, input_.bands, row, col, "INPUT");
+  if (!isValid(e.spectrum.data()))
+    throw Error("LOCATIONS", "pixel (" + std::to_string(row) + ", " + std::to_string(col) +
+                                 "), found in '" + options_.locations +
+                                 "', is nodata in the input: the two images do not match");
+  if (options_.averageWindow > 1) averageHomogeneousWindow(e);
+  return e;
+}
+
+// Among the windows of the averaging size that hold the endmember's pixel, lie inside the image
+// and have only valid pixels, the one of least total variance about its mean spectrum (the most
+// homogeneous: at the edge of a pure area, the window inside it); the spectrum becomes its mean.
+// Without such a window the pixel stays alone.
+void EndmemberRun::averageHomogeneousWindow(Endmember& e) {
+  const int n = options_.averageWindow, bands = static_cast<int>(input_.bands.size());
+  const RasterInfo& info = input_.info;
+  const int64_t top = std::max<int64_t>(0, e.row - (n - 1));
+  const int64_t left = std::max<int64_t>(0, e.col - (n - 1));
+  const int64_t rows = std::min(info.height, e.row + n) - top;
+  const int64_t cols = std::min(info.width, e.col + n) - left;
+  const std::vector<double> block = readBlock(top, left, rows, cols);
+  const ValidPixel<double> isValid(input_.nodata.data(), bands);
+  double leastVariance = std::numeric_limits<double>::infinity();
+  for (int64_t r0 = 0; r0 + n <= rows; ++r0)
+    for (int64_t c0 = 0; c0 + n <= cols; ++c0) {
+      if (top + r0 > e.row || top + r0 + n <= e.row || left + c0 > e.col || left + c0 + n <= e.col)
+        continue;  // the window must hold the pixel
+      std::vector<double> mean(bands, 0.0);
+      bool allValid = true;
+      for (int64_t r = r0; r < r0 + n; ++r)
+        for (int64_t c = c0; c < c0 + n; ++c) {
+          const double* x = block.data() + (r * cols + c) * bands;
+          allValid = allValid && isValid(x);
+          for (int b = 0; b < bands; ++b) mean[b] += x[b] / (n * n);
+        }
+      if (!allValid) continue;
+      double variance = 0;
+      for (int64_t r = r0; r < r0 + n; ++r)
+        for (int64_t c = c0; c < c0 + n; ++c)
+          for (int b = 0; b < bands; ++b) {
+            const double d = block[(r * cols + c) * bands + b] - mean[b];
+            variance += d * d;
+          }
+      if (variance < leastVariance) {
+        leastVariance = variance;
+        e.spectrum = mean;
+        e.pixelsAveraged = n * n;
+      }
+    }
+}
+
+// Rows [top, top + rows) x columns [left, left + cols) of the input's selected bands, as float64,
+// pixel-interleaved.
+std::vector<double> EndmemberRun::readBlock(int64_t top, int64_t left, int64_t rows, int64_t cols) {
+  const int bands = static_cast<int>(input_.bands.size());
+  std::vector<double> block(static_cast<size_t>(rows * cols * bands));
+  std::vector<int> bandMap(input_.bands);
+  QuietGdalErrors quiet;
+  const GSpacing pixelSpace = bands * sizeof(double);
+  if (input_.dataset->RasterIO(GF_Read, static_cast<int>(left), static_cast<int>(top),
+                               static_cast<int>(cols), static_cast<int>(rows), block.data(),
+                               static_cast<int>(cols), static_cast<int>(rows), GDT_Float64, bands,
+                               bandMap.data(), pixelSpace, pixelSpace * cols, sizeof(double),
+                               nullptr) != CE_None)
+    throw Error("INPUT",
+                "cannot read the pixels around an endmember: " + std::string(CPLGetLastErrorMsg()));
+  return block;
+}
+
+void EndmemberRun::writeOutputs() {
+  if (feedback_.isCanceled()) throw Canceled();
+  // The points first: the CSV is the main output, replaced last.
+  if (!options_.pointsOutput.empty()) writePoints();
+  saveFileAtomically(options_.output, endmembersCsv(result_.table), "OUTPUT");
+  feedback_.setProgress(100.0);
+}
+
+// A point at each endmember pixel's centre, in the raster's CRS, with its id, row and column.
+void EndmemberRun::writePoints() {
+  const RasterInfo& info = input_.info;
+  PendingRaster points(options_.pointsOutput, RasterFormat{pointsDriver(options_.pointsOutput), {}},
+                       0, 0, 0, GDT_Unknown);
+  OGRSpatialReference crs;
+  const bool hasCrs = !info.crsWkt.empty() && crs.importFromWkt(info.crsWkt.c_str()) == OGRERR_NONE;
+  if (hasCrs) crs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+  OGRLayer* layer =
+      points.dataset().CreateLayer("endmembers", hasCrs ? &crs : nullptr, wkbPoint, nullptr);
+  if (!layer)
+    throw Error("OUTPUT_POINTS",
+                "cannot create the point layer: " + std::string(CPLGetLastErrorMsg()));
+  OGRFieldDefn id("id", OFTString), row("row", OFTInteger64), col("col", OFTInteger64);
+  layer->CreateField(&id);
+  layer->CreateField(&row);
+  layer->CreateField(&col);
+  const std::array<double, 6> identity{0, 1, 0, 0, 0, 1};
+  const std::array<double, 6>& g = info.hasGeoTransform ? info.geoTransform : identity;
+  for (const Endmember& e : result_.table.endmembers) {
+    OGRFeature feature(layer->GetLayerDefn());
+    feature.SetField("id", e.id.c_str());
+    feature.SetField("row", static_cast<GIntBig>(e.row));
+    feature.SetField("col", static_cast<GIntBig>(e.col));
+    const double x = e.col + 0.5, y = e.row + 0.5;
+    OGRPoint point(g[0] + x * g[1] + y * g[2], g[3] + x * g[4] + y * g[5]);
+    feature.SetGeometry(&point);
+    if (layer->CreateFeature(&feature) != OGRERR_NONE)
+      throw Error("OUTPUT_POINTS", "cannot write a point: " + std::string(CPLGetLastErrorMsg()));
+  }
+  points.commit();
+}
+
+void checkOptions(const EndmemberOptions& options) {
+  if (options.averageWindow < 1 || options.averageWindow > 15 || options.averageWindow % 2 == 0)
+    throw Error("AVERAGE_WINDOW", "the averaging window must be odd, from 1 to 15 pixels (" +
+                                      std::to_string(options.averageWindow) + " given)");
+  if (options.ramBytes < (16ll << 20))
+    throw Error("RAM_MB", "the RAM budget must be at least 16 MiB");
+  if (options.device.severalGpus())
+    throw Error("DEVICE", "endmember extraction runs on one device: auto, cpu, gpu or gpu:N");
+}
+
+}  // namespace
+
+EndmemberResult runEndmembers(const EndmemberOptions& options, Feedback& feedback) {
+  try {
+    checkOptions(options);
+    return retryingOnTheCpu(options.device, feedback, [&](const DeviceChoice& device) {
+      return EndmemberRun(options, device, feedback).run();
+    });
+  } catch (...) {
+    rethrowAsJobError(options.ramBytes);
+  }
+}
+
+}  // namespace hyperstream

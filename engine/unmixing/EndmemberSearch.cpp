@@ -1,0 +1,461 @@
+#include "unmixing/EndmemberSearch.h"
+
+#include "core/Error.h"
+
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+namespace hyperstream {
+
+namespace {
+
+using Matrix = std::vector<double>;  // row-major
+
+double dot(const double* a, const double* b, int n) {
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// The leading `k` eigenvectors of a symmetric n x n matrix (n x k, row-major, column j for the
+// j-th largest eigenvalue, its largest-magnitude entry positive) and their eigenvalues.
+Matrix leadingEigenvectors(Matrix matrix, int n, int k, std::vector<double>& values) {
+  std::vector<double> all(n);
+  Matrix vectors(static_cast<size_t>(n) * n);
+  std::vector<lapack_int> support(2 * static_cast<size_t>(n));
+  lapack_int found = 0;
+  const lapack_int info =
+      LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'V', 'A', 'U', n, matrix.data(), n, 0.0, 0.0, 0, 0, 0.0,
+                     &found, all.data(), vectors.data(), n, support.data());
+  if (info != 0 || found != n)
+    throw Error("",
+                "the eigen-decomposition failed (LAPACK dsyevr info " + std::to_string(info) + ")");
+  Matrix leading(static_cast<size_t>(n) * k);
+  values.resize(k);
+  for (int j = 0; j < k; ++j) {
+    const int source = n - 1 - j;  // LAPACK's are ascending
+    values[j] = all[source];
+    int largest = 0;
+    for (int i = 1; i < n; ++i)
+      if (std::abs(vectors[static_cast<size_t>(i) * n + source]) >
+          std::abs(vectors[static_cast<size_t>(largest) * n + source]))
+        largest = i;
+    const double sign = vectors[static_cast<size_t>(largest) * n + source] < 0 ? -1.0 : 1.0;
+    for (int i = 0; i < n; ++i)
+      leading[static_cast<size_t>(i) * k + j] = sign * vectors[static_cast<size_t>(i) * n + source];
+  }
+  return leading;
+}
+
+// Columns (n x k) times a vector of k: the combination in n.
+std::vector<double> combine(const Matrix& columns, int n, int k, const double* weights) {
+  std::vector<double> out(n, 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < k; ++j) out[i] += columns[static_cast<size_t>(i) * k + j] * weights[j];
+  return out;
+}
+
+// v's coordinates on the columns (n x k): columnsᵀ (v − center).
+std::vector<double> coordinates(const Matrix& columns, int n, int k, const std::vector<double>& v,
+                                const std::vector<double>& center) {
+  std::vector<double> out(k, 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < k; ++j)
+      out[j] += columns[static_cast<size_t>(i) * k + j] * (v[i] - center[i]);
+  return out;
+}
+
+// An orthonormal basis grown one vector at a time (Gram-Schmidt, twice for accuracy).
+class OrthonormalBasis {
+ public:
+  explicit OrthonormalBasis(int n) : n_(n) {}
+  int size() const { return static_cast<int>(vectors_.size()); }
+  // v less its parts along the basis.
+  std::vector<double> complement(std::vector<double> v) const {
+    for (int twice = 0; twice < 2; ++twice)
+      for (const std::vector<double>& q : vectors_) {
+        const double along = dot(q.data(), v.data(), n_);
+        for (int i = 0; i < n_; ++i) v[i] -= along * q[i];
+      }
+    return v;
+  }
+  // Adds v's complement, normalised; false when nothing of it is left.
+  bool add(const std::vector<double>& v) {
+    std::vector<double> rest = complement(v);
+    const double norm = std::sqrt(dot(rest.data(), rest.data(), n_));
+    const double scale = std::sqrt(dot(v.data(), v.data(), n_));
+    if (!(norm > 1e-12 * scale)) return false;
+    for (double& x : rest) x /= norm;
+    vectors_.push_back(std::move(rest));
+    return true;
+  }
+  // As the columns of an n x size() matrix.
+  Matrix columns() const {
+    Matrix out(static_cast<size_t>(n_) * size());
+    for (int j = 0; j < size(); ++j)
+      for (int i = 0; i < n_; ++i) out[static_cast<size_t>(i) * size() + j] = vectors_[j][i];
+    return out;
+  }
+
+ private:
+  int n_;
+  std::vector<std::vector<double>> vectors_;
+};
+
+// The passes' bookkeeping shared by the methods.
+class Searcher {
+ public:
+  Searcher(SearchPasses& image, int count, EndmemberSearch& result)
+      : image_(image), bands_(image.bands()), count_(count), result_(result) {}
+
+  int bands() const { return bands_; }
+
+  Moments moments() {
+    ++result_.passes;
+    Moments m = image_.moments();
+    result_.validPixels = m.count;
+    if (m.count < count_)
+      throw Error("COUNT", std::to_string(count_) + " endmembers asked for, but the image has " +
+                               std::to_string(m.count) + " valid pixels");
+    return m;
+  }
+
+  std::vector<Candidate> best(const PixelSearch& search) {
+    ++result_.passes;
+    SearchFound found = image_.best(search);
+    result_.validPixels = found.validPixels;
+    for (const Candidate& c : found.best)
+      if (c.pixel < 0) throw Error("INPUT", "the image has no valid pixel to search");
+    return found.best;
+  }
+
+  std::vector<double> spectrum(int64_t pixel) { return image_.spectrum(pixel); }
+
+  PixelSearch search(SearchRule rule, std::vector<double> center, Matrix weights,
+                     int columns) const {
+    PixelSearch s;
+    s.rule = rule;
+    s.bands = bands_;
+    s.columns = columns;
+    s.center = std::move(center);
+    s.weights = std::move(weights);
+    return s;
+  }
+
+  [[noreturn]] void tooFewSpectra(int found) const {
+    throw Error("COUNT", std::to_string(count_) +
+                             " endmembers asked for, but the image's pixels "
+                             "span only " +
+                             std::to_string(found) + " independent spectra: ask for fewer");
+  }
+
+ private:
+  SearchPasses& image_;
+  int bands_;
+  int count_;
+  EndmemberSearch& result_;
+};
+
+std::vector<int64_t> atgp(Searcher& searcher, int count) {
+  const int n = searcher.bands();
+  OrthonormalBasis basis(n);
+  std::vector<int64_t> pixels;
+  while (static_cast<int>(pixels.size()) < count) {
+    const Candidate c = searcher.best(searcher.search(
+        SearchRule::Residual, std::vector<double>(n, 0.0), basis.columns(), basis.size()))[0];
+    if (!basis.add(searcher.spectrum(c.pixel))) searcher.tooFewSpectra(basis.size());
+    pixels.push_back(c.pixel);
+  }
+  return pixels;
+}
+
+// VCA's projected data: each pixel as a vector y of `count` values, and the search that scores
+// pixels by |fᵀy| for a direction f.
+class VcaSpace {
+ public:
+  VcaSpace(Searcher& searcher, const Moments& m, int count, VcaProjection projection,
+           EndmemberSearch& result)
+      : searcher_(searcher), n_(searcher.bands()), count_(count), mean_(m.mean) {
+    const auto pixels = static_cast<double>(m.count);
+    Matrix covariance(m.comoment);
+    for (double& v : covariance) v /= pixels;
+    std::vector<double> values;
+    axes_ = leadingEigenvectors(covariance, n_, count, values);
+    // The SNR estimate of VCA: signal power in the leading subspace against the rest.
+    const double meanPower = dot(mean_.data(), mean_.data(), n_);
+    double trace = 0;
+    for (int i = 0; i < n_; ++i) trace += covariance[static_cast<size_t>(i) * n_ + i];
+    const double powerY = trace + meanPower;
+    const double powerX = std::accumulate(values.begin(), values.end(), 0.0) + meanPower;
+    result.snrDb = 10 * std::log10((powerX - count * powerY / n_) / (powerY - powerX));
+    projective_ = projection == VcaProjection::Auto
+                      ? !(result.snrDb < 15 + 10 * std::log10(count))  // a NaN (no noise) too
+                      : projection == VcaProjection::Projective;
+    result.projective = projective_;
+    if (projective_) {
+      // The leading axes of the uncentred second moments; y = Uᵀx / (uᵀ Uᵀx), u = Uᵀ mean.
+      Matrix second(covariance);
+      for (int i = 0; i < n_; ++i)
+        for (int j = 0; j < n_; ++j) second[static_cast<size_t>(i) * n_ + j] += mean_[i] * mean_[j];
+      axes_ = leadingEigenvectors(second, n_, count, values);
+      meanCoordinates_ = coordinates(axes_, n_, count, mean_, std::vector<double>(n_, 0.0));
+    } else {
+      // y = (U_dᵀ(x − mean), c) with d = count − 1 and c the largest |U_dᵀ(x − mean)|.
+      const int d = count - 1;
+      Matrix leading(static_cast<size_t>(n_) * d);
+      for (int i = 0; i < n_; ++i)
+        for (int j = 0; j < d; ++j)
+          leading[static_cast<size_t>(i) * d + j] = axes_[static_cast<size_t>(i) * count + j];
+      axes_ = std::move(leading);
+      const Candidate far = searcher.best(searcher.search(SearchRule::Norm, mean_, axes_, d))[0];
+      lift_ = std::sqrt(far.score);
+    }
+  }
+
+  std::vector<double> project(const std::vector<double>& x) const {
+    if (projective_) {
+      std::vector<double> y = coordinates(axes_, n_, count_, x, std::vector<double>(n_, 0.0));
+      const double scale = dot(meanCoordinates_.data(), y.data(), count_);
+      for (double& v : y) v /= scale;
+      return y;
+    }
+    std::vector<double> y = coordinates(axes_, n_, count_ - 1, x, mean_);
+    y.push_back(lift_);
+    return y;
+  }
+
+  // The pixel of largest |fᵀy|.
+  PixelSearch along(const std::vector<double>& f) const {
+    if (projective_) {
+      // |fᵀUᵀx| / |uᵀUᵀx|: two columns, U f and U u.
+      const std::vector<double> numerator = combine(axes_, n_, count_, f.data());
+      const std::vector<double> denominator = combine(axes_, n_, count_, meanCoordinates_.data());
+      Matrix weights(static_cast<size_t>(n_) * 2);
+      for (int i = 0; i < n_; ++i) {
+        weights[2 * static_cast<size_t>(i)] = numerator[i];
+        weights[2 * static_cast<size_t>(i) + 1] = denominator[i];
+      }
+      return searcher_.search(SearchRule::Ratio, std::vector<double>(n_, 0.0), weights, 2);
+    }
+    // |f_dᵀU_dᵀ(x − mean) + f_last c|: one column.
+    PixelSearch s =
+        searcher_.search(SearchRule::Linear, mean_, combine(axes_, n_, count_ - 1, f.data()), 1);
+    s.constants = {f[count_ - 1] * lift_};
+    s.coefficients = {1.0};
+    return s;
+  }
+
+ private:
+  Searcher& searcher_;
+  int n_;
+  int count_;
+  std::vector<double> mean_;
+  Matrix axes_;
+  bool projective_ = false;
+  std::vector<double> meanCoordinates_;  // projective: u
+  double lift_ = 0;                      // subspace: c
+};
+
+std::vector<int64_t> vca(Searcher& searcher, int count, uint64_t seed, VcaProjection choice,
+                         EndmemberSearch& result) {
+  const VcaSpace projection(searcher, searcher.moments(), count, choice, result);
+  std::mt19937_64 random(seed);
+  std::normal_distribution<double> normal;
+  // The directions found so far span what f must be orthogonal to; at first VCA's e_p.
+  OrthonormalBasis found(count);
+  std::vector<double> last(count, 0.0);
+  last[count - 1] = 1;
+  found.add(last);
+  std::vector<int64_t> pixels;
+  for (int i = 0; i < count; ++i) {
+    std::vector<double> w(count);
+    for (double& v : w) v = normal(random);
+    std::vector<double> f = found.complement(w);
+    const double norm = std::sqrt(dot(f.data(), f.data(), count));
+    for (double& v : f) v /= norm;
+    const Candidate c = searcher.best(projection.along(f))[0];
+    const std::vector<double> y = projection.project(searcher.spectrum(c.pixel));
+    if (i == 0) found = OrthonormalBasis(count);  // VCA's first pick replaces e_p
+    if (!found.add(y)) searcher.tooFewSpectra(i);
+    pixels.push_back(c.pixel);
+  }
+  return pixels;
+}
+
+// |det| of an n x n matrix and its inverse (LU); false when singular.
+bool invert(Matrix matrix, int n, Matrix& inverse, double& determinant) {
+  std::vector<lapack_int> pivots(n);
+  if (LAPACKE_dgetrf(LAPACK_ROW_MAJOR, n, n, matrix.data(), n, pivots.data()) != 0) return false;
+  determinant = 1;
+  for (int i = 0; i < n; ++i) determinant *= matrix[static_cast<size_t>(i) * n + i];
+  determinant = std::abs(determinant);
+  if (!(determinant > 0) || !std::isfinite(determinant)) return false;
+  if (LAPACKE_dgetri(LAPACK_ROW_MAJOR, n, matrix.data(), n, pivots.data()) != 0) return false;
+  inverse = std::move(matrix);
+  return true;
+}
+
+// N-FINDR's simplex: the vertices' principal components as the columns of [1; y] (count x count).
+class Simplex {
+ public:
+  Simplex(Searcher& searcher, const Moments& m, int count)
+      : searcher_(&searcher), n_(searcher.bands()), count_(count), mean_(m.mean) {
+    Matrix covariance(m.comoment);
+    for (double& v : covariance) v /= static_cast<double>(m.count - 1);
+    std::vector<double> values;
+    axes_ = leadingEigenvectors(covariance, n_, count - 1, values);
+    vertices_.assign(static_cast<size_t>(count) * count, 0.0);
+  }
+
+  std::vector<double> column(int64_t pixel) {
+    std::vector<double> y = coordinates(axes_, n_, count_ - 1, searcher_->spectrum(pixel), mean_);
+    y.insert(y.begin(), 1.0);
+    return y;
+  }
+  void setColumn(int j, const std::vector<double>& column) {
+    for (int i = 0; i < count_; ++i) vertices_[static_cast<size_t>(i) * count_ + j] = column[i];
+  }
+  // |det| of the vertex matrix, and its inverse; false when the simplex is flat.
+  bool measure(Matrix& inverse, double& volume) const {
+    return invert(vertices_, count_, inverse, volume);
+  }
+  // For every vertex j, the pixel that makes |det| largest in its place: |row j of the inverse ·
+  // [1; y]| is that det over the current one.
+  PixelSearch replacements(const Matrix& inverse) const {
+    PixelSearch s = searcher_->search(SearchRule::Linear, mean_, axes_, count_ - 1);
+    s.slotCount = count_;
+    for (int j = 0; j < count_; ++j) {
+      s.constants.push_back(inverse[static_cast<size_t>(j) * count_]);
+      for (int c = 1; c < count_; ++c)
+        s.coefficients.push_back(inverse[static_cast<size_t>(j) * count_ + c]);
+    }
+    return s;
+  }
+  // The vertex matrix with column j replaced.
+  Simplex with(int j, const std::vector<double>& column) const {
+    Simplex other(*this);
+    other.setColumn(j, column);
+    return other;
+  }
+
+ private:
+  Searcher* searcher_;
+  int n_;
+  int count_;
+  std::vector<double> mean_;
+  Matrix axes_;
+  Matrix vertices_;
+};
+
+constexpr double kVolumeGain = 1e-9;  // a replacement must grow the volume by this much
+
+std::vector<int64_t> nfindr(Searcher& searcher, int count, EndmemberSearch& result) {
+  Simplex simplex(searcher, searcher.moments(), count);
+  std::vector<int64_t> pixels = atgp(searcher, count);
+  for (int j = 0; j < count; ++j) simplex.setColumn(j, simplex.column(pixels[j]));
+  Matrix inverse;
+  double volume = 0, startVolume = 0;
+  if (!simplex.measure(inverse, startVolume))
+    throw Error("COUNT", std::to_string(count) +
+                             " endmembers asked for, but ATGP's pixels span "
+                             "no simplex in the first " +
+                             std::to_string(count - 1) + " principal components: ask for fewer");
+  volume = startVolume;
+  const int passesAllowed = 10 * count + 20;
+  result.converged = false;
+  for (int pass = 0; pass < passesAllowed; ++pass) {
+    const std::vector<Candidate> best = searcher.best(simplex.replacements(inverse));
+    std::vector<int> order(count);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return best[a].score > best[b].score; });
+    bool replaced = false;
+    for (const int j : order) {
+      if (!(best[j].score > 1 + kVolumeGain)) break;
+      Simplex candidate = simplex.with(j, simplex.column(best[j].pixel));
+      Matrix candidateInverse;
+      double candidateVolume = 0;
+      if (!candidate.measure(candidateInverse, candidateVolume) ||
+          !(candidateVolume > volume * (1 + kVolumeGain)))
+        continue;
+      simplex = candidate;
+      inverse = std::move(candidateInverse);
+      volume = candidateVolume;
+      pixels[j] = best[j].pixel;
+      ++result.replacements;
+      replaced = true;
+    }
+    if (!replaced) {
+      result.converged = true;
+      break;
+    }
+  }
+  result.volumeGrowth = volume / startVolume;
+  return pixels;
+}
+
+}  // namespace
+
+std::string endmemberMethodName(EndmemberMethod method) {
+  switch (method) {
+    case EndmemberMethod::Atgp:
+      return "atgp";
+    case EndmemberMethod::Vca:
+      return "vca";
+    case EndmemberMethod::Nfindr:
+      return "nfindr";
+  }
+  return {};
+}
+
+EndmemberMethod parseEndmemberMethod(const std::string& name) {
+  for (const EndmemberMethod m :
+       {EndmemberMethod::Atgp, EndmemberMethod::Vca, EndmemberMethod::Nfindr})
+    if (name == endmemberMethodName(m)) return m;
+  throw Error("METHOD", "'" + name + "' is not an endmember method: vca, nfindr or atgp");
+}
+
+constexpr const char* kProjectionNames[] = {"auto", "projective", "subspace"};
+
+std::string vcaProjectionName(VcaProjection projection) {
+  return kProjectionNames[static_cast<int>(projection)];
+}
+
+VcaProjection parseVcaProjection(const std::string& name) {
+  for (int i = 0; i < 3; ++i)
+    if (name == kProjectionNames[i]) return static_cast<VcaProjection>(i);
+  throw Error("VCA_PROJECTION",
+              "'" + name + "' is not a VCA projection: auto, projective or subspace");
+}
+
+EndmemberSearch findEndmembers(SearchPasses& image, const SearchSettings& settings) {
+  const int count = settings.count;
+  if (count < 2 || count > kMaxEndmembers)
+    throw Error("COUNT", "the number of endmembers must be from 2 to " +
+                             std::to_string(kMaxEndmembers) + " (" + std::to_string(count) +
+                             " given)");
+  if (count > image.bands())
+    throw Error("COUNT", std::to_string(count) + " endmembers asked for, but the image has " +
+                             std::to_string(image.bands()) +
+                             " bands: a pixel has at most as many independent spectra");
+  EndmemberSearch result;
+  Searcher searcher(image, count, result);
+  switch (settings.method) {
+    case EndmemberMethod::Atgp:
+      result.pixels = atgp(searcher, count);
+      break;
+    case EndmemberMethod::Vca:
+      result.pixels = vca(searcher, count, settings.seed, settings.projection, result);
+      break;
+    case EndmemberMethod::Nfindr:
+      result.pixels = nfindr(searcher, count, result);
+      break;
+  }
+  return result;
+}
+
+}  // namespace hyperstream

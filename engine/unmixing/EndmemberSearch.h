@@ -1,0 +1,72 @@
+#pragma once
+// The endmember methods, each a sequence of passes over the image it searches (SearchPasses: the
+// job streams strips through the kernels) and small float64 algebra on the host between them.
+//   ATGP (Ren & Chang 2003): the pixel of largest norm, then repeatedly the pixel of largest norm
+//     in the orthogonal complement of those found.
+//   VCA (Nascimento & Bioucas-Dias 2005): with its SNR estimate choosing the projective or the
+//     subspace projection; each endmember the pixel of extreme projection on a random direction
+//     orthogonal to those found (directions from the seed).
+//   N-FINDR (Winter 1999): on the first P − 1 principal components, started from ATGP's pixels;
+//     each pass finds, for every endmember, the pixel that would grow the simplex's volume most in
+//     its place (the volume is linear in one vertex: a row of the inverse vertex matrix), and the
+//     replacements that still grow it are made, until a pass makes none.
+
+#include "core/Feedback.h"
+#include "pca/Moments.h"
+#include "unmixing/UnmixingKernels.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hyperstream {
+
+enum class EndmemberMethod { Atgp, Vca, Nfindr };
+std::string endmemberMethodName(EndmemberMethod method);        // "atgp", "vca", "nfindr"
+EndmemberMethod parseEndmemberMethod(const std::string& name);  // throws Error("METHOD")
+
+// VCA's projection: chosen by its SNR estimate (projective above 15 + 10 log10 P dB), or forced.
+// The projective one divides each pixel by its projection on the mean, which amplifies the noise
+// of dark pixels (water); the subspace one does not.
+enum class VcaProjection { Auto, Projective, Subspace };
+std::string vcaProjectionName(VcaProjection projection);    // "auto", "projective", "subspace"
+VcaProjection parseVcaProjection(const std::string& name);  // throws Error("VCA_PROJECTION")
+
+struct SearchSettings {
+  EndmemberMethod method = EndmemberMethod::Vca;
+  int count = 0;
+  uint64_t seed = 1;  // VCA's random directions
+  VcaProjection projection = VcaProjection::Auto;
+};
+
+// What the methods need of the image they search.
+class SearchPasses {
+ public:
+  virtual ~SearchPasses() = default;
+  virtual int bands() const = 0;
+  // One pass each:
+  virtual Moments moments() = 0;
+  virtual SearchFound best(const PixelSearch& search) = 0;
+  // The searched image's values at one pixel (row * width + column).
+  virtual std::vector<double> spectrum(int64_t pixel) = 0;
+};
+
+struct EndmemberSearch {
+  std::vector<int64_t> pixels;  // one per endmember, in the order found
+  int passes = 0;
+  int64_t validPixels = 0;  // of the image searched
+  // VCA: the SNR estimate (dB) and the projection it chose.
+  double snrDb = 0;
+  bool projective = false;
+  // N-FINDR: the simplex volume in the principal components (relative to ATGP's start), the
+  // replacements made, and whether it reached a pass without one within the passes allowed.
+  double volumeGrowth = 1;
+  int replacements = 0;
+  bool converged = true;
+};
+
+// Throws Error("COUNT") when the image has fewer valid pixels or independent spectra than
+// `count` asks for.
+EndmemberSearch findEndmembers(SearchPasses& image, const SearchSettings& settings);
+
+}  // namespace hyperstream

@@ -1,0 +1,124 @@
+#include "unmixing/EndmemberTable.h"
+
+#include "core/Error.h"
+
+#include <QFile>
+#include <QString>
+#include <QStringList>
+
+#include <cmath>
+
+namespace hyperstream {
+
+namespace {
+
+// A CSV field: quoted when it holds a comma, a quote or a line break.
+QByteArray field(const std::string& text) {
+  const QByteArray bytes = QByteArray::fromStdString(text);
+  if (!bytes.contains(',') && !bytes.contains('"') && !bytes.contains('\n')) return bytes;
+  QByteArray quoted = bytes;
+  quoted.replace("\"", "\"\"");
+  return "\"" + quoted + "\"";
+}
+
+// One CSV line's fields (quotes as `field` writes them).
+QStringList splitLine(const QString& line) {
+  QStringList fields;
+  QString current;
+  bool quoted = false;
+  for (int i = 0; i < line.size(); ++i) {
+    const QChar c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        current += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        current += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields << current;
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  fields << current;
+  return fields;
+}
+
+double number(const QString& text, const std::string& where, const std::string& parameter) {
+  bool ok = false;
+  const double value = text.trimmed().toDouble(&ok);
+  if (!ok || !std::isfinite(value))
+    throw Error(parameter, where + ": '" + text.toStdString() + "' is not a finite number");
+  return value;
+}
+
+}  // namespace
+
+std::vector<std::string> bandColumnNames(const RasterInfo& info, const std::vector<int>& bands) {
+  std::vector<std::string> names;
+  for (const int band : bands) {
+    const std::string& description = info.bandDescriptions[band - 1];
+    const double wavelength = info.wavelengths[band - 1];
+    if (!description.empty())
+      names.push_back(description);
+    else if (!std::isnan(wavelength))
+      names.push_back(QString::number(wavelength, 'g', 10).toStdString() +
+                      (info.wavelengthUnits.empty() ? "" : " " + info.wavelengthUnits));
+    else
+      names.push_back("band " + std::to_string(band));
+  }
+  return names;
+}
+
+QByteArray endmembersCsv(const EndmemberTable& table) {
+  QByteArray csv = "id,row,col";
+  for (const std::string& name : table.bandNames) csv += "," + field(name);
+  csv += "\n";
+  for (const Endmember& e : table.endmembers) {
+    csv += field(e.id) + "," + QByteArray::number(static_cast<qlonglong>(e.row)) + "," +
+           QByteArray::number(static_cast<qlonglong>(e.col));
+    // 17 digits: the float64 values read back exactly.
+    for (const double v : e.spectrum) csv += "," + QByteArray::number(v, 'g', 17);
+    csv += "\n";
+  }
+  return csv;
+}
+
+EndmemberTable readEndmembersCsv(const std::string& path, const std::string& parameter) {
+  QFile file(QString::fromStdString(path));
+  if (!file.open(QIODevice::ReadOnly | QIODevice::Text))
+    throw Error(parameter, "cannot read '" + path + "': " + file.errorString().toStdString());
+  const QStringList lines = QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
+  const QStringList header = lines.isEmpty() ? QStringList() : splitLine(lines[0].trimmed());
+  if (header.size() < 4 || header[0] != "id" || header[1] != "row" || header[2] != "col")
+    throw Error(parameter,
+                "'" + path +
+                    "' is not an endmember table: its first line must be "
+                    "'id,row,col,' and the band names (as `hyperstream endmembers` writes)");
+  EndmemberTable table;
+  for (int c = 3; c < header.size(); ++c) table.bandNames.push_back(header[c].toStdString());
+  for (int l = 1; l < lines.size(); ++l) {
+    const QStringList fields = splitLine(lines[l].trimmed());
+    const std::string where = "'" + path + "' line " + std::to_string(l + 1);
+    if (fields.size() != header.size())
+      throw Error(parameter, where + " has " + std::to_string(fields.size()) + " fields, the " +
+                                 "header " + std::to_string(header.size()));
+    Endmember e;
+    e.id = fields[0].toStdString();
+    e.row = static_cast<int64_t>(number(fields[1], where, parameter));
+    e.col = static_cast<int64_t>(number(fields[2], where, parameter));
+    for (int c = 3; c < fields.size(); ++c)
+      e.spectrum.push_back(number(fields[c], where, parameter));
+    table.endmembers.push_back(std::move(e));
+  }
+  if (table.endmembers.empty()) throw Error(parameter, "'" + path + "' lists no endmember");
+  return table;
+}
+
+}  // namespace hyperstream

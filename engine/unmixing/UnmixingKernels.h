@@ -1,0 +1,93 @@
+#pragma once
+// The unmixing chain's per-strip work, behind one interface so that its jobs run unchanged on the
+// CPU or a GPU: the moments (for VCA's and N-FINDR's subspaces), the pixel searches every
+// endmember method is made of, and the abundances.
+
+#include "core/JobOptions.h"
+#include "pca/Moments.h"
+#include "pca/PcaKernels.h"  // StripView
+#include "run/Kernels.h"
+#include "unmixing/AbundanceSolver.h"
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+namespace hyperstream {
+
+// How a search scores a valid pixel x from z = Wᵀ(x − center) (W: bands x columns):
+enum class SearchRule {
+  Residual,  // |x − center|² − |z|²: the energy outside W's columns (orthonormal); ATGP
+  Norm,      // |z|²
+  Linear,    // |constant[s] + coefficients[s]·z| for each slot s; VCA, N-FINDR
+  Ratio,     // |z0 / z1| (pixels with z1 = 0 skipped); VCA's projective projection
+};
+
+struct PixelSearch {
+  SearchRule rule = SearchRule::Residual;
+  int bands = 0;
+  int columns = 0;
+  std::vector<double> center;        // per band
+  std::vector<double> weights;       // bands x columns, row-major
+  int slotCount = 1;                 // Linear: scores per pixel, each with its own best pixel
+  std::vector<double> constants;     // Linear: per slot
+  std::vector<double> coefficients;  // Linear: slots x columns, row-major
+  int scoreCount() const { return rule == SearchRule::Linear ? slotCount : 1; }
+};
+
+// The best pixel for one score: the largest score, the lowest pixel index among equal ones, so
+// that the result is the same whatever the strips and the device's order.
+struct Candidate {
+  double score = -1;   // scores are >= 0; -1: no valid pixel yet
+  int64_t pixel = -1;  // index in the image, row * width + column
+  bool beats(const Candidate& other) const {
+    if (pixel < 0) return false;
+    if (other.pixel < 0) return true;
+    return score > other.score || (score == other.score && pixel < other.pixel);
+  }
+};
+
+// What a search found in a strip: the best pixel per score, and how many pixels were valid.
+struct SearchFound {
+  std::vector<Candidate> best;
+  int64_t validPixels = 0;
+};
+
+// The abundances' model: the endmember spectra and their Gram matrix.
+struct Unmixing {
+  int bands = 0;
+  int endmembers = 0;
+  AbundanceMethod method = AbundanceMethod::Fcls;
+  std::vector<double> spectra;            // endmembers x bands, row-major
+  std::vector<double> gram;               // endmembers x endmembers: spectra · spectraᵀ
+  OutputType type = OutputType::Float32;  // of the abundances and the RMSE: Float32 or Float64
+  bool rmse = false;                      // also each pixel's reconstruction error
+};
+
+// What unmix() did on a strip.
+struct UnmixStats {
+  int64_t validPixels = 0;
+  int64_t unsolved = 0;  // pixels whose active set did not settle (written as nodata)
+};
+
+class UnmixingKernels : public Kernels {
+ public:
+  // Before the first strip: the image's bands and type, and the largest strip.
+  virtual void prepare(int bands, SampleType type, int64_t maxStripPixels) = 0;
+  // Adds a strip's valid pixels to the running moments (as PcaKernels).
+  virtual void accumulateMoments(const StripView& strip) = 0;
+  virtual Moments takeMoments(int bands) = 0;
+  // The best valid pixel of the strip for each of the search's scores (pixel indices in the
+  // image: strip.firstPixel + p).
+  virtual SearchFound search(const StripView& strip, const PixelSearch& search) = 0;
+  // Each pixel's abundances into `abundances` (pixel-interleaved, unmixing.endmembers values per
+  // pixel, unmixing.type) and, with unmixing.rmse, its RMSE into `rmse`; invalid pixels get NaN.
+  virtual UnmixStats unmix(const StripView& strip, const Unmixing& unmixing, void* abundances,
+                           void* rmse) = 0;
+};
+
+// On every CPU core: the worker threads and OpenBLAS.
+std::unique_ptr<UnmixingKernels> makeCpuUnmixingKernels();
+
+}  // namespace hyperstream
