@@ -40,8 +40,13 @@ void printEndmemberSummary(const EndmemberResult& result, const EndmemberOptions
                 e.pixelsAveraged > 1
                     ? (" (mean of " + std::to_string(e.pixelsAveraged) + " pixels)").c_str()
                     : "");
-  std::printf("%d passes over the image, %.2f s on %s\n", result.search.passes, result.seconds,
-              result.backend.c_str());
+  std::printf("%d passes over the image%s, %.2f s on %s\n", result.search.passes,
+              result.search.keptSearches > 0
+                  ? (" and " + std::to_string(result.search.keptSearches) +
+                     " searches of the values kept per pixel")
+                        .c_str()
+                  : "",
+              result.seconds, result.backend.c_str());
   std::printf("output: %s\n", options.output.c_str());
   if (!options.pointsOutput.empty()) std::printf("points: %s\n", options.pointsOutput.c_str());
 }

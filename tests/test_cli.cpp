@@ -46,6 +46,8 @@ class CliTests : public QObject {
     QVERIFY(general.out.contains("pca INPUT OUTPUT"));
     QVERIFY(general.out.contains("mnf INPUT OUTPUT"));
     QVERIFY(general.out.contains("apply STATS INPUT OUTPUT"));
+    QVERIFY(general.out.contains("endmembers INPUT OUTPUT.csv"));
+    QVERIFY(general.out.contains("abundances INPUT ENDMEMBERS.csv OUTPUT"));
     const Run pca = run({"pca", "--help"});
     QCOMPARE(pca.exitCode, 0);
     for (const char* option : {"--components", "--variance", "--matrix", "--type", "--bands",
@@ -114,6 +116,42 @@ class CliTests : public QObject {
     QCOMPARE(bad.exitCode, 1);
     QVERIFY(bad.err.startsWith("hyperstream: error [WINDOW]: "));
     QCOMPARE(run({"spp", dir + "/s.tif", dir + "/bad.tif", "--border", "wrap"}).exitCode, 2);
+  }
+
+  // The unmixing chain from the command line: SPP, endmembers searched in its output (table and
+  // points), abundances; usage mistakes exit with 2, job errors with 1 naming the parameter.
+  void unmixingFromTheCommandLine() {
+    const QString dir = testing::tempDir();
+    QCOMPARE(run({"synth", dir + "/s.tif", "--rows", "50", "--cols", "50", "--bands", "24",
+                  "--endmembers", "4", "--pure-patches", "4", "--snr", "35", "--quiet"})
+                 .exitCode,
+             0);
+    const Run help = run({"endmembers", "--help"});
+    QCOMPARE(help.exitCode, 0);
+    for (const char* option : {"--count", "--method", "--locations-from", "--points", "--seed",
+                               "--average-window", "--vca-projection", "--device", "--ram"})
+      QVERIFY2(help.out.contains(option), option);
+    QCOMPARE(run({"spp", dir + "/s.tif", dir + "/spp.tif", "-q"}).exitCode, 0);
+    const Run endmembers = run({"endmembers", dir + "/s.tif", dir + "/em.csv", "--count", "4",
+                                "--method", "nfindr", "--locations-from", dir + "/spp.tif",
+                                "--points", dir + "/em.gpkg", "--average-window", "3"});
+    QCOMPARE(endmembers.exitCode, 0);
+    QVERIFY2(endmembers.out.contains("endmember_4: row"), qPrintable(endmembers.out));
+    QVERIFY(QFileInfo::exists(dir + "/em.gpkg"));
+    const Run abundances = run({"abundances", dir + "/s.tif", dir + "/em.csv", dir + "/ab.tif",
+                                "--rmse", dir + "/rmse.tif", "-q"});
+    QCOMPARE(abundances.exitCode, 0);
+    QCOMPARE(testing::readCube((dir + "/ab.tif").toStdString()).bands, 4);
+    QCOMPARE(run({"endmembers", dir + "/s.tif", dir + "/x.csv"}).exitCode, 2);  // no --count
+    QCOMPARE(
+        run({"abundances", dir + "/s.tif", dir + "/em.csv", dir + "/x.tif", "--method", "lasso"})
+            .exitCode,
+        1);
+    const Run bands =
+        run({"abundances", dir + "/s.tif", dir + "/em.csv", dir + "/x.tif", "--bands", "1-10"});
+    QCOMPARE(bands.exitCode, 1);
+    QVERIFY2(bands.err.startsWith("hyperstream: error [ENDMEMBERS]: "), qPrintable(bands.err));
+    QVERIFY(!QFileInfo::exists(dir + "/x.tif"));
   }
 
   // Without the CUDA library (a CPU-only build or machine): auto runs on the CPU, gpu is an error.

@@ -12,6 +12,9 @@
 #include "run/GpuRuntime.h"
 #include "run/JobGroup.h"
 #include "spp/SppJob.h"
+#include "synth/Synth.h"
+#include "unmixing/AbundanceJob.h"
+#include "unmixing/EndmemberJob.h"
 
 #include <QFileInfo>
 #include <QtTest>
@@ -649,6 +652,101 @@ class GpuTests : public QObject {
     QVERIFY2(worstAlpha <= 1e-6, qPrintable(QString("alpha differs by %1").arg(worstAlpha)));
     QVERIFY2(worstOut <= 1e-5, qPrintable(QString("output differs by %1").arg(worstOut)));
     qInfo("SPP GPU vs CPU: alpha within %.1e, output within %.1e relative", worstAlpha, worstOut);
+  }
+
+  // The unmixing chain on the GPU: the same endmember pixels as the CPU for every method (scores
+  // in float64 on both), abundances and RMSE within 1e-6; the image spans two of the GPU's
+  // chunks of 65536 pixels; uint16 with nodata and float32 with NaN; any strip height.
+  void unmixing_data() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<int>("stripRows");
+    QTest::newRow("uint16 with nodata") << int(GDT_UInt16) << 0;
+    QTest::newRow("float32 with NaN, strips of 7") << int(GDT_Float32) << 7;
+  }
+  void unmixing() {
+    QFETCH(int, type);
+    QFETCH(int, stripRows);
+    const QString dir = testing::tempDir();
+    SynthOptions synth;
+    synth.output = (dir + "/scene.tif").toStdString();
+    synth.rows = 300;
+    synth.cols = 250;
+    synth.bands = 57;
+    synth.type = GDALDataType(type);
+    synth.endmembers = 6;
+    synth.purePatch = 5;
+    synth.snrDb = 35;
+    TestFeedback feedback;
+    synthesizeScene(synth, feedback);
+    if (type == GDT_Float32) {  // a NaN inside the image
+      DatasetPtr dataset(GDALDataset::Open(synth.output.c_str(), GDAL_OF_UPDATE | GDAL_OF_RASTER));
+      float nan = std::numeric_limits<float>::quiet_NaN();
+      QCOMPARE(dataset->GetRasterBand(3)->RasterIO(GF_Write, 40, 50, 1, 1, &nan, 1, 1, GDT_Float32,
+                                                   0, 0, nullptr),
+               CE_None);
+    }
+    struct Case {
+      EndmemberMethod method;
+      VcaProjection projection;
+    };
+    for (const Case c : {Case{EndmemberMethod::Atgp, VcaProjection::Auto},
+                         Case{EndmemberMethod::Vca, VcaProjection::Auto},
+                         Case{EndmemberMethod::Vca, VcaProjection::Subspace},
+                         Case{EndmemberMethod::Nfindr, VcaProjection::Auto}}) {
+      EndmemberOptions options;
+      options.input = synth.output;
+      options.search.method = c.method;
+      options.search.projection = c.projection;
+      options.search.count = 6;
+      options.stripRows = stripRows;
+      EndmemberResult results[2];
+      for (int gpu = 0; gpu < 2; ++gpu) {
+        options.device = gpu ? DeviceChoice::anyGpu() : DeviceChoice::cpu();
+        options.output = (dir + (gpu ? "/gpu.csv" : "/cpu.csv")).toStdString();
+        results[gpu] = runEndmembers(options, feedback);
+      }
+      QVERIFY(QString::fromStdString(results[1].backend).startsWith("gpu"));
+      QCOMPARE(results[1].search.pixels, results[0].search.pixels);
+      QCOMPARE(results[1].search.validPixels, results[0].search.validPixels);
+      QCOMPARE(results[1].search.passes, results[0].search.passes);
+    }
+    for (const AbundanceMethod method :
+         {AbundanceMethod::Fcls, AbundanceMethod::Nnls, AbundanceMethod::Ucls}) {
+      AbundanceOptions options;
+      options.input = synth.output;
+      options.endmembers = (dir + "/cpu.csv").toStdString();
+      options.method = method;
+      options.outputType = OutputType::Float64;
+      options.stripRows = stripRows;
+      AbundanceResult results[2];
+      for (int gpu = 0; gpu < 2; ++gpu) {
+        options.device = gpu ? DeviceChoice::anyGpu() : DeviceChoice::cpu();
+        options.output = (dir + (gpu ? "/gpu.tif" : "/cpu.tif")).toStdString();
+        options.rmseOutput = (dir + (gpu ? "/gpu_rmse.tif" : "/cpu_rmse.tif")).toStdString();
+        results[gpu] = runAbundances(options, feedback);
+      }
+      QVERIFY(QString::fromStdString(results[1].backend).startsWith("gpu"));
+      QCOMPARE(results[1].validPixels, results[0].validPixels);
+      const testing::Cube cpu = testing::readCube((dir + "/cpu.tif").toStdString());
+      const testing::Cube gpu = testing::readCube((dir + "/gpu.tif").toStdString());
+      const testing::Cube cpuRmse = testing::readCube((dir + "/cpu_rmse.tif").toStdString());
+      const testing::Cube gpuRmse = testing::readCube((dir + "/gpu_rmse.tif").toStdString());
+      double worst = 0, worstRmse = 0;
+      for (size_t i = 0; i < cpu.values.size(); ++i) {
+        QCOMPARE(std::isnan(gpu.values[i]), std::isnan(cpu.values[i]));
+        if (!std::isnan(cpu.values[i]))
+          worst = std::max(worst, std::abs(gpu.values[i] - cpu.values[i]));
+      }
+      // Relative, above 1 DN: an endmember's own pixel has an RMSE of 0 up to rounding.
+      for (size_t i = 0; i < cpuRmse.values.size(); ++i)
+        if (!std::isnan(cpuRmse.values[i]))
+          worstRmse = std::max(worstRmse, std::abs(gpuRmse.values[i] - cpuRmse.values[i]) /
+                                              std::max(1.0, cpuRmse.values[i]));
+      qInfo("%s GPU vs CPU: abundances within %.2g, RMSE within %.2g relative",
+            abundanceMethodName(method).c_str(), worst, worstRmse);
+      QVERIFY2(worst <= 1e-6, qPrintable(QString::number(worst)));
+      QVERIFY2(worstRmse <= 1e-6, qPrintable(QString::number(worstRmse)));
+    }
   }
 
   void jasperRidge() {

@@ -680,6 +680,18 @@ class UnmixingTests : public QObject {
     testing::writeCube(tiny, (dir + "/tiny.tif").toStdString(), GDT_Float32);
     expectError([&] { extract(dir + "/tiny.tif", out, EndmemberMethod::Nfindr, 4); }, out, "COUNT",
                 "3 valid pixels");
+    // N-FINDR keeps its P values per pixel within half the budget.
+    testing::Cube wide = testing::correlatedCube(600, 500, 4, 3);
+    testing::writeCube(wide, (dir + "/wide.tif").toStdString(), GDT_Float32);
+    expectError(
+        [&] {
+          EndmemberOptions options =
+              endmemberOptions(dir + "/wide.tif", out, EndmemberMethod::Nfindr, 4);
+          options.ramBytes = 16ll << 20;
+          TestFeedback feedback;
+          runEndmembers(options, feedback);
+        },
+        out, "RAM_MB", "N-FINDR keeps 4 values per pixel");
     // Tables that do not fit the image, or are singular.
     Matrix spectra(3 * 6);
     for (size_t i = 0; i < spectra.size(); ++i)

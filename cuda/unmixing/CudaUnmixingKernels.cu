@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -30,14 +31,23 @@ class CudaUnmixingKernels final : public UnmixingKernels {
   HostMemory allocateHost(size_t bytes) override { return context_.allocateHost(bytes); }
   DeviceTimes deviceTimes() const override { return times_; }
 
-  void prepare(int bands, SampleType /*type*/, int64_t /*maxStripPixels*/) override {
+  // Keeps the cube in device memory for a job of several passes when it fits beside a chunk's
+  // working arrays.
+  bool prepare(const CubeLayout& layout) override {
     context_.select();
+    const int bands = layout.bands;
     total_ = Moments(bands);
+    pixels_ = layout.pixels;
+    const int64_t cubeBytes = layout.pixels * bands * sampleSize(layout.type);
+    const int64_t chunkBytes = kChunkPixels * (int64_t{bands} * 8 + 3 * kMaxEndmembers * 8 + 32);
+    keepsCube_ = layout.pixels > 0 && cubeBytes + chunkBytes <= context_.budgetBytes();
+    if (keepsCube_) grow(raw_, static_cast<size_t>(cubeBytes));
     grow(ones_, kChunkPixels);
     const std::vector<double> ones(kChunkPixels, 1.0);
     check(
         cudaMemcpy(ones_.get(), ones.data(), kChunkPixels * sizeof(double), cudaMemcpyHostToDevice),
         "upload");
+    return keepsCube_;
   }
 
   void accumulateMoments(const StripView& strip) override {
@@ -51,29 +61,53 @@ class CudaUnmixingKernels final : public UnmixingKernels {
   }
 
   SearchFound search(const StripView& strip, const PixelSearch& search) override {
-    const int slots = search.scoreCount();
     uploadSearch(search);
     SearchFound result;
-    std::vector<Candidate>& best = result.best;
-    best.resize(slots);
+    result.best.resize(search.scoreCount());
     forEachChunk(strip, search.center.data(), [&](int64_t first, int64_t count) {
-      result.validPixels += validCount(count);
-      const int blocks = searchBlockCount(count);
-      grow(candidates_, static_cast<size_t>(blocks) * slots);
-      context_.timed(times_.search, context_.computeStream(), [&] {
-        multiplyWeights(search, count);
-        searchBlocks(deviceSearch_, products_.get(), energy_.get(), valid_.get(), count,
-                     strip.firstPixel + first, candidates_.get(), context_.computeStream());
-      });
-      std::vector<Candidate> found(static_cast<size_t>(blocks) * slots);
-      downloadAsync(found.data(), candidates_.get(), found.size(), context_.computeStream());
-      context_.synchronize();
-      for (int s = 0; s < slots; ++s)
-        for (int b = 0; b < blocks; ++b)
-          if (found[static_cast<size_t>(s) * blocks + b].beats(best[s]))
-            best[s] = found[static_cast<size_t>(s) * blocks + b];
+      searchChunk(search, strip.firstPixel + first, count, result);
     });
     return result;
+  }
+
+  void keepProjection(const StripView& strip, const KeptProjection& projection) override {
+    const int k = projection.columns;
+    grow(kept_, static_cast<size_t>(pixels_) * k);
+    keptColumns_ = k;
+    grow(weights_, static_cast<size_t>(projection.bands) * k);
+    grow(offset_, k);
+    uploadAsync(weights_.get(), projection.weights.data(), projection.weights.size(),
+                context_.computeStream());
+    uploadAsync(offset_.get(), projection.offset.data(), k, context_.computeStream());
+    forEachChunk(strip, projection.center.data(), [&](int64_t first, int64_t count) {
+      context_.timed(times_.search, context_.computeStream(), [&] {
+        multiply(weights_.get(), projection.bands, k, count);
+        keepRows(products_.get(), valid_.get(), offset_.get(), count, k,
+                 kept_.get() + (strip.firstPixel + first) * k, context_.computeStream());
+      });
+    });
+    context_.synchronize();
+  }
+
+  SearchFound searchKept(const PixelSearch& search) override {
+    uploadSearch(search);
+    SearchFound result;
+    result.best.resize(search.scoreCount());
+    const std::vector<double> none(keptColumns_, std::numeric_limits<double>::quiet_NaN());
+    uploadValidity<double>(none.data(), keptColumns_);
+    forEachChunkOf(
+        kept_.get(), pixels_, keptColumns_, search.center.data(),
+        [&](int64_t first, int64_t count) { searchChunk(search, first, count, result); });
+    return result;
+  }
+
+  std::vector<double> keptValues(int64_t pixel) override {
+    context_.select();
+    std::vector<double> values(keptColumns_);
+    downloadAsync(values.data(), kept_.get() + pixel * keptColumns_, values.size(),
+                  context_.computeStream());
+    context_.synchronize();
+    return values;
   }
 
   UnmixStats unmix(const StripView& strip, const Unmixing& unmixing, void* abundances,
@@ -106,48 +140,86 @@ class CudaUnmixingKernels final : public UnmixingKernels {
   template <class Work>
   void forEachChunk(const StripView& strip, const double* center, const Work& work) {
     context_.select();
-    const int bands = strip.bands;
+    withSampleType(strip.type, [&](auto sample) {
+      using T = decltype(sample);
+      uploadValidity<T>(strip.nodata, strip.bands);
+      forEachChunkOf(uploadStrip<T>(strip), strip.pixels, strip.bands, center, work);
+    });
+  }
+
+  // forEachChunk over `pixels` pixel-interleaved spectra already on the device (their validity
+  // uploaded).
+  template <class T, class Work>
+  void forEachChunkOf(const T* raw, int64_t pixels, int bands, const double* center,
+                      const Work& work) {
+    context_.select();
     if (center) {
       grow(center_, bands);
       uploadAsync(center_.get(), center, bands, context_.computeStream());
     }
-    withSampleType(strip.type, [&](auto sample) {
-      using T = decltype(sample);
-      const T* raw = uploadStrip<T>(strip);
-      grow(rows_, static_cast<size_t>(kChunkPixels) * bands);
-      grow(valid_, kChunkPixels);
-      grow(weight_, kChunkPixels);
-      grow(energy_, kChunkPixels);
-      for (int64_t first = 0; first < strip.pixels; first += kChunkPixels) {
-        const int64_t count = std::min(kChunkPixels, strip.pixels - first);
-        unmixingRows(raw + first * bands, count, bands, reinterpret_cast<const T*>(nodata_.get()),
-                     hasNodata_.get(), center ? center_.get() : nullptr, rows_.get(), valid_.get(),
-                     weight_.get(), energy_.get(), context_.computeStream());
-        chunkFirst_ = first;
-        work(first, count);
-      }
-    });
+    grow(rows_, static_cast<size_t>(kChunkPixels) * bands);
+    grow(valid_, kChunkPixels);
+    grow(weight_, kChunkPixels);
+    grow(energy_, kChunkPixels);
+    for (int64_t first = 0; first < pixels; first += kChunkPixels) {
+      const int64_t count = std::min(kChunkPixels, pixels - first);
+      unmixingRows(raw + first * bands, count, bands, reinterpret_cast<const T*>(nodata_.get()),
+                   hasNodata_.get(), center ? center_.get() : nullptr, rows_.get(), valid_.get(),
+                   weight_.get(), energy_.get(), context_.computeStream());
+      chunkFirst_ = first;
+      work(first, count);
+    }
   }
 
+  // The valid-pixel rule of the CPU (core/Samples.h), uploaded for samples of type T.
+  template <class T>
+  void uploadValidity(const double* nodata, int bands) {
+    grow(nodata_, bands * sizeof(T));
+    grow(hasNodata_, bands);
+    const ValidPixel<T> isValid(nodata, bands);
+    uploadAsync(reinterpret_cast<T*>(nodata_.get()), isValid.nodataValues().data(), bands,
+                context_.computeStream());
+    uploadAsync(hasNodata_.get(), isValid.hasNodata().data(), bands, context_.computeStream());
+  }
+
+  // One chunk's scores and each block's best pixels, merged into `result`.
+  void searchChunk(const PixelSearch& search, int64_t firstPixel, int64_t count,
+                   SearchFound& result) {
+    const int slots = search.scoreCount();
+    result.validPixels += validCount(count);
+    const int blocks = searchBlockCount(count);
+    grow(candidates_, static_cast<size_t>(blocks) * slots);
+    context_.timed(times_.search, context_.computeStream(), [&] {
+      multiply(weights_.get(), search.bands, search.columns, count);
+      searchBlocks(deviceSearch_, products_.get(), energy_.get(), valid_.get(), count, firstPixel,
+                   candidates_.get(), context_.computeStream());
+    });
+    std::vector<Candidate> found(static_cast<size_t>(blocks) * slots);
+    downloadAsync(found.data(), candidates_.get(), found.size(), context_.computeStream());
+    context_.synchronize();
+    for (int s = 0; s < slots; ++s)
+      for (int b = 0; b < blocks; ++b)
+        if (found[static_cast<size_t>(s) * blocks + b].beats(result.best[s]))
+          result.best[s] = found[static_cast<size_t>(s) * blocks + b];
+  }
+
+  // The strip on the device: uploaded (into the kept cube at its place, when the kernels keep it),
+  // or, in later passes of a kept cube (null data), where the first pass put it.
   template <class T>
   const T* uploadStrip(const StripView& strip) {
     if (strip.bandMajor) throw DeviceError("unmixing kernels take pixel-interleaved strips");
     const int bands = strip.bands;
     const size_t bytes = static_cast<size_t>(strip.pixels) * bands * sizeof(T);
-    grow(raw_, bytes);
-    grow(nodata_, bands * sizeof(T));
-    grow(hasNodata_, bands);
-    const ValidPixel<T> isValid(strip.nodata, bands);  // the CPU's rule, uploaded
-    uploadAsync(reinterpret_cast<T*>(nodata_.get()), isValid.nodataValues().data(), bands,
-                context_.computeStream());
-    uploadAsync(hasNodata_.get(), isValid.hasNodata().data(), bands, context_.computeStream());
+    if (!keepsCube_) grow(raw_, bytes);
+    T* target = reinterpret_cast<T*>(raw_.get()) + (keepsCube_ ? strip.firstPixel * bands : 0);
+    if (!strip.data) return target;
     context_.timed(times_.upload, context_.computeStream(), [&] {
-      check(cudaMemcpyAsync(raw_.get(), strip.data, bytes, cudaMemcpyHostToDevice,
+      check(cudaMemcpyAsync(target, strip.data, bytes, cudaMemcpyHostToDevice,
                             context_.computeStream()),
             "upload");
     });
     times_.uploadBytes += static_cast<int64_t>(bytes);
-    return reinterpret_cast<const T*>(raw_.get());
+    return target;
   }
 
   int64_t validCount(int64_t count) {
@@ -196,7 +268,7 @@ class CudaUnmixingKernels final : public UnmixingKernels {
 
   // The current chunk's rows made again from the strip, centred on center_.
   void recentre(const StripView& strip, int64_t count) {
-    const int64_t first = chunkFirst_;
+    const int64_t first = chunkFirst_ + (keepsCube_ ? strip.firstPixel : 0);
     withSampleType(strip.type, [&](auto sample) {
       using T = decltype(sample);
       const T* raw = reinterpret_cast<const T*>(raw_.get()) + first * strip.bands;
@@ -230,13 +302,13 @@ class CudaUnmixingKernels final : public UnmixingKernels {
 
   // products_ = rows · weights (count x columns, row-major): in cuBLAS's column-major terms
   // productsᵀ = weightsᵀ · rowsᵀ.
-  void multiplyWeights(const PixelSearch& search, int64_t count) {
-    grow(products_, static_cast<size_t>(count) * std::max(1, search.columns));
-    if (search.columns == 0) return;
+  void multiply(const double* weights, int bands, int columns, int64_t count) {
+    grow(products_, static_cast<size_t>(count) * std::max(1, columns));
+    if (columns == 0) return;
     const double one = 1.0, zero = 0.0;
-    check(cublasDgemm(context_.blas(), CUBLAS_OP_N, CUBLAS_OP_N, search.columns,
-                      static_cast<int>(count), search.bands, &one, weights_.get(), search.columns,
-                      rows_.get(), search.bands, &zero, products_.get(), search.columns),
+    check(cublasDgemm(context_.blas(), CUBLAS_OP_N, CUBLAS_OP_N, columns, static_cast<int>(count),
+                      bands, &one, weights, columns, rows_.get(), bands, &zero, products_.get(),
+                      columns),
           "cublasDgemm");
   }
 
@@ -294,12 +366,15 @@ class CudaUnmixingKernels final : public UnmixingKernels {
   GpuContext context_;
   DeviceTimes& times_ = context_.times();
   Moments total_;
+  int64_t pixels_ = 0;  // of the image
+  int keptColumns_ = 0;
+  bool keepsCube_ = false;  // raw_ holds the whole cube (else the current strip)
   int64_t chunkFirst_ = 0;
   DeviceSearch deviceSearch_;
   // Grown to the largest strip or chunk.
   DeviceArray<unsigned char> raw_, nodata_, hasNodata_, valid_, encoded_;
   DeviceArray<double> rows_, weight_, energy_, ones_, center_, sums_, comoment_, weights_,
-      constants_, coefficients_, products_, spectra_, gram_, solved_;
+      constants_, coefficients_, products_, spectra_, gram_, solved_, kept_, offset_;
   DeviceArray<Candidate> candidates_;
   DeviceArray<unsigned long long> unsolved_;
 };

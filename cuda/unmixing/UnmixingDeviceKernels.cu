@@ -45,6 +45,18 @@ __global__ void unmixingRowsKernel(const T* __restrict__ raw, int64_t pixels, in
   }
 }
 
+__global__ void keepRowsKernel(const double* __restrict__ products,
+                               const unsigned char* __restrict__ valid,
+                               const double* __restrict__ offset, int64_t pixels, int columns,
+                               double* __restrict__ kept) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       e < pixels * columns; e += stride) {
+    const int64_t p = e / columns;
+    kept[e] = valid[p] ? products[e] + offset[e - p * columns] : __builtin_nan("");
+  }
+}
+
 __device__ double pixelScore(const DeviceSearch& search, int slot, const double* z, double energy) {
   const int k = search.columns;
   switch (search.rule) {
@@ -163,6 +175,13 @@ void unmixingRows(const T* raw, int64_t pixels, int bands, const T* nodataValue,
   unmixingRowsKernel<<<gridFor(pixels, kWarps), kThreads, 0, stream>>>(
       raw, pixels, bands, nodataValue, hasNodata, center, rows, valid, weight, energy);
   checkLaunch("unmixingRows");
+}
+
+void keepRows(const double* products, const unsigned char* valid, const double* offset,
+              int64_t pixels, int columns, double* kept, cudaStream_t stream) {
+  keepRowsKernel<<<gridFor(pixels * columns, kThreads), kThreads, 0, stream>>>(
+      products, valid, offset, pixels, columns, kept);
+  checkLaunch("keepRows");
 }
 
 int searchBlockCount(int64_t pixels) {

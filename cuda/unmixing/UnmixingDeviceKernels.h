@@ -18,6 +18,10 @@ void unmixingRows(const T* raw, int64_t pixels, int bands, const T* nodataValue,
                   const unsigned char* hasNodata, const double* center, double* rows,
                   unsigned char* valid, double* weight, double* energy, cudaStream_t stream);
 
+// kept[p] = valid[p] ? products[p] + offset : NaN (columns values per pixel).
+void keepRows(const double* products, const unsigned char* valid, const double* offset,
+              int64_t pixels, int columns, double* kept, cudaStream_t stream);
+
 // The scoring rule of a search, for the device.
 struct DeviceSearch {
   SearchRule rule = SearchRule::Residual;

@@ -151,7 +151,11 @@ void AbundanceRun::startKernels() {
   kernels_ = starting_.get(feedback_);
   result_.backend = kernels_->name();
   const RasterInfo& info = result_.input;
-  kernels_->prepare(bandCount(), input_.sampleType, plan_.stripRows * info.width);
+  CubeLayout layout;
+  layout.bands = bandCount();
+  layout.type = input_.sampleType;
+  layout.maxStripPixels = plan_.stripRows * info.width;
+  kernels_->prepare(layout);  // one pass: nothing to keep
   feedback_.info(QString("%1: %2 x %3 pixels, %4 bands, %5 endmembers (%6, Gram condition "
                          "number %7); %8 strip(s) of %9 rows on %10")
                      .arg(QString::fromStdString(options_.input))

@@ -30,8 +30,9 @@ constexpr int kInputBuffers = 3;
 // stays in memory between them when the plan allows.
 class ImagePasses : public SearchPasses {
  public:
+  // `deviceResident`: the kernels keep the cube after the first pass (nothing is read again).
   ImagePasses(JobInput& image, const StripPlan& plan, int64_t groupRows, UnmixingKernels& kernels,
-              StripReader& reader, Feedback& feedback, int expectedPasses)
+              StripReader& reader, Feedback& feedback, int expectedPasses, bool deviceResident)
       : image_(image),
         plan_(plan),
         groupRows_(groupRows),
@@ -39,8 +40,10 @@ class ImagePasses : public SearchPasses {
         reader_(reader),
         feedback_(feedback),
         expectedPasses_(expectedPasses),
+        deviceResident_(deviceResident),
         rowBytes_(image.info.width * bands() * typeSize(image.info.type)) {
-    if (plan.cubeFits) cube_ = kernels.allocateHost(static_cast<size_t>(plan.cubeBytes()));
+    if (plan.cubeFits && !deviceResident)
+      cube_ = kernels.allocateHost(static_cast<size_t>(plan.cubeBytes()));
   }
 
   int bands() const override { return static_cast<int>(image_.bands.size()); }
@@ -62,6 +65,14 @@ class ImagePasses : public SearchPasses {
     return total;
   }
 
+  void keep(const KeptProjection& projection) override {
+    pass([&](const StripView& strip) { kernels_.keepProjection(strip, projection); });
+  }
+
+  SearchFound bestKept(const PixelSearch& search) override { return kernels_.searchKept(search); }
+
+  std::vector<double> kept(int64_t pixel) override { return kernels_.keptValues(pixel); }
+
   std::vector<double> spectrum(int64_t pixel) override {
     const int64_t width = image_.info.width;
     return readSpectrum(*image_.dataset, image_.bands, pixel / width, pixel % width, "INPUT");
@@ -82,13 +93,15 @@ class ImagePasses : public SearchPasses {
 
  private:
   void pass(const std::function<void(const StripView&)>& compute) {
-    const bool resident = plan_.cubeFits;
-    const bool read = !resident || passes_ == 0;
-    StripPipeline pipeline(resident ? 0 : kInputBuffers,
+    const bool onDevice = deviceResident_ && passes_ > 0;  // the kernels hold the cube
+    const bool resident = cube_ != nullptr;
+    const bool read = !onDevice && (!resident || passes_ == 0);
+    StripPipeline pipeline(resident || onDevice ? 0 : kInputBuffers,
                            static_cast<size_t>(plan_.stripRows * rowBytes_), 0, 0, true,
                            [this](size_t bytes) { return kernels_.allocateHost(bytes); });
     StripPipeline::Stages stages;
     stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
+      if (onDevice) return nullptr;
       unsigned char* target = resident ? cube_.get() + range.row0 * rowBytes_ : buffer;
       if (read) reader_.read(range.row0, range.rows, target);
       return target;
@@ -122,6 +135,7 @@ class ImagePasses : public SearchPasses {
   StripReader& reader_;
   Feedback& feedback_;
   int expectedPasses_;
+  bool deviceResident_;
   int64_t rowBytes_;
   int passes_ = 0;
   HostMemory cube_{nullptr, [](unsigned char*) {}};
@@ -201,6 +215,7 @@ class EndmemberRun {
   StripPlan plan_;
   int64_t groupRows_ = 1;
   std::unique_ptr<UnmixingKernels> kernels_;
+  bool deviceResident_ = false;
   std::unique_ptr<StripReader> reader_;
 };
 
@@ -246,6 +261,17 @@ void EndmemberRun::checkOutputs() {
 // pass); the kernels' float64 blocks are a few MiB whatever the strip.
 void EndmemberRun::planMemory() {
   const RasterInfo& info = searched().info;
+  // N-FINDR keeps [1; y] of every pixel: taken from the budget before the strips.
+  const int64_t keptBytes = options_.search.method == EndmemberMethod::Nfindr
+                                ? info.width * info.height * options_.search.count * 8
+                                : 0;
+  if (keptBytes > options_.ramBytes / 2)
+    throw Error("RAM_MB", "N-FINDR keeps " + std::to_string(options_.search.count) +
+                              " values per pixel in memory (" +
+                              std::to_string((keptBytes >> 20) + 1) +
+                              " MiB for this image): give it a budget of at least " +
+                              std::to_string(2 * ((keptBytes >> 20) + 1)) +
+                              " MiB, or use VCA or ATGP, which keep nothing per pixel");
   const int64_t rowBytes = info.width * result_.searchedBands * typeSize(info.type);
   StripNeeds needs;
   needs.rowsToDo = info.height;
@@ -254,8 +280,7 @@ void EndmemberRun::planMemory() {
   groupRows_ = groupRows(info.width);
   needs.rowMultiple = groupRows_;
   needs.requestedRows = options_.stripRows;
-  plan_ = hyperstream::planMemory(info, options_.ramBytes, needs);
-  result_.resident = plan_.cubeFits;
+  plan_ = hyperstream::planMemory(info, options_.ramBytes - keptBytes, needs);
   result_.stripRows = plan_.stripRows;
   const int64_t bufferBytes =
       plan_.cubeFits ? plan_.cubeBytes() : plan_.stripRows * needs.streamingRowBytes;
@@ -267,7 +292,13 @@ void EndmemberRun::startKernels() {
   kernels_ = starting_.get(feedback_);
   result_.backend = kernels_->name();
   const RasterInfo& info = searched().info;
-  kernels_->prepare(result_.searchedBands, searched().sampleType, plan_.stripRows * info.width);
+  CubeLayout layout;
+  layout.pixels = info.width * info.height;
+  layout.bands = result_.searchedBands;
+  layout.type = searched().sampleType;
+  layout.maxStripPixels = plan_.stripRows * info.width;
+  deviceResident_ = kernels_->prepare(layout);
+  result_.resident = plan_.cubeFits || deviceResident_;
   feedback_.info(
       QString("%1: %2 endmembers by %3 over %4 (%5 x %6 pixels, %7 bands), %8 strip(s) of %9 "
               "rows%10 on %11")
@@ -280,13 +311,16 @@ void EndmemberRun::startKernels() {
           .arg(result_.searchedBands)
           .arg(plan_.strips.size())
           .arg(plan_.stripRows)
-          .arg(result_.resident ? " (the cube stays in memory between the passes)" : "")
+          .arg(deviceResident_  ? " (the cube stays in GPU memory between the passes)"
+               : plan_.cubeFits ? " (the cube stays in memory between the passes)"
+                                : "")
           .arg(QString::fromStdString(result_.backend)));
 }
 
 void EndmemberRun::search() {
   ImagePasses passes(searched(), plan_, groupRows_, *kernels_, *reader_, feedback_,
-                     expectedPasses(options_.search.method, options_.search.count));
+                     expectedPasses(options_.search.method, options_.search.count),
+                     deviceResident_);
   result_.search = findEndmembers(passes, options_.search);
   if (options_.search.method == EndmemberMethod::Vca)
     feedback_.info(QString("VCA: estimated SNR %1 dB, %2 projection")

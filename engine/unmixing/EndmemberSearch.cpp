@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <random>
 
@@ -106,6 +107,14 @@ class OrthonormalBasis {
   std::vector<std::vector<double>> vectors_;
 };
 
+// Where a method searches: the image's spectra, or values kept per pixel; `vectorOf` gives a
+// pixel's vector there.
+struct SearchSpace {
+  int dimensions;
+  std::function<std::vector<Candidate>(const PixelSearch&)> best;
+  std::function<std::vector<double>(int64_t)> vectorOf;
+};
+
 // The passes' bookkeeping shared by the methods.
 class Searcher {
  public:
@@ -126,20 +135,39 @@ class Searcher {
 
   std::vector<Candidate> best(const PixelSearch& search) {
     ++result_.passes;
-    SearchFound found = image_.best(search);
-    result_.validPixels = found.validPixels;
-    for (const Candidate& c : found.best)
-      if (c.pixel < 0) throw Error("INPUT", "the image has no valid pixel to search");
-    return found.best;
+    return checked(image_.best(search));
   }
 
   std::vector<double> spectrum(int64_t pixel) { return image_.spectrum(pixel); }
 
+  // The image's spectra as a search space: a pass over the image per search.
+  SearchSpace imageSpace() {
+    return {bands_, [this](const PixelSearch& s) { return best(s); },
+            [this](int64_t pixel) { return spectrum(pixel); }};
+  }
+
+  // One pass keeping the projection of every pixel; the values kept as a search space, searched
+  // without a pass.
+  SearchSpace keep(const KeptProjection& projection) {
+    ++result_.passes;
+    image_.keep(projection);
+    return {projection.columns,
+            [this](const PixelSearch& s) {
+              ++result_.keptSearches;
+              return checked(image_.bestKept(s));
+            },
+            [this](int64_t pixel) { return image_.kept(pixel); }};
+  }
+
   PixelSearch search(SearchRule rule, std::vector<double> center, Matrix weights,
                      int columns) const {
+    return searchIn(bands_, rule, std::move(center), std::move(weights), columns);
+  }
+  static PixelSearch searchIn(int dimensions, SearchRule rule, std::vector<double> center,
+                              Matrix weights, int columns) {
     PixelSearch s;
     s.rule = rule;
-    s.bands = bands_;
+    s.bands = dimensions;
     s.columns = columns;
     s.center = std::move(center);
     s.weights = std::move(weights);
@@ -154,20 +182,27 @@ class Searcher {
   }
 
  private:
+  std::vector<Candidate> checked(SearchFound found) {
+    result_.validPixels = found.validPixels;
+    for (const Candidate& c : found.best)
+      if (c.pixel < 0) throw Error("INPUT", "the image has no valid pixel to search");
+    return found.best;
+  }
+
   SearchPasses& image_;
   int bands_;
   int count_;
   EndmemberSearch& result_;
 };
 
-std::vector<int64_t> atgp(Searcher& searcher, int count) {
-  const int n = searcher.bands();
+std::vector<int64_t> atgp(Searcher& searcher, const SearchSpace& space, int count) {
+  const int n = space.dimensions;
   OrthonormalBasis basis(n);
   std::vector<int64_t> pixels;
   while (static_cast<int>(pixels.size()) < count) {
-    const Candidate c = searcher.best(searcher.search(
-        SearchRule::Residual, std::vector<double>(n, 0.0), basis.columns(), basis.size()))[0];
-    if (!basis.add(searcher.spectrum(c.pixel))) searcher.tooFewSpectra(basis.size());
+    const Candidate c = space.best(Searcher::searchIn(
+        n, SearchRule::Residual, std::vector<double>(n, 0.0), basis.columns(), basis.size()))[0];
+    if (!basis.add(space.vectorOf(c.pixel))) searcher.tooFewSpectra(basis.size());
     pixels.push_back(c.pixel);
   }
   return pixels;
@@ -299,23 +334,33 @@ bool invert(Matrix matrix, int n, Matrix& inverse, double& determinant) {
   return true;
 }
 
-// N-FINDR's simplex: the vertices' principal components as the columns of [1; y] (count x count).
+// N-FINDR's reduced image: each pixel as [1; y], y its first count − 1 principal components (the
+// first column's weights are zero, its offset 1).
+KeptProjection simplexCoordinates(const Moments& m, int count, int bands) {
+  Matrix covariance(m.comoment);
+  for (double& v : covariance) v /= static_cast<double>(m.count - 1);
+  std::vector<double> values;
+  const Matrix axes = leadingEigenvectors(covariance, bands, count - 1, values);
+  KeptProjection projection;
+  projection.bands = bands;
+  projection.columns = count;
+  projection.center = m.mean;
+  projection.weights.assign(static_cast<size_t>(bands) * count, 0.0);
+  for (int b = 0; b < bands; ++b)
+    for (int k = 1; k < count; ++k)
+      projection.weights[static_cast<size_t>(b) * count + k] =
+          axes[static_cast<size_t>(b) * (count - 1) + k - 1];
+  projection.offset.assign(count, 0.0);
+  projection.offset[0] = 1;
+  return projection;
+}
+
+// N-FINDR's simplex: the vertices' [1; y] as the columns of a count x count matrix, whose |det|
+// is the volume (times (count − 1)!).
 class Simplex {
  public:
-  Simplex(Searcher& searcher, const Moments& m, int count)
-      : searcher_(&searcher), n_(searcher.bands()), count_(count), mean_(m.mean) {
-    Matrix covariance(m.comoment);
-    for (double& v : covariance) v /= static_cast<double>(m.count - 1);
-    std::vector<double> values;
-    axes_ = leadingEigenvectors(covariance, n_, count - 1, values);
-    vertices_.assign(static_cast<size_t>(count) * count, 0.0);
-  }
+  explicit Simplex(int count) : count_(count), vertices_(static_cast<size_t>(count) * count) {}
 
-  std::vector<double> column(int64_t pixel) {
-    std::vector<double> y = coordinates(axes_, n_, count_ - 1, searcher_->spectrum(pixel), mean_);
-    y.insert(y.begin(), 1.0);
-    return y;
-  }
   void setColumn(int j, const std::vector<double>& column) {
     for (int i = 0; i < count_; ++i) vertices_[static_cast<size_t>(i) * count_ + j] = column[i];
   }
@@ -324,15 +369,15 @@ class Simplex {
     return invert(vertices_, count_, inverse, volume);
   }
   // For every vertex j, the pixel that makes |det| largest in its place: |row j of the inverse ·
-  // [1; y]| is that det over the current one.
+  // [1; y]| is that det over the current one (a search over the kept [1; y]).
   PixelSearch replacements(const Matrix& inverse) const {
-    PixelSearch s = searcher_->search(SearchRule::Linear, mean_, axes_, count_ - 1);
+    Matrix identity(static_cast<size_t>(count_) * count_, 0.0);
+    for (int i = 0; i < count_; ++i) identity[static_cast<size_t>(i) * count_ + i] = 1;
+    PixelSearch s = Searcher::searchIn(count_, SearchRule::Linear, std::vector<double>(count_, 0.0),
+                                       identity, count_);
     s.slotCount = count_;
-    for (int j = 0; j < count_; ++j) {
-      s.constants.push_back(inverse[static_cast<size_t>(j) * count_]);
-      for (int c = 1; c < count_; ++c)
-        s.coefficients.push_back(inverse[static_cast<size_t>(j) * count_ + c]);
-    }
+    s.constants.assign(count_, 0.0);
+    s.coefficients = inverse;
     return s;
   }
   // The vertex matrix with column j replaced.
@@ -343,20 +388,20 @@ class Simplex {
   }
 
  private:
-  Searcher* searcher_;
-  int n_;
   int count_;
-  std::vector<double> mean_;
-  Matrix axes_;
   Matrix vertices_;
 };
 
 constexpr double kVolumeGain = 1e-9;  // a replacement must grow the volume by this much
 
 std::vector<int64_t> nfindr(Searcher& searcher, int count, EndmemberSearch& result) {
-  Simplex simplex(searcher, searcher.moments(), count);
-  std::vector<int64_t> pixels = atgp(searcher, count);
-  for (int j = 0; j < count; ++j) simplex.setColumn(j, simplex.column(pixels[j]));
+  // Two passes over the image: the moments, then every pixel's [1; y] kept; ATGP's start and the
+  // replacements search what is kept.
+  const SearchSpace kept =
+      searcher.keep(simplexCoordinates(searcher.moments(), count, searcher.bands()));
+  std::vector<int64_t> pixels = atgp(searcher, kept, count);
+  Simplex simplex(count);
+  for (int j = 0; j < count; ++j) simplex.setColumn(j, kept.vectorOf(pixels[j]));
   Matrix inverse;
   double volume = 0, startVolume = 0;
   if (!simplex.measure(inverse, startVolume))
@@ -368,7 +413,7 @@ std::vector<int64_t> nfindr(Searcher& searcher, int count, EndmemberSearch& resu
   const int passesAllowed = 10 * count + 20;
   result.converged = false;
   for (int pass = 0; pass < passesAllowed; ++pass) {
-    const std::vector<Candidate> best = searcher.best(simplex.replacements(inverse));
+    const std::vector<Candidate> best = kept.best(simplex.replacements(inverse));
     std::vector<int> order(count);
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
@@ -376,7 +421,7 @@ std::vector<int64_t> nfindr(Searcher& searcher, int count, EndmemberSearch& resu
     bool replaced = false;
     for (const int j : order) {
       if (!(best[j].score > 1 + kVolumeGain)) break;
-      Simplex candidate = simplex.with(j, simplex.column(best[j].pixel));
+      Simplex candidate = simplex.with(j, kept.vectorOf(best[j].pixel));
       Matrix candidateInverse;
       double candidateVolume = 0;
       if (!candidate.measure(candidateInverse, candidateVolume) ||
@@ -446,7 +491,7 @@ EndmemberSearch findEndmembers(SearchPasses& image, const SearchSettings& settin
   Searcher searcher(image, count, result);
   switch (settings.method) {
     case EndmemberMethod::Atgp:
-      result.pixels = atgp(searcher, count);
+      result.pixels = atgp(searcher, searcher.imageSpace(), count);
       break;
     case EndmemberMethod::Vca:
       result.pixels = vca(searcher, count, settings.seed, settings.projection, result);

@@ -6,10 +6,12 @@
 //   VCA (Nascimento & Bioucas-Dias 2005): with its SNR estimate choosing the projective or the
 //     subspace projection; each endmember the pixel of extreme projection on a random direction
 //     orthogonal to those found (directions from the seed).
-//   N-FINDR (Winter 1999): on the first P − 1 principal components, started from ATGP's pixels;
-//     each pass finds, for every endmember, the pixel that would grow the simplex's volume most in
-//     its place (the volume is linear in one vertex: a row of the inverse vertex matrix), and the
-//     replacements that still grow it are made, until a pass makes none.
+//   N-FINDR (Winter 1999): on the first P − 1 principal components y of each pixel, kept in
+//     memory from one pass (P values per pixel, [1; y]); started from ATGP's pixels over the kept
+//     [1; y] (the simplex's own vertex vectors); each search finds, for every endmember, the pixel
+//     that would grow the simplex's volume most in its place (the volume is linear in one vertex:
+//     a row of the inverse vertex matrix), and the replacements that still grow it are made, until
+//     a search makes none.
 
 #include "core/Feedback.h"
 #include "pca/Moments.h"
@@ -47,14 +49,20 @@ class SearchPasses {
   // One pass each:
   virtual Moments moments() = 0;
   virtual SearchFound best(const PixelSearch& search) = 0;
+  // One pass keeping the projection of every pixel (NaN for invalid ones); searches over what
+  // is kept (search.bands = projection.columns) and a pixel's kept values need no pass.
+  virtual void keep(const KeptProjection& projection) = 0;
+  virtual SearchFound bestKept(const PixelSearch& search) = 0;
+  virtual std::vector<double> kept(int64_t pixel) = 0;
   // The searched image's values at one pixel (row * width + column).
   virtual std::vector<double> spectrum(int64_t pixel) = 0;
 };
 
 struct EndmemberSearch {
   std::vector<int64_t> pixels;  // one per endmember, in the order found
-  int passes = 0;
-  int64_t validPixels = 0;  // of the image searched
+  int passes = 0;               // over the image
+  int keptSearches = 0;         // over values kept per pixel (N-FINDR)
+  int64_t validPixels = 0;      // of the image searched
   // VCA: the SNR estimate (dB) and the projection it chose.
   double snrDb = 0;
   bool projective = false;

@@ -36,6 +36,15 @@ struct PixelSearch {
   int scoreCount() const { return rule == SearchRule::Linear ? slotCount : 1; }
 };
 
+// Values kept per pixel (N-FINDR's reduced image): z = Wᵀ(x − center) + offset.
+struct KeptProjection {
+  int bands = 0;
+  int columns = 0;
+  std::vector<double> center;   // per band
+  std::vector<double> weights;  // bands x columns, row-major
+  std::vector<double> offset;   // per column
+};
+
 // The best pixel for one score: the largest score, the lowest pixel index among equal ones, so
 // that the result is the same whatever the strips and the device's order.
 struct Candidate {
@@ -73,21 +82,32 @@ struct UnmixStats {
 
 class UnmixingKernels : public Kernels {
  public:
-  // Before the first strip: the image's bands and type, and the largest strip.
-  virtual void prepare(int bands, SampleType type, int64_t maxStripPixels) = 0;
+  // Before the first strip: the image's bands and type, and the largest strip; layout.pixels is
+  // the image's for a job of several passes (0 for one). Returns true when the kernels keep the
+  // cube from the first pass on (in GPU memory): later passes then pass strips with null data.
+  virtual bool prepare(const CubeLayout& layout) = 0;
   // Adds a strip's valid pixels to the running moments (as PcaKernels).
   virtual void accumulateMoments(const StripView& strip) = 0;
   virtual Moments takeMoments(int bands) = 0;
   // The best valid pixel of the strip for each of the search's scores (pixel indices in the
   // image: strip.firstPixel + p).
   virtual SearchFound search(const StripView& strip, const PixelSearch& search) = 0;
+  // Keeps the projection of every valid pixel of the strip (NaN for invalid pixels) in the
+  // kernels' memory, at its place in the image (prepare() told them its pixels): one pass over
+  // the image keeps the whole reduced image.
+  virtual void keepProjection(const StripView& strip, const KeptProjection& projection) = 0;
+  // A search over the kept values as if they were the pixels' bands (search.bands = the kept
+  // columns); no pass over the image.
+  virtual SearchFound searchKept(const PixelSearch& search) = 0;
+  // One pixel's kept values.
+  virtual std::vector<double> keptValues(int64_t pixel) = 0;
   // Each pixel's abundances into `abundances` (pixel-interleaved, unmixing.endmembers values per
   // pixel, unmixing.type) and, with unmixing.rmse, its RMSE into `rmse`; invalid pixels get NaN.
   virtual UnmixStats unmix(const StripView& strip, const Unmixing& unmixing, void* abundances,
                            void* rmse) = 0;
 };
 
-// On every CPU core: the worker threads and OpenBLAS.
+// On every CPU core (the worker threads).
 std::unique_ptr<UnmixingKernels> makeCpuUnmixingKernels();
 
 }  // namespace hyperstream
