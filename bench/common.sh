@@ -31,14 +31,16 @@ program_of() {
   fi
 }
 
-# Makes the 2.09 GB benchmark cube (Jasper Ridge tiled to 2300 x 2300 x 198, uint16) at PATH unless
-# it is there (../shared/tools/tile_cube.py; python3-gdal, python3-numpy).
-#   ensure_cube PATH
+# Makes the 2.09 GB benchmark cube (Jasper Ridge tiled to 2300 x 2300 x 198, uint16; SIZE x SIZE
+# when given) at PATH unless it is there (../shared/tools/tile_cube.py; python3-gdal,
+# python3-numpy).
+#   ensure_cube PATH [SIZE]
 ensure_cube() {
   [[ -f $1 ]] && return
+  local size=${2:-2300}
   local here
   here=$(dirname "${BASH_SOURCE[0]}")
   mkdir -p "$(dirname "$1")"
   /usr/bin/python3 "$here/../../shared/tools/tile_cube.py" \
-    "$here/../../shared/data/jasper_ridge_100x100x198_uint16.tif" 2300 2300 "$1" >/dev/null
+    "$here/../../shared/data/jasper_ridge_100x100x198_uint16.tif" "$size" "$size" "$1" >/dev/null
 }

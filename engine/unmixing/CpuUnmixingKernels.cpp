@@ -1,9 +1,9 @@
-// The unmixing kernels on the CPU: each strip split once between the worker threads, each thread
-// taking its pixels eight at a time, one per vector lane: their products with the search's weights
-// or the endmembers (a few columns: BLAS calls per small block spent their time waking threads on
-// 16 cores), then each pixel scored or solved. Every pixel's sums run in band order on its own
-// lane, so the results do not depend on the strips or the threads. The moments are the PCA
-// kernels'.
+// The unmixing kernels on the CPU: each strip split once between the worker threads, each pixel
+// converted to float64 and multiplied by the search's weights or the endmembers in dot products
+// of eight interleaved partial sums (vectorised without reassociating: the same sums on any CPU),
+// then scored or solved. Every pixel is computed on its own, so the results do not depend on the
+// strips or the threads. (BLAS calls per small block of pixels spent their time waking threads on
+// 16 cores.) The moments are the PCA kernels'.
 
 #include "core/Samples.h"
 #include "core/WorkerThreads.h"
@@ -20,72 +20,85 @@ namespace hyperstream {
 
 namespace {
 
-constexpr int kLanes = 8;  // pixels per step: one AVX-512 vector of doubles, two AVX2 ones
+constexpr int kPartialSums = 8;
 
-// Eight pixels' products z[c][lane] = Σ_b (x[lane][b] − center[b]) weights[b][c] (columns ≤ 32)
-// and energy[lane] = Σ_b (x[lane][b] − center[b])²; lanes past `count` repeat the last pixel.
+int padded(int bands) {
+  return (bands + kPartialSums - 1) / kPartialSums * kPartialSums;
+}
+
+// Σ a[i] b[i] over `n` (a multiple of 8) as eight partial sums over i mod 8, added pairwise.
+__attribute__((always_inline)) inline double dot(const double* __restrict a,
+                                                 const double* __restrict b, int n) {
+  double partial[kPartialSums] = {};
+  for (int i = 0; i < n; i += kPartialSums)
+    for (int j = 0; j < kPartialSums; ++j) partial[j] += a[i + j] * b[i + j];
+  return ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
+         ((partial[4] + partial[5]) + (partial[6] + partial[7]));
+}
+
+// A pixel's deviations d = x − center into `d` (zero-padded to a multiple of 8), its energy |d|²
+// and its products z[c] = d · rows[c] for `columns` rows of padded(bands) values.
 template <class T>
-HYPERSTREAM_VECTOR_CLONES void projectLanes(const T* __restrict pixels, int count, int bands,
+HYPERSTREAM_VECTOR_CLONES void projectPixel(const T* __restrict x, int bands,
                                             const double* __restrict center,
-                                            const double* __restrict weights, int columns,
-                                            double (*__restrict z)[kLanes],
+                                            const double* __restrict rows, int columns,
+                                            double* __restrict d, double* __restrict z,
                                             double* __restrict energy) {
-  const T* lane[kLanes];
-  for (int l = 0; l < kLanes; ++l) lane[l] = pixels + std::min(l, count - 1) * bands;
-  for (int c = 0; c < columns; ++c)
-    for (int l = 0; l < kLanes; ++l) z[c][l] = 0;
-  for (int l = 0; l < kLanes; ++l) energy[l] = 0;
-  double d[kLanes];
-  for (int b = 0; b < bands; ++b) {
-    for (int l = 0; l < kLanes; ++l) d[l] = static_cast<double>(lane[l][b]) - center[b];
-    for (int l = 0; l < kLanes; ++l) energy[l] += d[l] * d[l];
-    const double* w = weights + static_cast<int64_t>(b) * columns;
-    for (int c = 0; c < columns; ++c)
-      for (int l = 0; l < kLanes; ++l) z[c][l] += d[l] * w[c];
-  }
+  const int n = padded(bands);
+  for (int b = 0; b < bands; ++b) d[b] = static_cast<double>(x[b]) - center[b];
+  for (int b = bands; b < n; ++b) d[b] = 0;
+  *energy = dot(d, d, n);
+  for (int c = 0; c < columns; ++c) z[c] = dot(d, rows + static_cast<int64_t>(c) * n, n);
 }
 
-// Eight pixels' squared residuals |x − Σ_e a_e spectrum_e|² (abundances a[e][lane]).
+// A pixel's squared residual |x − Σ_e a_e spectrum_e|² (spectra as padded rows).
 template <class T>
-HYPERSTREAM_VECTOR_CLONES void residualLanes(const T* __restrict pixels, int count, int bands,
-                                             const double* __restrict spectra, int endmembers,
-                                             const double (*__restrict a)[kLanes],
-                                             double* __restrict energy) {
-  const T* lane[kLanes];
-  for (int l = 0; l < kLanes; ++l) lane[l] = pixels + std::min(l, count - 1) * bands;
-  for (int l = 0; l < kLanes; ++l) energy[l] = 0;
-  double r[kLanes];
-  for (int b = 0; b < bands; ++b) {
-    for (int l = 0; l < kLanes; ++l) r[l] = static_cast<double>(lane[l][b]);
-    for (int e = 0; e < endmembers; ++e) {
-      const double s = spectra[static_cast<int64_t>(e) * bands + b];
-      for (int l = 0; l < kLanes; ++l) r[l] -= a[e][l] * s;
-    }
-    for (int l = 0; l < kLanes; ++l) energy[l] += r[l] * r[l];
+HYPERSTREAM_VECTOR_CLONES double residualEnergy(const T* __restrict x, int bands,
+                                                const double* __restrict spectra, int endmembers,
+                                                const double* __restrict a, double* __restrict r) {
+  const int n = padded(bands);
+  for (int b = 0; b < bands; ++b) r[b] = static_cast<double>(x[b]);
+  for (int b = bands; b < n; ++b) r[b] = 0;
+  for (int e = 0; e < endmembers; ++e) {
+    const double* s = spectra + static_cast<int64_t>(e) * n;
+    for (int b = 0; b < n; ++b) r[b] -= a[e] * s[b];
   }
+  return dot(r, r, n);
 }
 
-double score(const PixelSearch& search, int slot, const double (*z)[kLanes], int lane,
-             double energy) {
+// `columns` rows of `bands` values (weights given as bands x columns, or already as rows), each
+// padded with zeros to a multiple of 8.
+std::vector<double> paddedRows(const double* values, int bands, int columns, bool transpose) {
+  const int n = padded(bands);
+  std::vector<double> rows(static_cast<size_t>(std::max(1, columns)) * n, 0.0);
+  for (int c = 0; c < columns; ++c)
+    for (int b = 0; b < bands; ++b)
+      rows[static_cast<size_t>(c) * n + b] = transpose
+                                                 ? values[static_cast<size_t>(b) * columns + c]
+                                                 : values[static_cast<size_t>(c) * bands + b];
+  return rows;
+}
+
+double score(const PixelSearch& search, int slot, const double* z, double energy) {
   const int k = search.columns;
   switch (search.rule) {
     case SearchRule::Residual: {
       double projected = 0;
-      for (int c = 0; c < k; ++c) projected += z[c][lane] * z[c][lane];
+      for (int c = 0; c < k; ++c) projected += z[c] * z[c];
       return std::max(0.0, energy - projected);
     }
     case SearchRule::Norm: {
       double norm = 0;
-      for (int c = 0; c < k; ++c) norm += z[c][lane] * z[c][lane];
+      for (int c = 0; c < k; ++c) norm += z[c] * z[c];
       return norm;
     }
     case SearchRule::Linear: {
       double value = search.constants[slot];
-      for (int c = 0; c < k; ++c) value += search.coefficients[slot * k + c] * z[c][lane];
+      for (int c = 0; c < k; ++c) value += search.coefficients[slot * k + c] * z[c];
       return std::abs(value);
     }
     case SearchRule::Ratio:
-      return z[1][lane] != 0 ? std::abs(z[0][lane] / z[1][lane]) : -1;
+      return z[1] != 0 ? std::abs(z[0] / z[1]) : -1;
   }
   return -1;
 }
@@ -111,21 +124,19 @@ class CpuUnmixingKernels : public UnmixingKernels {
   SearchFound search(const StripView& strip, const PixelSearch& search) override {
     SearchFound found;
     found.best.resize(search.scoreCount());
-    const std::vector<double> weights = paddedWeights(search);
-    forEachLaneBlock(
+    const std::vector<double> rows =
+        paddedRows(search.weights.data(), search.bands, search.columns, true);
+    forEachPixel(
         strip,
-        [&](auto* pixels, const auto& isValid, int64_t first, int count, PartialSearch& mine) {
-          double z[kMaxEndmembers][kLanes], energy[kLanes];
-          projectLanes(pixels, count, strip.bands, search.center.data(), weights.data(),
-                       search.columns, z, energy);
-          for (int l = 0; l < count; ++l) {
-            if (!isValid(pixels + static_cast<int64_t>(l) * strip.bands)) continue;
-            ++mine.valid;
-            for (size_t s = 0; s < mine.best.size(); ++s) {
-              const Candidate c{score(search, static_cast<int>(s), z, l, energy[l]),
-                                strip.firstPixel + first + l};
-              if (c.score >= 0 && c.beats(mine.best[s])) mine.best[s] = c;
-            }
+        [&](const auto* x, int64_t p, Scratch& scratch, PartialSearch& mine) {
+          double energy = 0;
+          projectPixel(x, strip.bands, search.center.data(), rows.data(), search.columns,
+                       scratch.deviations.data(), scratch.z, &energy);
+          ++mine.valid;
+          for (size_t s = 0; s < mine.best.size(); ++s) {
+            const Candidate c{score(search, static_cast<int>(s), scratch.z, energy),
+                              strip.firstPixel + p};
+            if (c.score >= 0 && c.beats(mine.best[s])) mine.best[s] = c;
           }
         },
         found);
@@ -138,20 +149,20 @@ class CpuUnmixingKernels : public UnmixingKernels {
       throw std::logic_error("kept projections have 1 to 32 columns");
     kept_.resize(static_cast<size_t>(pixels_) * k);
     keptColumns_ = k;
+    for (int64_t p = 0; p < strip.pixels; ++p)  // invalid pixels stay NaN
+      std::fill_n(kept_.data() + (strip.firstPixel + p) * k, k,
+                  std::numeric_limits<double>::quiet_NaN());
+    const std::vector<double> rows =
+        paddedRows(projection.weights.data(), projection.bands, k, true);
     SearchFound unused;
-    forEachLaneBlock(
+    forEachPixel(
         strip,
-        [&](auto* pixels, const auto& isValid, int64_t first, int count, PartialSearch&) {
-          double z[kMaxEndmembers][kLanes], energy[kLanes];
-          projectLanes(pixels, count, strip.bands, projection.center.data(),
-                       projection.weights.data(), k, z, energy);
-          for (int l = 0; l < count; ++l) {
-            double* out = kept_.data() + (strip.firstPixel + first + l) * k;
-            const bool valid = isValid(pixels + static_cast<int64_t>(l) * strip.bands);
-            for (int c = 0; c < k; ++c)
-              out[c] =
-                  valid ? z[c][l] + projection.offset[c] : std::numeric_limits<double>::quiet_NaN();
-          }
+        [&](const auto* x, int64_t p, Scratch& scratch, PartialSearch&) {
+          double energy = 0;
+          projectPixel(x, strip.bands, projection.center.data(), rows.data(), k,
+                       scratch.deviations.data(), scratch.z, &energy);
+          double* out = kept_.data() + (strip.firstPixel + p) * k;
+          for (int c = 0; c < k; ++c) out[c] = scratch.z[c] + projection.offset[c];
         },
         unused);
   }
@@ -198,17 +209,17 @@ class CpuUnmixingKernels : public UnmixingKernels {
     int64_t valid = 0;
   };
 
-  // The search's weights with at least one column (Residual searches start with none).
-  static std::vector<double> paddedWeights(const PixelSearch& search) {
-    if (search.columns > kMaxEndmembers)
-      throw std::logic_error("a search has at most kMaxEndmembers columns");
-    return search.columns > 0 ? search.weights : std::vector<double>(search.bands, 0.0);
-  }
+  // A worker's buffers: a pixel's deviations (padded) and its products.
+  struct Scratch {
+    explicit Scratch(int bands) : deviations(static_cast<size_t>(padded(bands))) {}
+    std::vector<double> deviations;
+    double z[kMaxEndmembers] = {};
+  };
 
-  // Calls work(pixels, validity test, first pixel, count <= 8, partial) for each block of eight
-  // pixels of the strip, each worker with a partial result merged into `found` at the end.
+  // Calls work(pixel's samples, its index in the strip, scratch, partial) for each valid pixel
+  // of the strip, each worker with a partial result merged into `found` at the end.
   template <class Work>
-  void forEachLaneBlock(const StripView& strip, const Work& work, SearchFound& found) {
+  void forEachPixel(const StripView& strip, const Work& work, SearchFound& found) {
     if (strip.bandMajor) throw std::logic_error("unmixing kernels take pixel-interleaved strips");
     withSampleType(strip.type, [&](auto sample) {
       using T = decltype(sample);
@@ -216,9 +227,10 @@ class CpuUnmixingKernels : public UnmixingKernels {
       const T* data = static_cast<const T*>(strip.data);
       threads_.split(strip.pixels, [&](int64_t p0, int64_t p1) {
         PartialSearch mine{std::vector<Candidate>(found.best.size()), 0};
-        for (int64_t p = p0; p < p1; p += kLanes) {
-          const int count = static_cast<int>(std::min<int64_t>(kLanes, p1 - p));
-          work(data + p * strip.bands, isValid, p, count, mine);
+        Scratch scratch(strip.bands);
+        for (int64_t p = p0; p < p1; ++p) {
+          const T* x = data + p * strip.bands;
+          if (isValid(x)) work(x, p, scratch, mine);
         }
         QMutexLocker lock(&mergeLock_);
         found.validPixels += mine.valid;
@@ -228,7 +240,7 @@ class CpuUnmixingKernels : public UnmixingKernels {
     });
   }
 
-  // Pixels [p0, p1) of the strip: b = E x eight at a time, the active-set solves, the residuals.
+  // Pixels [p0, p1) of the strip: b = E x, the active-set solve, the residual.
   template <class T, class Out>
   UnmixStats unmixRange(const StripView& strip, const Unmixing& unmixing, int64_t p0, int64_t p1,
                         Out* abundances, Out* rmse) {
@@ -236,37 +248,30 @@ class CpuUnmixingKernels : public UnmixingKernels {
     const ValidPixel<T> isValid(strip.nodata, bands);
     const T* data = static_cast<const T*>(strip.data);
     const std::vector<double> origin(bands, 0.0);
-    std::vector<double> transposed(static_cast<size_t>(bands) * p);  // bands x endmembers
-    for (int e = 0; e < p; ++e)
-      for (int b = 0; b < bands; ++b) transposed[b * p + e] = unmixing.spectra[e * bands + b];
+    const std::vector<double> spectra = paddedRows(unmixing.spectra.data(), bands, p, false);
     AbundanceSolver<kMaxEndmembers> solver(unmixing.gram.data(), p, unmixing.method);
     const Out nan = std::numeric_limits<Out>::quiet_NaN();
+    Scratch scratch(bands);
     UnmixStats stats;
-    double products[kMaxEndmembers][kLanes], solved[kMaxEndmembers][kLanes], energy[kLanes];
-    for (int64_t first = p0; first < p1; first += kLanes) {
-      const int count = static_cast<int>(std::min<int64_t>(kLanes, p1 - first));
-      const T* pixels = data + first * bands;
-      projectLanes(pixels, count, bands, origin.data(), transposed.data(), p, products, energy);
-      bool valid[kLanes];
-      for (int l = 0; l < kLanes; ++l) {
-        valid[l] = l < count && isValid(pixels + static_cast<int64_t>(l) * bands);
-        double b[kMaxEndmembers], a[kMaxEndmembers];
-        for (int e = 0; e < p; ++e) b[e] = products[e][l];
-        if (valid[l]) {
-          ++stats.validPixels;
-          if (!solver.solve(b, a)) {
-            ++stats.unsolved;
-            valid[l] = false;
-          }
-        }
-        for (int e = 0; e < p; ++e) solved[e][l] = valid[l] ? a[e] : 0.0;
+    double a[kMaxEndmembers];
+    for (int64_t i = p0; i < p1; ++i) {
+      const T* x = data + i * bands;
+      Out* out = abundances + i * p;
+      bool valid = isValid(x);
+      if (valid) {
+        ++stats.validPixels;
+        double energy = 0;
+        projectPixel(x, bands, origin.data(), spectra.data(), p, scratch.deviations.data(),
+                     scratch.z, &energy);
+        valid = solver.solve(scratch.z, a);
+        if (!valid) ++stats.unsolved;
       }
-      if (rmse) residualLanes(pixels, count, bands, unmixing.spectra.data(), p, solved, energy);
-      for (int l = 0; l < count; ++l) {
-        Out* out = abundances + (first + l) * p;
-        for (int e = 0; e < p; ++e) out[e] = valid[l] ? static_cast<Out>(solved[e][l]) : nan;
-        if (rmse) rmse[first + l] = valid[l] ? static_cast<Out>(std::sqrt(energy[l] / bands)) : nan;
-      }
+      for (int e = 0; e < p; ++e) out[e] = valid ? static_cast<Out>(a[e]) : nan;
+      if (rmse)
+        rmse[i] = valid ? static_cast<Out>(std::sqrt(residualEnergy(x, bands, spectra.data(), p, a,
+                                                                    scratch.deviations.data()) /
+                                                     bands))
+                        : nan;
     }
     return stats;
   }
