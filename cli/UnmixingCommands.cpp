@@ -28,6 +28,7 @@ void readEndmemberOptions(const QCommandLineParser& parser, EndmemberOptions& op
         parseVcaProjection(parser.value("vca-projection").toLower().toStdString());
   options.locations = parser.value("locations-from").toStdString();
   options.pointsOutput = parser.value("points").toStdString();
+  options.htmlReport = parser.value("html").toStdString();
   if (parser.isSet("seed")) options.search.seed = positiveInteger(parser.value("seed"), "seed");
   if (parser.isSet("average-window"))
     options.averageWindow = positiveInt(parser.value("average-window"), "average-window");
@@ -49,6 +50,7 @@ void printEndmemberSummary(const EndmemberResult& result, const EndmemberOptions
               result.seconds, result.backend.c_str());
   std::printf("output: %s\n", options.output.c_str());
   if (!options.pointsOutput.empty()) std::printf("points: %s\n", options.pointsOutput.c_str());
+  if (!options.htmlReport.empty()) std::printf("report: %s\n", options.htmlReport.c_str());
 }
 
 void readAbundanceOptions(const QCommandLineParser& parser, AbundanceOptions& options) {
@@ -88,7 +90,12 @@ int runEndmembersCommand(const QStringList& arguments) {
        "Search this raster instead (e.g. the output of 'hyperstream spp' on INPUT, same grid), "
        "and take the spectra from INPUT at the pixels found.",
        "RASTER"},
-      {"points", "Also write the endmember pixels as a GeoPackage point layer.", "FILE.gpkg"},
+      {"points",
+       "Also write the endmember pixels as points (GeoPackage, shapefile or GeoJSON, by the "
+       "extension).",
+       "FILE.gpkg"},
+      {"html", "Write the HTML report (the spectra against wavelength, the pixels) here.",
+       "FILE.html"},
       {"seed", "VCA's random seed (default 1): a seed gives the same endmembers on every run.",
        "S"},
       {"average-window",

@@ -59,6 +59,8 @@ void EndmembersAlgorithm::addJobOutputs() {
   addDocumented(new QgsProcessingParameterVectorDestination(
       QStringLiteral("OUTPUT_POINTS"), QObject::tr("Endmember pixels"),
       QgsProcessing::TypeVectorPoint, QVariant(), true, true));
+  addOptionalFileOutput(QStringLiteral("OUTPUT_HTML_FILE"), QObject::tr("Report (HTML)"),
+                        QObject::tr("HTML files (*.html)"));
   addOutput(new QgsProcessingOutputNumber(QStringLiteral("PASSES"),
                                           QObject::tr("Passes over the image")));
 }
@@ -94,6 +96,7 @@ bool EndmembersAlgorithm::checkJobParameters(const QVariantMap& parameters,
 EngineAlgorithm::RunReport EndmembersAlgorithm::runJob(OutputFiles& files,
                                                        QgsProcessingFeedback* feedback) {
   options_.pointsOutput = files.layer(QStringLiteral("OUTPUT_POINTS"));
+  options_.htmlReport = files.file(QStringLiteral("OUTPUT_HTML_FILE"));
   const EndmemberResult result =
       runEngineJob(feedback, [&](Feedback& engine) { return runEndmembers(options_, engine); });
   return {result.search.validPixels,

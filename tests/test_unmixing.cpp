@@ -611,7 +611,7 @@ class UnmixingTests : public QObject {
   }
 
   // The endmember pixels as a GeoPackage: one point per endmember at the pixel's centre, in the
-  // raster's CRS.
+  // raster's CRS; the HTML report plots their spectra.
   void pointsLayer() {
     const QString dir = testing::tempDir();
     testing::Cube cube = testing::smoothScene(20, 18, 8, 3);
@@ -620,11 +620,16 @@ class UnmixingTests : public QObject {
     options.input = (dir + "/scene.tif").toStdString();
     options.output = (dir + "/em.csv").toStdString();
     options.pointsOutput = (dir + "/em.gpkg").toStdString();
+    options.htmlReport = (dir + "/em.html").toStdString();
     options.search.count = 3;
     options.search.method = EndmemberMethod::Atgp;
     options.device = parseDevice("cpu");
     TestFeedback feedback;
     const EndmemberResult result = runEndmembers(options, feedback);
+    QFile report(dir + "/em.html");
+    QVERIFY(report.open(QIODevice::ReadOnly));
+    const QString html = QString::fromUtf8(report.readAll());
+    QVERIFY(html.contains("<svg") && html.contains("endmember_3") && html.contains("ATGP"));
     GDALDatasetUniquePtr points(GDALDataset::Open(options.pointsOutput.c_str(), GDAL_OF_VECTOR));
     QVERIFY(points);
     OGRLayer* layer = points->GetLayer(0);

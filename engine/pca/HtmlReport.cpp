@@ -1,5 +1,6 @@
 #include "pca/HtmlReport.h"
 
+#include "io/SvgPlot.h"
 #include "pca/Report.h"
 
 #include <algorithm>
@@ -9,55 +10,14 @@ namespace hyperstream {
 
 namespace {
 
-constexpr int kWidth = 640, kHeight = 300, kLeft = 60, kRight = 60, kTop = 20, kBottom = 40;
-const char* const kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"};
-
-QString number(double value, int precision = 4) {
-  return QString::number(value, 'g', precision);
-}
-
-// Maps [lo, hi] to pixel [from, to].
-double scale(double value, double lo, double hi, double from, double to) {
-  return hi > lo ? from + (value - lo) / (hi - lo) * (to - from) : (from + to) / 2;
-}
-
-QString axes(const QString& xLabel, const QString& yLabel, double xLo, double xHi, double yLo,
-             double yHi, const QString& rightLabel = QString()) {
-  QString svg;
-  const int x0 = kLeft, x1 = kWidth - kRight, y0 = kHeight - kBottom, y1 = kTop;
-  svg += QString("<line x1='%1' y1='%2' x2='%3' y2='%2' stroke='#444'/>").arg(x0).arg(y0).arg(x1);
-  svg += QString("<line x1='%1' y1='%2' x2='%1' y2='%3' stroke='#444'/>").arg(x0).arg(y0).arg(y1);
-  for (int i = 0; i <= 4; ++i) {
-    const double y = y0 + (y1 - y0) * i / 4.0, value = yLo + (yHi - yLo) * i / 4.0;
-    svg += QString("<text x='%1' y='%2' text-anchor='end' font-size='11'>%3</text>")
-               .arg(x0 - 4)
-               .arg(y + 4)
-               .arg(number(value, 3));
-    const double x = x0 + (x1 - x0) * i / 4.0, xv = xLo + (xHi - xLo) * i / 4.0;
-    svg += QString("<text x='%1' y='%2' text-anchor='middle' font-size='11'>%3</text>")
-               .arg(x)
-               .arg(y0 + 15)
-               .arg(number(xv, 4));
-  }
-  svg += QString("<text x='%1' y='%2' text-anchor='middle' font-size='12'>%3</text>")
-             .arg((x0 + x1) / 2)
-             .arg(kHeight - 5)
-             .arg(xLabel.toHtmlEscaped());
-  svg += QString(
-             "<text x='14' y='%1' font-size='12' transform='rotate(-90 14 %1)' "
-             "text-anchor='middle'>%2</text>")
-             .arg((y0 + y1) / 2)
-             .arg(yLabel.toHtmlEscaped());
-  if (!rightLabel.isEmpty())
-    svg += QString(
-               "<text x='%1' y='%2' font-size='12' transform='rotate(90 %1 %2)' "
-               "text-anchor='middle' fill='%4'>%3</text>")
-               .arg(kWidth - 14)
-               .arg((y0 + y1) / 2)
-               .arg(rightLabel.toHtmlEscaped())
-               .arg(kColours[1]);
-  return svg;
-}
+using svg::kHeight;
+using svg::kWidth;
+using svg::kX0;
+using svg::kX1;
+using svg::kY0;
+using svg::kY1;
+using svg::number;
+using svg::scale;
 
 // What the report calls things: PCA's components and variance, or MNF's components and SNR.
 struct Wording {
@@ -77,15 +37,11 @@ QString screePlot(const PcaModel& model) {
   const Wording words = wordingFor(model);
   const int shown = std::min(model.componentCount(), 30);
   const double top = model.explainedPercent(0);
-  const int x0 = kLeft, x1 = kWidth - kRight, y0 = kHeight - kBottom, y1 = kTop;
+  const int x0 = kX0, x1 = kX1, y0 = kY0, y1 = kY1;
   const double slot = static_cast<double>(x1 - x0) / shown;
-  QString svg = QString(
-                    "<svg xmlns='http://www.w3.org/2000/svg' width='%1' height='%2' "
-                    "role='img' aria-label='Scree plot'>")
-                    .arg(kWidth)
-                    .arg(kHeight);
-  svg += axes(QObject::tr("component"), QObject::tr("explained %1 (%)").arg(words.quantity), 1,
-              shown, 0, top, QObject::tr("cumulative (%), 0-100"));
+  QString svg = svg::open(QObject::tr("Scree plot"));
+  svg += svg::axes(QObject::tr("component"), QObject::tr("explained %1 (%)").arg(words.quantity), 1,
+                   shown, 0, top, QObject::tr("cumulative (%), 0-100"));
   QString line;
   for (int k = 0; k < shown; ++k) {
     const double height = scale(model.explainedPercent(k), 0, top, 0, y0 - y1);
@@ -96,7 +52,7 @@ QString screePlot(const PcaModel& model) {
                .arg(y0 - height)
                .arg(slot * 0.7)
                .arg(height)
-               .arg(kColours[0])
+               .arg(svg::colour(0))
                .arg(words.component(k))
                .arg(number(model.explainedPercent(k)));
     line += QString("%1,%2 ")
@@ -104,7 +60,7 @@ QString screePlot(const PcaModel& model) {
                 .arg(scale(model.cumulativePercent(k), 0, 100, y0, y1));
   }
   svg += QString("<polyline points='%1' fill='none' stroke='%2' stroke-width='2'/>")
-             .arg(line, kColours[1]);
+             .arg(line, svg::colour(1));
   return svg + "</svg>";
 }
 
@@ -131,26 +87,17 @@ QString loadingsPlot(const PcaResult& result) {
                                                                    ? std::string("?")
                                                                    : result.input.wavelengthUnits))
                              : QObject::tr("band");
-  QString svg = QString(
-                    "<svg xmlns='http://www.w3.org/2000/svg' width='%1' height='%2' "
-                    "role='img' aria-label='Loadings'>")
-                    .arg(kWidth)
-                    .arg(kHeight);
-  svg += axes(xLabel, QObject::tr("loading"), xLo, xHi, yLo, yHi);
-  const int x0 = kLeft, x1 = kWidth - kRight, y0 = kHeight - kBottom, y1 = kTop;
+  QString svg = svg::open(QObject::tr("Loadings"));
+  svg += svg::axes(xLabel, QObject::tr("loading"), xLo, xHi, yLo, yHi);
   for (int k = 0; k < components; ++k) {
-    QString line;
+    std::vector<double> y(model.bands);
     for (int b = 0; b < model.bands; ++b)
-      line +=
-          QString("%1,%2 ")
-              .arg(scale(x[b], xLo, xHi, x0, x1))
-              .arg(scale(model.eigenvectors[static_cast<size_t>(b) * all + k], yLo, yHi, y0, y1));
-    svg += QString("<polyline points='%1' fill='none' stroke='%2' stroke-width='1.5'/>")
-               .arg(line, kColours[k % 5]);
+      y[b] = model.eigenvectors[static_cast<size_t>(b) * all + k];
+    svg += svg::polyline(x, y, xLo, xHi, yLo, yHi, svg::colour(k));
     svg += QString("<text x='%1' y='%2' font-size='12' fill='%3'>%4</text>")
-               .arg(x1 + 6)
-               .arg(y1 + 14 * (k + 1))
-               .arg(kColours[k % 5])
+               .arg(kX1 + 6)
+               .arg(kY1 + 14 * (k + 1))
+               .arg(svg::colour(k))
                .arg(wordingFor(model).component(k));
   }
   return svg + "</svg>";

@@ -8,6 +8,7 @@
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
+#include "unmixing/EndmemberReport.h"
 #include "unmixing/UnmixingKernels.h"
 
 #include <QElapsedTimer>
@@ -187,8 +188,8 @@ class EndmemberRun {
     startKernels();
     search();
     takeSpectra();
+    result_.seconds = total_.nsecsElapsed() * 1e-9;  // the report's: before the outputs
     writeOutputs();
-    result_.seconds = total_.nsecsElapsed() * 1e-9;
     return result_;
   }
 
@@ -251,6 +252,7 @@ void EndmemberRun::checkOutputs() {
     inputFiles.insert(inputFiles.end(), locations_.info.files.begin(), locations_.info.files.end());
   OutputCheck outputs(inputFiles, feedback_);
   outputs.file("OUTPUT", options_.output);
+  if (!options_.htmlReport.empty()) outputs.file("OUTPUT_HTML_FILE", options_.htmlReport);
   if (!options_.pointsOutput.empty()) {
     pointsDriver(options_.pointsOutput);
     outputs.file("OUTPUT_POINTS", options_.pointsOutput);
@@ -426,8 +428,9 @@ std::vector<double> EndmemberRun::readBlock(int64_t top, int64_t left, int64_t r
 
 void EndmemberRun::writeOutputs() {
   if (feedback_.isCanceled()) throw Canceled();
-  // The points first: the CSV is the main output, replaced last.
+  // The points and the report first: the CSV is the main output, replaced last.
   if (!options_.pointsOutput.empty()) writePoints();
+  if (!options_.htmlReport.empty()) writeEndmemberReport(result_, options_, options_.htmlReport);
   saveFileAtomically(options_.output, endmembersCsv(result_.table), "OUTPUT");
   feedback_.setProgress(100.0);
 }

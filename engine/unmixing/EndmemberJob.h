@@ -22,6 +22,7 @@ struct EndmemberOptions : JobOptions {
   SearchSettings search;     // the method, the count, VCA's seed and projection
   std::string locations;     // the image searched; empty: the input
   std::string pointsOutput;  // GeoPackage of the endmember pixels, optional
+  std::string htmlReport;    // optional
   int averageWindow = 1;     // odd: each spectrum the mean of the most homogeneous window
                              // of this size that holds its pixel
 };

@@ -1,0 +1,145 @@
+#include "unmixing/EndmemberReport.h"
+
+#include "io/SvgPlot.h"
+#include "io/TextFile.h"
+
+#include <QObject>
+
+#include <algorithm>
+#include <cmath>
+
+namespace hyperstream {
+
+namespace {
+
+QString methodText(const EndmemberResult& result, const EndmemberOptions& options) {
+  const EndmemberSearch& search = result.search;
+  switch (options.search.method) {
+    case EndmemberMethod::Atgp:
+      return QObject::tr("ATGP (Ren & Chang 2003)");
+    case EndmemberMethod::Vca:
+      return QObject::tr(
+                 "VCA (Nascimento & Bioucas-Dias 2005), %1 projection (estimated SNR "
+                 "%2 dB), seed %3")
+          .arg(search.projective ? QObject::tr("projective") : QObject::tr("subspace"))
+          .arg(search.snrDb, 0, 'f', 1)
+          .arg(options.search.seed);
+    case EndmemberMethod::Nfindr:
+      return QObject::tr(
+                 "N-FINDR (Winter 1999) from ATGP: %1 replacement(s), the volume %2 times "
+                 "ATGP's%3")
+          .arg(search.replacements)
+          .arg(svg::number(search.volumeGrowth))
+          .arg(search.converged ? QString() : QObject::tr(" (stopped before converging)"));
+  }
+  return {};
+}
+
+// The spectra against wavelength where every band has one, else against band number.
+QString spectraPlot(const EndmemberResult& result) {
+  const RasterInfo& info = result.input;
+  bool wavelengths = true;
+  for (const int b : result.bands) wavelengths &= !std::isnan(info.wavelengths[b - 1]);
+  std::vector<double> x;
+  for (const int b : result.bands)
+    x.push_back(wavelengths ? info.wavelengths[b - 1] : static_cast<double>(b));
+  double yLo = 0, yHi = 0;
+  for (const Endmember& e : result.table.endmembers)
+    for (const double v : e.spectrum) {
+      yLo = std::min(yLo, v);
+      yHi = std::max(yHi, v);
+    }
+  const double xLo = *std::min_element(x.begin(), x.end());
+  const double xHi = *std::max_element(x.begin(), x.end());
+  const QString xLabel =
+      wavelengths ? QObject::tr("wavelength (%1)")
+                        .arg(QString::fromStdString(
+                            info.wavelengthUnits.empty() ? std::string("?") : info.wavelengthUnits))
+                  : QObject::tr("band");
+  QString plot = svg::open(QObject::tr("Endmember spectra"));
+  plot += svg::axes(xLabel, QObject::tr("value (the input's units)"), xLo, xHi, yLo, yHi);
+  const auto& endmembers = result.table.endmembers;
+  for (size_t k = 0; k < endmembers.size(); ++k) {
+    plot += svg::polyline(x, endmembers[k].spectrum, xLo, xHi, yLo, yHi,
+                          svg::colour(static_cast<int>(k)));
+    plot += QString("<text x='%1' y='%2' font-size='11' fill='%3'>%4</text>")
+                .arg(svg::kX1 + 4)
+                .arg(svg::kY1 + 12 * (static_cast<int>(k) + 1))
+                .arg(svg::colour(static_cast<int>(k)))
+                .arg(static_cast<int>(k) + 1);
+  }
+  return plot + "</svg>";
+}
+
+QString endmemberTable(const EndmemberResult& result) {
+  QString html = QObject::tr(
+      "<h2>Endmembers</h2><table><tr><th>#</th><th>id</th><th>row</th>"
+      "<th>column</th><th>x</th><th>y</th><th>pixels averaged</th></tr>");
+  const std::array<double, 6>& g = result.input.geoTransform;
+  for (size_t k = 0; k < result.table.endmembers.size(); ++k) {
+    const Endmember& e = result.table.endmembers[k];
+    const double x = e.col + 0.5, y = e.row + 0.5;
+    html += QString(
+                "<tr><td style='color:%1'>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td>"
+                "<td>%7</td><td>%8</td></tr>")
+                .arg(svg::colour(static_cast<int>(k)))
+                .arg(k + 1)
+                .arg(QString::fromStdString(e.id).toHtmlEscaped())
+                .arg(e.row)
+                .arg(e.col)
+                .arg(result.input.hasGeoTransform ? svg::number(g[0] + x * g[1] + y * g[2], 10)
+                                                  : QString("-"))
+                .arg(result.input.hasGeoTransform ? svg::number(g[3] + x * g[4] + y * g[5], 10)
+                                                  : QString("-"))
+                .arg(e.pixelsAveraged);
+  }
+  return html + "</table>";
+}
+
+}  // namespace
+
+QString endmemberReport(const EndmemberResult& result, const EndmemberOptions& options) {
+  QString html =
+      "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Hyperstream endmembers</title>"
+      "<style>body{font-family:sans-serif;margin:1.5em;max-width:60em}"
+      "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;"
+      "text-align:right}th{background:#eee}</style></head><body>";
+  html += QObject::tr("<h1>Endmember extraction</h1><table>");
+  auto row = [&](const QString& name, const QString& value) {
+    html += QString(
+                "<tr><th style='text-align:left'>%1</th><td style='text-align:left'>%2</td>"
+                "</tr>")
+                .arg(name, value.toHtmlEscaped());
+  };
+  row(QObject::tr("Input"), QString::fromStdString(options.input));
+  if (!options.locations.empty())
+    row(QObject::tr("Searched in"), QString::fromStdString(options.locations));
+  row(QObject::tr("Output"), QString::fromStdString(options.output));
+  row(QObject::tr("Size"), QObject::tr("%1 x %2 pixels, %3 bands used of %4")
+                               .arg(result.input.width)
+                               .arg(result.input.height)
+                               .arg(result.bands.size())
+                               .arg(result.input.bandCount));
+  row(QObject::tr("Valid pixels"), QString::number(result.search.validPixels));
+  row(QObject::tr("Method"), methodText(result, options));
+  row(QObject::tr("Spectra"),
+      options.averageWindow > 1
+          ? QObject::tr("the mean of the most homogeneous %1 x %1 window holding each pixel")
+                .arg(options.averageWindow)
+          : QObject::tr("each pixel's own"));
+  row(QObject::tr("Passes over the image"), QString::number(result.search.passes));
+  row(QObject::tr("Device"), QString::fromStdString(result.backend));
+  row(QObject::tr("Seconds"), svg::number(result.seconds, 3));
+  html += "</table>";
+  html += QObject::tr("<h2>Spectra</h2>") + spectraPlot(result);
+  html += endmemberTable(result);
+  html += "<p>Hyperstream " HYPERSTREAM_VERSION "</p></body></html>\n";
+  return html;
+}
+
+void writeEndmemberReport(const EndmemberResult& result, const EndmemberOptions& options,
+                          const std::string& path) {
+  saveFileAtomically(path, endmemberReport(result, options).toUtf8(), "OUTPUT_HTML_FILE");
+}
+
+}  // namespace hyperstream
