@@ -549,6 +549,22 @@ class UnmixingTests : public QObject {
           extract(dir + "/scene.tif", dir + "/vca2.csv", EndmemberMethod::Vca, p, rows, {}, 1, 42);
       QVERIFY(positions(again) == positions(first));
     }
+    // Kept coordinates (the default budget) or a pass per search (a budget too small to keep
+    // them): the same pixels.
+    testing::Cube wide = testing::smoothScene(600, 500, 6, 21);
+    testing::writeCube(wide, (dir + "/wide.tif").toStdString(), GDT_Float32);
+    for (const VcaProjection projection : {VcaProjection::Projective, VcaProjection::Subspace}) {
+      EndmemberOptions options =
+          endmemberOptions(dir + "/wide.tif", dir + "/wide.csv", EndmemberMethod::Vca, p);
+      options.search.projection = projection;
+      TestFeedback feedback;
+      const EndmemberResult kept = runEndmembers(options, feedback);
+      options.ramBytes = 16ll << 20;
+      const EndmemberResult streamed = runEndmembers(options, feedback);
+      QCOMPARE(kept.search.passes, 2);
+      QCOMPARE(streamed.search.passes, p + 1 + (projection == VcaProjection::Subspace ? 1 : 0));
+      QVERIFY(positions(kept) == positions(streamed));
+    }
     // The estimate: P_y = Σ|x|²/N, P_x = Σ of the p largest eigenvalues of the covariance (/N)
     // plus |mean|²; SNR = 10 log10((P_x - p/L P_y) / (P_y - P_x)).
     const testing::Reference pca = testing::referencePca(cube);

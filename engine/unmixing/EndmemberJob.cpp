@@ -31,9 +31,11 @@ constexpr int kInputBuffers = 3;
 // stays in memory between them when the plan allows.
 class ImagePasses : public SearchPasses {
  public:
-  // `deviceResident`: the kernels keep the cube after the first pass (nothing is read again).
+  // `deviceResident`: the kernels keep the cube after the first pass (nothing is read again);
+  // `keptColumns`: the values per pixel the budget holds.
   ImagePasses(JobInput& image, const StripPlan& plan, int64_t groupRows, UnmixingKernels& kernels,
-              StripReader& reader, Feedback& feedback, int expectedPasses, bool deviceResident)
+              StripReader& reader, Feedback& feedback, int expectedPasses, bool deviceResident,
+              int keptColumns)
       : image_(image),
         plan_(plan),
         groupRows_(groupRows),
@@ -42,6 +44,7 @@ class ImagePasses : public SearchPasses {
         feedback_(feedback),
         expectedPasses_(expectedPasses),
         deviceResident_(deviceResident),
+        keptColumns_(keptColumns),
         rowBytes_(image.info.width * bands() * typeSize(image.info.type)) {
     if (plan.cubeFits && !deviceResident)
       cube_ = kernels.allocateHost(static_cast<size_t>(plan.cubeBytes()));
@@ -65,6 +68,8 @@ class ImagePasses : public SearchPasses {
     });
     return total;
   }
+
+  bool mayKeep(int columns) const override { return columns <= keptColumns_; }
 
   void keep(const KeptProjection& projection) override {
     pass([&](const StripView& strip) { kernels_.keepProjection(strip, projection); });
@@ -137,6 +142,7 @@ class ImagePasses : public SearchPasses {
   Feedback& feedback_;
   int expectedPasses_;
   bool deviceResident_;
+  int keptColumns_;
   int64_t rowBytes_;
   int passes_ = 0;
   HostMemory cube_{nullptr, [](unsigned char*) {}};
@@ -216,6 +222,7 @@ class EndmemberRun {
   StripPlan plan_;
   int64_t groupRows_ = 1;
   std::unique_ptr<UnmixingKernels> kernels_;
+  int keptColumns_ = 0;  // values per pixel the search may keep (budgeted)
   bool deviceResident_ = false;
   std::unique_ptr<StripReader> reader_;
 };
@@ -263,17 +270,19 @@ void EndmemberRun::checkOutputs() {
 // pass); the kernels' float64 blocks are a few MiB whatever the strip.
 void EndmemberRun::planMemory() {
   const RasterInfo& info = searched().info;
-  // N-FINDR keeps [1; y] of every pixel: taken from the budget before the strips.
-  const int64_t keptBytes = options_.search.method == EndmemberMethod::Nfindr
-                                ? info.width * info.height * options_.search.count * 8
-                                : 0;
-  if (keptBytes > options_.ramBytes / 2)
-    throw Error("RAM_MB", "N-FINDR keeps " + std::to_string(options_.search.count) +
+  // N-FINDR keeps [1; y] of every pixel, VCA its coordinates when they fit half the budget
+  // (else it searches the image in every pass): taken from the budget before the strips.
+  const int64_t count = options_.search.count;
+  const int64_t keptBytes = info.width * info.height * count * 8;
+  const EndmemberMethod method = options_.search.method;
+  if (method == EndmemberMethod::Nfindr && keptBytes > options_.ramBytes / 2)
+    throw Error("RAM_MB", "N-FINDR keeps " + std::to_string(count) +
                               " values per pixel in memory (" +
                               std::to_string((keptBytes >> 20) + 1) +
                               " MiB for this image): give it a budget of at least " +
                               std::to_string(2 * ((keptBytes >> 20) + 1)) +
-                              " MiB, or use VCA or ATGP, which keep nothing per pixel");
+                              " MiB, or use VCA or ATGP, which need not keep anything per pixel");
+  keptColumns_ = method != EndmemberMethod::Atgp && keptBytes <= options_.ramBytes / 2 ? count : 0;
   const int64_t rowBytes = info.width * result_.searchedBands * typeSize(info.type);
   StripNeeds needs;
   needs.rowsToDo = info.height;
@@ -282,7 +291,8 @@ void EndmemberRun::planMemory() {
   groupRows_ = groupRows(info.width);
   needs.rowMultiple = groupRows_;
   needs.requestedRows = options_.stripRows;
-  plan_ = hyperstream::planMemory(info, options_.ramBytes - keptBytes, needs);
+  plan_ =
+      hyperstream::planMemory(info, options_.ramBytes - keptColumns_ * keptBytes / count, needs);
   result_.stripRows = plan_.stripRows;
   const int64_t bufferBytes =
       plan_.cubeFits ? plan_.cubeBytes() : plan_.stripRows * needs.streamingRowBytes;
@@ -321,8 +331,8 @@ void EndmemberRun::startKernels() {
 
 void EndmemberRun::search() {
   ImagePasses passes(searched(), plan_, groupRows_, *kernels_, *reader_, feedback_,
-                     expectedPasses(options_.search.method, options_.search.count),
-                     deviceResident_);
+                     expectedPasses(options_.search.method, options_.search.count), deviceResident_,
+                     keptColumns_);
   result_.search = findEndmembers(passes, options_.search);
   if (options_.search.method == EndmemberMethod::Vca)
     feedback_.info(QString("VCA: estimated SNR %1 dB, %2 projection")

@@ -146,6 +146,9 @@ class Searcher {
             [this](int64_t pixel) { return spectrum(pixel); }};
   }
 
+  // Whether `columns` values per pixel may be kept (they fit the budget).
+  bool mayKeep(int columns) const { return image_.mayKeep(columns); }
+
   // One pass keeping the projection of every pixel; the values kept as a search space, searched
   // without a pass.
   SearchSpace keep(const KeptProjection& projection) {
@@ -209,88 +212,121 @@ std::vector<int64_t> atgp(Searcher& searcher, const SearchSpace& space, int coun
 }
 
 // VCA's projected data: each pixel as a vector y of `count` values, and the search that scores
-// pixels by |fᵀy| for a direction f.
+// pixels by |fᵀy| for a direction f. The pixels' coordinates on the leading axes are kept per
+// pixel when the budget allows (one pass, then every search is over them), else each search is a
+// pass over the image with the axes folded into its weights.
 class VcaSpace {
  public:
   VcaSpace(Searcher& searcher, const Moments& m, int count, VcaProjection projection,
            EndmemberSearch& result)
-      : searcher_(searcher), n_(searcher.bands()), count_(count), mean_(m.mean) {
+      : count_(count), dimensions_(count) {
+    const int n = searcher.bands();
     const auto pixels = static_cast<double>(m.count);
     Matrix covariance(m.comoment);
     for (double& v : covariance) v /= pixels;
     std::vector<double> values;
-    axes_ = leadingEigenvectors(covariance, n_, count, values);
+    Matrix axes = leadingEigenvectors(covariance, n, count, values);
     // The SNR estimate of VCA: signal power in the leading subspace against the rest.
-    const double meanPower = dot(mean_.data(), mean_.data(), n_);
+    const double meanPower = dot(m.mean.data(), m.mean.data(), n);
     double trace = 0;
-    for (int i = 0; i < n_; ++i) trace += covariance[static_cast<size_t>(i) * n_ + i];
+    for (int i = 0; i < n; ++i) trace += covariance[static_cast<size_t>(i) * n + i];
     const double powerY = trace + meanPower;
     const double powerX = std::accumulate(values.begin(), values.end(), 0.0) + meanPower;
-    result.snrDb = 10 * std::log10((powerX - count * powerY / n_) / (powerY - powerX));
+    result.snrDb = 10 * std::log10((powerX - count * powerY / n) / (powerY - powerX));
     projective_ = projection == VcaProjection::Auto
                       ? !(result.snrDb < 15 + 10 * std::log10(count))  // a NaN (no noise) too
                       : projection == VcaProjection::Projective;
     result.projective = projective_;
+    std::vector<double> center(n, 0.0);
     if (projective_) {
       // The leading axes of the uncentred second moments; y = Uᵀx / (uᵀ Uᵀx), u = Uᵀ mean.
       Matrix second(covariance);
-      for (int i = 0; i < n_; ++i)
-        for (int j = 0; j < n_; ++j) second[static_cast<size_t>(i) * n_ + j] += mean_[i] * mean_[j];
-      axes_ = leadingEigenvectors(second, n_, count, values);
-      meanCoordinates_ = coordinates(axes_, n_, count, mean_, std::vector<double>(n_, 0.0));
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) second[static_cast<size_t>(i) * n + j] += m.mean[i] * m.mean[j];
+      axes = leadingEigenvectors(second, n, count, values);
+      meanCoordinates_ = coordinates(axes, n, count, m.mean, center);
     } else {
       // y = (U_dᵀ(x − mean), c) with d = count − 1 and c the largest |U_dᵀ(x − mean)|.
-      const int d = count - 1;
-      Matrix leading(static_cast<size_t>(n_) * d);
-      for (int i = 0; i < n_; ++i)
-        for (int j = 0; j < d; ++j)
-          leading[static_cast<size_t>(i) * d + j] = axes_[static_cast<size_t>(i) * count + j];
-      axes_ = std::move(leading);
-      const Candidate far = searcher.best(searcher.search(SearchRule::Norm, mean_, axes_, d))[0];
+      dimensions_ = count - 1;
+      Matrix leading(static_cast<size_t>(n) * dimensions_);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < dimensions_; ++j)
+          leading[static_cast<size_t>(i) * dimensions_ + j] =
+              axes[static_cast<size_t>(i) * count + j];
+      axes = std::move(leading);
+      center = m.mean;
+    }
+    chooseSpace(searcher, axes, center);
+    if (!projective_) {
+      const Candidate far = space_.best(
+          Searcher::searchIn(space_.dimensions, SearchRule::Norm, center_, axes_, dimensions_))[0];
       lift_ = std::sqrt(far.score);
     }
   }
 
-  std::vector<double> project(const std::vector<double>& x) const {
+  // A pixel's y.
+  std::vector<double> project(int64_t pixel) const {
+    std::vector<double> y =
+        coordinates(axes_, space_.dimensions, dimensions_, space_.vectorOf(pixel), center_);
     if (projective_) {
-      std::vector<double> y = coordinates(axes_, n_, count_, x, std::vector<double>(n_, 0.0));
       const double scale = dot(meanCoordinates_.data(), y.data(), count_);
       for (double& v : y) v /= scale;
-      return y;
+    } else {
+      y.push_back(lift_);
     }
-    std::vector<double> y = coordinates(axes_, n_, count_ - 1, x, mean_);
-    y.push_back(lift_);
     return y;
   }
 
   // The pixel of largest |fᵀy|.
-  PixelSearch along(const std::vector<double>& f) const {
+  Candidate along(const std::vector<double>& f) const {
+    const int n = space_.dimensions;
     if (projective_) {
       // |fᵀUᵀx| / |uᵀUᵀx|: two columns, U f and U u.
-      const std::vector<double> numerator = combine(axes_, n_, count_, f.data());
-      const std::vector<double> denominator = combine(axes_, n_, count_, meanCoordinates_.data());
-      Matrix weights(static_cast<size_t>(n_) * 2);
-      for (int i = 0; i < n_; ++i) {
+      const std::vector<double> numerator = combine(axes_, n, count_, f.data());
+      const std::vector<double> denominator = combine(axes_, n, count_, meanCoordinates_.data());
+      Matrix weights(static_cast<size_t>(n) * 2);
+      for (int i = 0; i < n; ++i) {
         weights[2 * static_cast<size_t>(i)] = numerator[i];
         weights[2 * static_cast<size_t>(i) + 1] = denominator[i];
       }
-      return searcher_.search(SearchRule::Ratio, std::vector<double>(n_, 0.0), weights, 2);
+      return space_.best(Searcher::searchIn(n, SearchRule::Ratio, center_, weights, 2))[0];
     }
     // |f_dᵀU_dᵀ(x − mean) + f_last c|: one column.
-    PixelSearch s =
-        searcher_.search(SearchRule::Linear, mean_, combine(axes_, n_, count_ - 1, f.data()), 1);
+    PixelSearch s = Searcher::searchIn(n, SearchRule::Linear, center_,
+                                       combine(axes_, n, dimensions_, f.data()), 1);
     s.constants = {f[count_ - 1] * lift_};
     s.coefficients = {1.0};
-    return s;
+    return space_.best(s)[0];
   }
 
  private:
-  Searcher& searcher_;
-  int n_;
+  // The kept coordinates (the axes become the identity, the center zero), or the image.
+  void chooseSpace(Searcher& searcher, const Matrix& axes, const std::vector<double>& center) {
+    const int n = searcher.bands();
+    if (!searcher.mayKeep(dimensions_)) {
+      space_ = searcher.imageSpace();
+      axes_ = axes;
+      center_ = center;
+      return;
+    }
+    KeptProjection projection;
+    projection.bands = n;
+    projection.columns = dimensions_;
+    projection.center = center;
+    projection.weights = axes;
+    projection.offset.assign(dimensions_, 0.0);
+    space_ = searcher.keep(projection);
+    axes_.assign(static_cast<size_t>(dimensions_) * dimensions_, 0.0);
+    for (int i = 0; i < dimensions_; ++i) axes_[static_cast<size_t>(i) * dimensions_ + i] = 1;
+    center_.assign(dimensions_, 0.0);
+  }
+
   int count_;
-  std::vector<double> mean_;
-  Matrix axes_;
+  int dimensions_;  // of the projection: count (projective) or count − 1 (subspace)
   bool projective_ = false;
+  SearchSpace space_;
+  Matrix axes_;                          // in the space searched: space dimensions x dimensions_
+  std::vector<double> center_;           // in the space searched
   std::vector<double> meanCoordinates_;  // projective: u
   double lift_ = 0;                      // subspace: c
 };
@@ -312,8 +348,8 @@ std::vector<int64_t> vca(Searcher& searcher, int count, uint64_t seed, VcaProjec
     std::vector<double> f = found.complement(w);
     const double norm = std::sqrt(dot(f.data(), f.data(), count));
     for (double& v : f) v /= norm;
-    const Candidate c = searcher.best(projection.along(f))[0];
-    const std::vector<double> y = projection.project(searcher.spectrum(c.pixel));
+    const Candidate c = projection.along(f);
+    const std::vector<double> y = projection.project(c.pixel);
     if (i == 0) found = OrthonormalBasis(count);  // VCA's first pick replaces e_p
     if (!found.add(y)) searcher.tooFewSpectra(i);
     pixels.push_back(c.pixel);

@@ -5,7 +5,8 @@
 //     in the orthogonal complement of those found.
 //   VCA (Nascimento & Bioucas-Dias 2005): with its SNR estimate choosing the projective or the
 //     subspace projection; each endmember the pixel of extreme projection on a random direction
-//     orthogonal to those found (directions from the seed).
+//     orthogonal to those found (directions from the seed). The pixels' projections are kept
+//     when they fit the budget (two passes in all), else each search is a pass.
 //   N-FINDR (Winter 1999): on the first P − 1 principal components y of each pixel, kept in
 //     memory from one pass (P values per pixel, [1; y]); started from ATGP's pixels over the kept
 //     [1; y] (the simplex's own vertex vectors); each search finds, for every endmember, the pixel
@@ -51,6 +52,7 @@ class SearchPasses {
   virtual SearchFound best(const PixelSearch& search) = 0;
   // One pass keeping the projection of every pixel (NaN for invalid ones); searches over what
   // is kept (search.bands = projection.columns) and a pixel's kept values need no pass.
+  virtual bool mayKeep(int columns) const = 0;  // whether `columns` values per pixel fit
   virtual void keep(const KeptProjection& projection) = 0;
   virtual SearchFound bestKept(const PixelSearch& search) = 0;
   virtual std::vector<double> kept(int64_t pixel) = 0;
