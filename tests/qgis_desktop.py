@@ -1,5 +1,6 @@
 """Runs inside the QGIS desktop (qgis --code), driven by tests/test_qgis_desktop.sh: what a user
-does with the mouse, through the same code. Runs hyperstream:pca and hyperstream:spp from their
+does with the mouse, through the same code. Runs hyperstream:pca, hyperstream:spp and the unmixing
+chain after it (hyperstream:endmembers searching the SPP output, hyperstream:abundances) from their
 Processing dialogs (a background task each, results loaded by the dialog), then reinstalls the
 plugin from a ZIP while it is loaded (Plugin Manager, "Install from ZIP") and runs PCA again.
 Writes one line per step to $HYPERSTREAM_DESKTOP_RESULTS and quits; a crash writes nothing more."""
@@ -41,6 +42,8 @@ def when(condition, then, seconds=120):
 
 
 def run_dialog(algorithm, parameters, outputs, then):
+    """Runs the dialog; `outputs` are the files whose layers must load (a layer's source may
+    name a layer inside the file: em.gpkg|layername=endmembers)."""
     import processing
     dialog = processing.createAlgorithmDialog(algorithm, parameters)
     dialog.show()
@@ -50,7 +53,10 @@ def run_dialog(algorithm, parameters, outputs, then):
         say("ok %s dialog loaded %s" % (algorithm, ", ".join(os.path.basename(o) for o in outputs)))
         dialog.close()
         then()
-    when(lambda: all(o in loaded_sources() for o in outputs), done)
+
+    def loaded(path):
+        return any(source == path or source.startswith(path + "|") for source in loaded_sources())
+    when(lambda: all(loaded(o) for o in outputs), done)
 
 
 def pca_dialog():
@@ -66,7 +72,22 @@ def pca_dialog():
 def spp_dialog():
     outputs = [os.path.join(work, "spp.tif"), os.path.join(work, "alpha.tif")]
     run_dialog("hyperstream:spp", {"INPUT": scene, "WINDOW": 3, "OUTPUT": outputs[0],
-                                   "OUTPUT_ALPHA": outputs[1]}, outputs, reinstall)
+                                   "OUTPUT_ALPHA": outputs[1]}, outputs, endmembers_dialog)
+
+
+def endmembers_dialog():
+    points = os.path.join(work, "em.gpkg")
+    run_dialog("hyperstream:endmembers",
+               {"INPUT": scene, "LOCATIONS": os.path.join(work, "spp.tif"), "COUNT": 4,
+                "METHOD": 1, "OUTPUT": os.path.join(work, "em.csv"), "OUTPUT_POINTS": points},
+               [points], abundances_dialog)
+
+
+def abundances_dialog():
+    out = os.path.join(work, "abundances.tif")
+    run_dialog("hyperstream:abundances",
+               {"INPUT": scene, "ENDMEMBERS": os.path.join(work, "em.csv"), "OUTPUT": out},
+               [out], reinstall)
 
 
 def reinstall():

@@ -485,6 +485,20 @@ class UnmixingTests : public QObject {
       QVERIFY(positions(result) == expected);
       QCOMPARE(result.search.passes, 6);
     }
+    // Each pixel's residual energy kept and deflated a direction at a time (the default), or,
+    // where the budget holds no value per pixel, every direction projected in every pass: the
+    // same pixels.
+    testing::Cube wide = testing::correlatedCube(1100, 1000, 3, 8, 3000, 400);
+    testing::writeCube(wide, (dir + "/wide.tif").toStdString(), GDT_Float32);
+    EndmemberOptions options =
+        endmemberOptions(dir + "/wide.tif", dir + "/wide.csv", EndmemberMethod::Atgp, 3);
+    TestFeedback feedback;
+    const EndmemberResult kept = runEndmembers(options, feedback);
+    options.ramBytes = 16ll << 20;
+    const EndmemberResult passes = runEndmembers(options, feedback);
+    QCOMPARE(kept.search.keptSearches, 3);
+    QCOMPARE(passes.search.keptSearches, 0);
+    QVERIFY(positions(kept) == positions(passes));
   }
 
   // N-FINDR ends at a local maximum: no pixel in place of any endmember makes a larger simplex in

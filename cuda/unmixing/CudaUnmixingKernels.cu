@@ -89,6 +89,33 @@ class CudaUnmixingKernels final : public UnmixingKernels {
     context_.synchronize();
   }
 
+  void keepEnergy(const StripView& strip) override {
+    grow(kept_, static_cast<size_t>(pixels_));
+    keptColumns_ = 1;
+    forEachChunk(strip, nullptr, [&](int64_t first, int64_t count) {
+      context_.timed(times_.search, context_.computeStream(), [&] {
+        hyperstream::cuda::keepEnergy(energy_.get(), valid_.get(), count,
+                                      kept_.get() + strip.firstPixel + first,
+                                      context_.computeStream());
+      });
+    });
+    context_.synchronize();
+  }
+
+  void deflateKept(const StripView& strip, const std::vector<double>& direction) override {
+    grow(weights_, direction.size());
+    uploadAsync(weights_.get(), direction.data(), direction.size(), context_.computeStream());
+    forEachChunk(strip, nullptr, [&](int64_t first, int64_t count) {
+      context_.timed(times_.search, context_.computeStream(), [&] {
+        multiply(weights_.get(), strip.bands, 1, count);
+        hyperstream::cuda::deflateKept(products_.get(), count,
+                                       kept_.get() + strip.firstPixel + first,
+                                       context_.computeStream());
+      });
+    });
+    context_.synchronize();
+  }
+
   SearchFound searchKept(const PixelSearch& search) override {
     uploadSearch(search);
     SearchFound result;

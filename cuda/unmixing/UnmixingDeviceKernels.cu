@@ -57,6 +57,23 @@ __global__ void keepRowsKernel(const double* __restrict__ products,
   }
 }
 
+__global__ void keepEnergyKernel(const double* __restrict__ energy,
+                                 const unsigned char* __restrict__ valid, int64_t pixels,
+                                 double* __restrict__ kept) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < pixels;
+       p += stride)
+    kept[p] = valid[p] ? energy[p] : __builtin_nan("");
+}
+
+__global__ void deflateKeptKernel(const double* __restrict__ products, int64_t pixels,
+                                  double* __restrict__ kept) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < pixels;
+       p += stride)
+    kept[p] -= products[p] * products[p];
+}
+
 __device__ double pixelScore(const DeviceSearch& search, int slot, const double* z, double energy) {
   const int k = search.columns;
   switch (search.rule) {
@@ -182,6 +199,17 @@ void keepRows(const double* products, const unsigned char* valid, const double* 
   keepRowsKernel<<<gridFor(pixels * columns, kThreads), kThreads, 0, stream>>>(
       products, valid, offset, pixels, columns, kept);
   checkLaunch("keepRows");
+}
+
+void keepEnergy(const double* energy, const unsigned char* valid, int64_t pixels, double* kept,
+                cudaStream_t stream) {
+  keepEnergyKernel<<<gridFor(pixels, kThreads), kThreads, 0, stream>>>(energy, valid, pixels, kept);
+  checkLaunch("keepEnergy");
+}
+
+void deflateKept(const double* products, int64_t pixels, double* kept, cudaStream_t stream) {
+  deflateKeptKernel<<<gridFor(pixels, kThreads), kThreads, 0, stream>>>(products, pixels, kept);
+  checkLaunch("deflateKept");
 }
 
 int searchBlockCount(int64_t pixels) {

@@ -22,6 +22,11 @@ void unmixingRows(const T* raw, int64_t pixels, int bands, const T* nodataValue,
 void keepRows(const double* products, const unsigned char* valid, const double* offset,
               int64_t pixels, int columns, double* kept, cudaStream_t stream);
 
+// ATGP's kept residual energy: kept[p] = valid[p] ? energy[p] : NaN, then kept[p] -= products[p]².
+void keepEnergy(const double* energy, const unsigned char* valid, int64_t pixels, double* kept,
+                cudaStream_t stream);
+void deflateKept(const double* products, int64_t pixels, double* kept, cudaStream_t stream);
+
 // The scoring rule of a search, for the device.
 struct DeviceSearch {
   SearchRule rule = SearchRule::Residual;

@@ -37,7 +37,8 @@ __attribute__((always_inline)) inline double dot(const double* __restrict a,
 }
 
 // A pixel's deviations d = x − center into `d` (zero-padded to a multiple of 8), its energy |d|²
-// and its products z[c] = d · rows[c] for `columns` rows of padded(bands) values.
+// (unless `energy` is null) and its products z[c] = d · rows[c] for `columns` rows of
+// padded(bands) values.
 template <class T>
 HYPERSTREAM_VECTOR_CLONES void projectPixel(const T* __restrict x, int bands,
                                             const double* __restrict center,
@@ -47,7 +48,7 @@ HYPERSTREAM_VECTOR_CLONES void projectPixel(const T* __restrict x, int bands,
   const int n = padded(bands);
   for (int b = 0; b < bands; ++b) d[b] = static_cast<double>(x[b]) - center[b];
   for (int b = bands; b < n; ++b) d[b] = 0;
-  *energy = dot(d, d, n);
+  if (energy) *energy = dot(d, d, n);
   for (int c = 0; c < columns; ++c) z[c] = dot(d, rows + static_cast<int64_t>(c) * n, n);
 }
 
@@ -129,9 +130,10 @@ class CpuUnmixingKernels : public UnmixingKernels {
     forEachPixel(
         strip,
         [&](const auto* x, int64_t p, Scratch& scratch, PartialSearch& mine) {
-          double energy = 0;
+          double energy = 0;  // only the Residual rule reads it
           projectPixel(x, strip.bands, search.center.data(), rows.data(), search.columns,
-                       scratch.deviations.data(), scratch.z, &energy);
+                       scratch.deviations.data(), scratch.z,
+                       search.rule == SearchRule::Residual ? &energy : nullptr);
           ++mine.valid;
           for (size_t s = 0; s < mine.best.size(); ++s) {
             const Candidate c{score(search, static_cast<int>(s), scratch.z, energy),
@@ -158,11 +160,42 @@ class CpuUnmixingKernels : public UnmixingKernels {
     forEachPixel(
         strip,
         [&](const auto* x, int64_t p, Scratch& scratch, PartialSearch&) {
-          double energy = 0;
           projectPixel(x, strip.bands, projection.center.data(), rows.data(), k,
-                       scratch.deviations.data(), scratch.z, &energy);
+                       scratch.deviations.data(), scratch.z, nullptr);
           double* out = kept_.data() + (strip.firstPixel + p) * k;
           for (int c = 0; c < k; ++c) out[c] = scratch.z[c] + projection.offset[c];
+        },
+        unused);
+  }
+
+  void keepEnergy(const StripView& strip) override {
+    kept_.resize(static_cast<size_t>(pixels_));
+    keptColumns_ = 1;
+    std::fill_n(kept_.data() + strip.firstPixel, strip.pixels,
+                std::numeric_limits<double>::quiet_NaN());  // invalid pixels stay NaN
+    const std::vector<double> origin(strip.bands, 0.0);
+    SearchFound unused;
+    forEachPixel(
+        strip,
+        [&](const auto* x, int64_t p, Scratch& scratch, PartialSearch&) {
+          double energy = 0;
+          projectPixel(x, strip.bands, origin.data(), nullptr, 0, scratch.deviations.data(),
+                       scratch.z, &energy);
+          kept_[strip.firstPixel + p] = energy;
+        },
+        unused);
+  }
+
+  void deflateKept(const StripView& strip, const std::vector<double>& direction) override {
+    const std::vector<double> origin(strip.bands, 0.0);
+    const std::vector<double> row = paddedRows(direction.data(), strip.bands, 1, false);
+    SearchFound unused;
+    forEachPixel(
+        strip,
+        [&](const auto* x, int64_t p, Scratch& scratch, PartialSearch&) {
+          projectPixel(x, strip.bands, origin.data(), row.data(), 1, scratch.deviations.data(),
+                       scratch.z, nullptr);
+          kept_[strip.firstPixel + p] -= scratch.z[0] * scratch.z[0];
         },
         unused);
   }
@@ -260,9 +293,8 @@ class CpuUnmixingKernels : public UnmixingKernels {
       bool valid = isValid(x);
       if (valid) {
         ++stats.validPixels;
-        double energy = 0;
         projectPixel(x, bands, origin.data(), spectra.data(), p, scratch.deviations.data(),
-                     scratch.z, &energy);
+                     scratch.z, nullptr);
         valid = solver.solve(scratch.z, a);
         if (!valid) ++stats.unsolved;
       }

@@ -75,6 +75,14 @@ class ImagePasses : public SearchPasses {
     pass([&](const StripView& strip) { kernels_.keepProjection(strip, projection); });
   }
 
+  void keepEnergy() override {
+    pass([&](const StripView& strip) { kernels_.keepEnergy(strip); });
+  }
+
+  void deflate(const std::vector<double>& direction) override {
+    pass([&](const StripView& strip) { kernels_.deflateKept(strip, direction); });
+  }
+
   SearchFound bestKept(const PixelSearch& search) override { return kernels_.searchKept(search); }
 
   std::vector<double> kept(int64_t pixel) override { return kernels_.keptValues(pixel); }
@@ -282,7 +290,9 @@ void EndmemberRun::planMemory() {
                               " MiB for this image): give it a budget of at least " +
                               std::to_string(2 * ((keptBytes >> 20) + 1)) +
                               " MiB, or use VCA or ATGP, which need not keep anything per pixel");
-  keptColumns_ = method != EndmemberMethod::Atgp && keptBytes <= options_.ramBytes / 2 ? count : 0;
+  // ATGP keeps one value per pixel, its residual energy.
+  const int64_t wanted = method == EndmemberMethod::Atgp ? 1 : count;
+  keptColumns_ = wanted * keptBytes / count <= options_.ramBytes / 2 ? static_cast<int>(wanted) : 0;
   const int64_t rowBytes = info.width * result_.searchedBands * typeSize(info.type);
   StripNeeds needs;
   needs.rowsToDo = info.height;

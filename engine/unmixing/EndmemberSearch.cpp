@@ -94,6 +94,7 @@ class OrthonormalBasis {
     vectors_.push_back(std::move(rest));
     return true;
   }
+  const std::vector<double>& last() const { return vectors_.back(); }
   // As the columns of an n x size() matrix.
   Matrix columns() const {
     Matrix out(static_cast<size_t>(n_) * size());
@@ -149,6 +150,23 @@ class Searcher {
   // Whether `columns` values per pixel may be kept (they fit the budget).
   bool mayKeep(int columns) const { return image_.mayKeep(columns); }
 
+  // ATGP's kept residual energy, as a one-dimensional search space: one pass to keep |x|², one
+  // per direction to deflate it.
+  SearchSpace keepEnergy() {
+    ++result_.passes;
+    image_.keepEnergy();
+    return {1,
+            [this](const PixelSearch& s) {
+              ++result_.keptSearches;
+              return checked(image_.bestKept(s));
+            },
+            [this](int64_t pixel) { return image_.kept(pixel); }};
+  }
+  void deflate(const std::vector<double>& direction) {
+    ++result_.passes;
+    image_.deflate(direction);
+  }
+
   // One pass keeping the projection of every pixel; the values kept as a search space, searched
   // without a pass.
   SearchSpace keep(const KeptProjection& projection) {
@@ -197,6 +215,24 @@ class Searcher {
   int count_;
   EndmemberSearch& result_;
 };
+
+// ATGP over the image with each pixel's residual energy kept: a pass per endmember, each
+// projecting the pixels on one direction.
+std::vector<int64_t> atgpDeflating(Searcher& searcher, int count) {
+  OrthonormalBasis basis(searcher.bands());
+  const SearchSpace residual = searcher.keepEnergy();
+  PixelSearch largest = Searcher::searchIn(1, SearchRule::Linear, {0.0}, {1.0}, 1);
+  largest.constants = {0.0};
+  largest.coefficients = {1.0};
+  std::vector<int64_t> pixels;
+  while (static_cast<int>(pixels.size()) < count) {
+    if (!pixels.empty()) searcher.deflate(basis.last());
+    const Candidate c = residual.best(largest)[0];
+    if (!basis.add(searcher.spectrum(c.pixel))) searcher.tooFewSpectra(basis.size());
+    pixels.push_back(c.pixel);
+  }
+  return pixels;
+}
 
 std::vector<int64_t> atgp(Searcher& searcher, const SearchSpace& space, int count) {
   const int n = space.dimensions;
@@ -527,7 +563,8 @@ EndmemberSearch findEndmembers(SearchPasses& image, const SearchSettings& settin
   Searcher searcher(image, count, result);
   switch (settings.method) {
     case EndmemberMethod::Atgp:
-      result.pixels = atgp(searcher, searcher.imageSpace(), count);
+      result.pixels = searcher.mayKeep(1) ? atgpDeflating(searcher, count)
+                                          : atgp(searcher, searcher.imageSpace(), count);
       break;
     case EndmemberMethod::Vca:
       result.pixels = vca(searcher, count, settings.seed, settings.projection, result);

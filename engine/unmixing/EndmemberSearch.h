@@ -2,7 +2,9 @@
 // The endmember methods, each a sequence of passes over the image it searches (SearchPasses: the
 // job streams strips through the kernels) and small float64 algebra on the host between them.
 //   ATGP (Ren & Chang 2003): the pixel of largest norm, then repeatedly the pixel of largest norm
-//     in the orthogonal complement of those found.
+//     in the orthogonal complement of those found; each pixel's residual energy is kept and
+//     deflated by one direction a pass when the budget holds a value per pixel, else each pass
+//     projects on every direction found.
 //   VCA (Nascimento & Bioucas-Dias 2005): with its SNR estimate choosing the projective or the
 //     subspace projection; each endmember the pixel of extreme projection on a random direction
 //     orthogonal to those found (directions from the seed). The pixels' projections are kept
@@ -54,6 +56,9 @@ class SearchPasses {
   // is kept (search.bands = projection.columns) and a pixel's kept values need no pass.
   virtual bool mayKeep(int columns) const = 0;  // whether `columns` values per pixel fit
   virtual void keep(const KeptProjection& projection) = 0;
+  // One pass each: ATGP's residual energy kept per pixel, |x|², then less (directionᵀx)².
+  virtual void keepEnergy() = 0;
+  virtual void deflate(const std::vector<double>& direction) = 0;
   virtual SearchFound bestKept(const PixelSearch& search) = 0;
   virtual std::vector<double> kept(int64_t pixel) = 0;
   // The searched image's values at one pixel (row * width + column).

@@ -96,6 +96,10 @@ class UnmixingKernels : public Kernels {
   // kernels' memory, at its place in the image (prepare() told them its pixels): one pass over
   // the image keeps the whole reduced image.
   virtual void keepProjection(const StripView& strip, const KeptProjection& projection) = 0;
+  // ATGP's residual energy kept per pixel: |x|² to start with (one kept value, NaN for invalid
+  // pixels), then less (directionᵀx)² for each direction of an orthonormal basis (`deflateKept`).
+  virtual void keepEnergy(const StripView& strip) = 0;
+  virtual void deflateKept(const StripView& strip, const std::vector<double>& direction) = 0;
   // A search over the kept values as if they were the pixels' bands (search.bands = the kept
   // columns); no pass over the image.
   virtual SearchFound searchKept(const PixelSearch& search) = 0;
