@@ -249,9 +249,9 @@ class Scene {
     double power = 0;
     int64_t values = 0;
     std::vector<double> abundance(options_.endmembers);
-    constexpr int kGrid = 64;
-    for (int i = 0; i < kGrid; ++i)
-      for (int j = 0; j < kGrid; ++j) {
+    constexpr int64_t kGrid = 64;
+    for (int64_t i = 0; i < kGrid; ++i)
+      for (int64_t j = 0; j < kGrid; ++j) {
         const int64_t row = border_ + (options_.rows - 2 * border_) * (2 * i + 1) / (2 * kGrid);
         const int64_t col = border_ + (options_.cols - 2 * border_) * (2 * j + 1) / (2 * kGrid);
         mixture(row, col, abundance);

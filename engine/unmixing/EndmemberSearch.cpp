@@ -203,7 +203,7 @@ class Searcher {
   }
 
  private:
-  std::vector<Candidate> checked(SearchFound found) {
+  std::vector<Candidate> checked(const SearchFound& found) {
     result_.validPixels = found.validPixels;
     for (const Candidate& c : found.best)
       if (c.pixel < 0) throw Error("INPUT", "the image has no valid pixel to search");

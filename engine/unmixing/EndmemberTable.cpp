@@ -14,9 +14,8 @@ namespace {
 
 // A CSV field: quoted when it holds a comma, a quote or a line break.
 QByteArray field(const std::string& text) {
-  const QByteArray bytes = QByteArray::fromStdString(text);
-  if (!bytes.contains(',') && !bytes.contains('"') && !bytes.contains('\n')) return bytes;
-  QByteArray quoted = bytes;
+  QByteArray quoted = QByteArray::fromStdString(text);
+  if (!quoted.contains(',') && !quoted.contains('"') && !quoted.contains('\n')) return quoted;
   quoted.replace("\"", "\"\"");
   return "\"" + quoted + "\"";
 }
