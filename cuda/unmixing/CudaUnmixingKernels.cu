@@ -218,7 +218,7 @@ class CudaUnmixingKernels final : public UnmixingKernels {
     grow(candidates_, static_cast<size_t>(blocks) * slots);
     context_.timed(times_.search, context_.computeStream(), [&] {
       multiply(weights_.get(), search.bands, search.columns, count);
-      searchBlocks(deviceSearch_, products_.get(), energy_.get(), valid_.get(), count, firstPixel,
+      searchBlocks(deviceRule_, products_.get(), energy_.get(), valid_.get(), count, firstPixel,
                    candidates_.get(), context_.computeStream());
     });
     std::vector<Candidate> found(static_cast<size_t>(blocks) * slots);
@@ -320,11 +320,9 @@ class CudaUnmixingKernels final : public UnmixingKernels {
     if (!search.coefficients.empty())
       uploadAsync(coefficients_.get(), search.coefficients.data(), search.coefficients.size(),
                   context_.computeStream());
-    deviceSearch_.rule = search.rule;
-    deviceSearch_.columns = search.columns;
-    deviceSearch_.slots = search.scoreCount();
-    deviceSearch_.constants = constants_.get();
-    deviceSearch_.coefficients = coefficients_.get();
+    deviceRule_ = search.scoreRule();
+    deviceRule_.constants = constants_.get();  // the device's copies
+    deviceRule_.coefficients = coefficients_.get();
   }
 
   // products_ = rows · weights (count x columns, row-major): in cuBLAS's column-major terms
@@ -397,7 +395,7 @@ class CudaUnmixingKernels final : public UnmixingKernels {
   int keptColumns_ = 0;
   bool keepsCube_ = false;  // raw_ holds the whole cube (else the current strip)
   int64_t chunkFirst_ = 0;
-  DeviceSearch deviceSearch_;
+  ScoreRule deviceRule_;
   // Grown to the largest strip or chunk.
   DeviceArray<unsigned char> raw_, nodata_, hasNodata_, valid_, encoded_;
   DeviceArray<double> rows_, weight_, energy_, ones_, center_, sums_, comoment_, weights_,

@@ -74,30 +74,6 @@ __global__ void deflateKeptKernel(const double* __restrict__ products, int64_t p
     kept[p] -= products[p] * products[p];
 }
 
-__device__ double pixelScore(const DeviceSearch& search, int slot, const double* z, double energy) {
-  const int k = search.columns;
-  switch (search.rule) {
-    case SearchRule::Residual: {
-      double projected = 0;
-      for (int c = 0; c < k; ++c) projected += z[c] * z[c];
-      return fmax(0.0, energy - projected);
-    }
-    case SearchRule::Norm: {
-      double norm = 0;
-      for (int c = 0; c < k; ++c) norm += z[c] * z[c];
-      return norm;
-    }
-    case SearchRule::Linear: {
-      double value = search.constants[slot];
-      for (int c = 0; c < k; ++c) value += search.coefficients[slot * k + c] * z[c];
-      return fabs(value);
-    }
-    case SearchRule::Ratio:
-      return z[1] != 0 ? fabs(z[0] / z[1]) : -1.0;
-  }
-  return -1.0;
-}
-
 __device__ bool beats(double score, int64_t pixel, double otherScore, int64_t otherPixel) {
   if (pixel < 0) return false;
   if (otherPixel < 0) return true;
@@ -105,7 +81,7 @@ __device__ bool beats(double score, int64_t pixel, double otherScore, int64_t ot
 }
 
 // A thread per pixel, then a reduction over the block per slot (largest score, lowest pixel).
-__global__ void searchKernel(DeviceSearch search, const double* __restrict__ products,
+__global__ void searchKernel(ScoreRule rule, const double* __restrict__ products,
                              const double* __restrict__ energy,
                              const unsigned char* __restrict__ valid, int64_t pixels,
                              int64_t firstPixel, Candidate* __restrict__ best) {
@@ -113,8 +89,8 @@ __global__ void searchKernel(DeviceSearch search, const double* __restrict__ pro
   __shared__ int64_t at[kSearchThreads];
   const int64_t p = static_cast<int64_t>(blockIdx.x) * kSearchThreads + threadIdx.x;
   const bool mine = p < pixels && valid[p];
-  for (int slot = 0; slot < search.slots; ++slot) {
-    double score = mine ? pixelScore(search, slot, products + p * search.columns, energy[p]) : -1;
+  for (int slot = 0; slot < rule.scores; ++slot) {
+    double score = mine ? pixelScore(rule, slot, products + p * rule.columns, energy[p]) : -1;
     scores[threadIdx.x] = score;
     at[threadIdx.x] = mine && score >= 0 ? firstPixel + p : -1;
     __syncthreads();
@@ -216,11 +192,11 @@ int searchBlockCount(int64_t pixels) {
   return static_cast<int>((pixels + kSearchThreads - 1) / kSearchThreads);
 }
 
-int searchBlocks(const DeviceSearch& search, const double* products, const double* energy,
+int searchBlocks(const ScoreRule& rule, const double* products, const double* energy,
                  const unsigned char* valid, int64_t pixels, int64_t firstPixel, Candidate* best,
                  cudaStream_t stream) {
   const int blocks = searchBlockCount(pixels);
-  searchKernel<<<blocks, kSearchThreads, 0, stream>>>(search, products, energy, valid, pixels,
+  searchKernel<<<blocks, kSearchThreads, 0, stream>>>(rule, products, energy, valid, pixels,
                                                       firstPixel, best);
   checkLaunch("search");
   return blocks;

@@ -27,18 +27,9 @@ void keepEnergy(const double* energy, const unsigned char* valid, int64_t pixels
                 cudaStream_t stream);
 void deflateKept(const double* products, int64_t pixels, double* kept, cudaStream_t stream);
 
-// The scoring rule of a search, for the device.
-struct DeviceSearch {
-  SearchRule rule = SearchRule::Residual;
-  int columns = 0;
-  int slots = 1;
-  const double* constants = nullptr;     // Linear: per slot
-  const double* coefficients = nullptr;  // Linear: slots x columns
-};
-
 // Each block's best pixel per slot over `pixels` pixels scored from products (pixels x columns):
 // best[slot * blocks + block]; returns the number of blocks.
-int searchBlocks(const DeviceSearch& search, const double* products, const double* energy,
+int searchBlocks(const ScoreRule& rule, const double* products, const double* energy,
                  const unsigned char* valid, int64_t pixels, int64_t firstPixel, Candidate* best,
                  cudaStream_t stream);
 int searchBlockCount(int64_t pixels);

@@ -1,5 +1,6 @@
 #include "pca/HtmlReport.h"
 
+#include "io/HtmlPage.h"
 #include "io/SvgPlot.h"
 #include "pca/Report.h"
 
@@ -145,23 +146,14 @@ QString noiseTable(const PcaResult& result) {
 QString htmlReport(const PcaResult& result, const PcaOptions& options) {
   const PcaModel& model = result.model;
   const Wording words = wordingFor(model);
-  QString html = "<!DOCTYPE html><html><head><meta charset='utf-8'><title>" + words.title +
-                 "</title>"
-                 "<style>body{font-family:sans-serif;margin:1.5em;max-width:60em}"
-                 "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;"
-                 "text-align:right}th{background:#eee}</style></head><body>";
+  QString page = html::pageStart(words.title);
   const bool rebuilt = options.kind != PcaJobKind::Transform;
-  html +=
+  page +=
       "<h1>" +
       (rebuilt ? QObject::tr("Denoised with the %1").arg(words.heading.toLower()) : words.heading) +
       "</h1>";
-  html += "<table>";
-  auto row = [&](const QString& name, const QString& value) {
-    html += QString(
-                "<tr><th style='text-align:left'>%1</th><td style='text-align:left'>%2</td>"
-                "</tr>")
-                .arg(name, value.toHtmlEscaped());
-  };
+  page += "<table>";
+  auto row = [&](const QString& name, const QString& value) { page += html::row(name, value); };
   row(QObject::tr("Input"), QString::fromStdString(options.input));
   row(QObject::tr("Output"), QString::fromStdString(options.output));
   row(QObject::tr("Size"), QString("%1 x %2 pixels, %3 bands used of %4")
@@ -192,17 +184,17 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options) {
           .arg(number(result.seconds.read, 3), number(result.seconds.moments, 3),
                number(result.seconds.eigen, 3), number(result.seconds.projection, 3),
                number(result.seconds.write, 3), number(result.seconds.total, 3)));
-  html += "</table>";
-  html += QObject::tr(
+  page += "</table>";
+  page += QObject::tr(
               "<h2>Scree plot</h2><p>Explained %1 per component (bars) and "
               "cumulative (line).</p>")
               .arg(words.quantity) +
           screePlot(model);
-  html += QObject::tr("<h2>Loadings</h2>") + loadingsPlot(result);
-  html += eigenvalueTable(result);
-  if (model.transform == Transform::Mnf) html += noiseTable(result);
-  html += "</table><p>Hyperstream " HYPERSTREAM_VERSION "</p></body></html>\n";
-  return html;
+  page += QObject::tr("<h2>Loadings</h2>") + loadingsPlot(result);
+  page += eigenvalueTable(result);
+  if (model.transform == Transform::Mnf) page += noiseTable(result);
+  page += "</table>" + html::pageEnd();
+  return page;
 }
 
 void writeHtmlReport(const PcaResult& result, const PcaOptions& options, const std::string& path) {

@@ -7,6 +7,7 @@
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
+#include "unmixing/JobStrips.h"
 
 #include <QElapsedTimer>
 
@@ -73,7 +74,6 @@ class AbundanceRun {
   void startKernels();
   void createOutputs();
   void unmixPass();
-  StripView stripView(const StripRange& range, const void* data) const;
   AbundanceResult finish();
 
   const AbundanceOptions& options_;
@@ -185,18 +185,6 @@ void AbundanceRun::createOutputs() {
   }
 }
 
-StripView AbundanceRun::stripView(const StripRange& range, const void* data) const {
-  StripView view;
-  view.data = data;
-  view.type = input_.sampleType;
-  view.pixels = range.rows * result_.input.width;
-  view.bands = bandCount();
-  view.nodata = input_.nodata.data();
-  view.groupPixels = groupRows_ * result_.input.width;
-  view.firstPixel = range.row0 * result_.input.width;
-  return view;
-}
-
 void AbundanceRun::unmixPass() {
   const int64_t abundanceBytes = plan_.stripRows * abundanceRowBytes_;
   StripPipeline pipeline(
@@ -209,8 +197,8 @@ void AbundanceRun::unmixPass() {
     return buffer;
   };
   stages.compute = [&](const StripRange& range, const void* data, unsigned char* out) {
-    const UnmixStats strip = kernels_->unmix(stripView(range, data), model_, out,
-                                             model_.rmse ? out + abundanceBytes : nullptr);
+    const UnmixStats strip = kernels_->unmix(pixelStrip(input_, range, data, groupRows_), model_,
+                                             out, model_.rmse ? out + abundanceBytes : nullptr);
     stats_.validPixels += strip.validPixels;
     stats_.unsolved += strip.unsolved;
   };

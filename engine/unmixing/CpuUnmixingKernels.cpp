@@ -80,30 +80,6 @@ std::vector<double> paddedRows(const double* values, int bands, int columns, boo
   return rows;
 }
 
-double score(const PixelSearch& search, int slot, const double* z, double energy) {
-  const int k = search.columns;
-  switch (search.rule) {
-    case SearchRule::Residual: {
-      double projected = 0;
-      for (int c = 0; c < k; ++c) projected += z[c] * z[c];
-      return std::max(0.0, energy - projected);
-    }
-    case SearchRule::Norm: {
-      double norm = 0;
-      for (int c = 0; c < k; ++c) norm += z[c] * z[c];
-      return norm;
-    }
-    case SearchRule::Linear: {
-      double value = search.constants[slot];
-      for (int c = 0; c < k; ++c) value += search.coefficients[slot * k + c] * z[c];
-      return std::abs(value);
-    }
-    case SearchRule::Ratio:
-      return z[1] != 0 ? std::abs(z[0] / z[1]) : -1;
-  }
-  return -1;
-}
-
 class CpuUnmixingKernels : public UnmixingKernels {
  public:
   CpuUnmixingKernels() : moments_(makeCpuPcaKernels()) {}
@@ -127,6 +103,7 @@ class CpuUnmixingKernels : public UnmixingKernels {
     found.best.resize(search.scoreCount());
     const std::vector<double> rows =
         paddedRows(search.weights.data(), search.bands, search.columns, true);
+    const ScoreRule rule = search.scoreRule();
     forEachPixel(
         strip,
         [&](const auto* x, int64_t p, Scratch& scratch, PartialSearch& mine) {
@@ -136,7 +113,7 @@ class CpuUnmixingKernels : public UnmixingKernels {
                        search.rule == SearchRule::Residual ? &energy : nullptr);
           ++mine.valid;
           for (size_t s = 0; s < mine.best.size(); ++s) {
-            const Candidate c{score(search, static_cast<int>(s), scratch.z, energy),
+            const Candidate c{pixelScore(rule, static_cast<int>(s), scratch.z, energy),
                               strip.firstPixel + p};
             if (c.score >= 0 && c.beats(mine.best[s])) mine.best[s] = c;
           }

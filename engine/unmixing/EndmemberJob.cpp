@@ -9,6 +9,7 @@
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
 #include "unmixing/EndmemberReport.h"
+#include "unmixing/JobStrips.h"
 #include "unmixing/UnmixingKernels.h"
 
 #include <QElapsedTimer>
@@ -121,25 +122,13 @@ class ImagePasses : public SearchPasses {
       return target;
     };
     stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
-      compute(stripView(range, data));
+      compute(pixelStrip(image_, range, data, groupRows_));
     };
     // Each pass a share of what is left, as the number of passes is only estimated.
     const double done = 1.0 - std::pow(1.0 - 1.0 / expectedPasses_, passes_);
     const double next = 1.0 - std::pow(1.0 - 1.0 / expectedPasses_, passes_ + 1);
     pipeline.run(plan_.strips, stages, feedback_, 95.0 * done, 95.0 * next);
     ++passes_;
-  }
-
-  StripView stripView(const StripRange& range, const void* data) const {
-    StripView view;
-    view.data = data;
-    view.type = image_.sampleType;
-    view.pixels = range.rows * image_.info.width;
-    view.bands = bands();
-    view.nodata = image_.nodata.data();
-    view.groupPixels = groupRows_ * image_.info.width;
-    view.firstPixel = range.row0 * image_.info.width;
-    return view;
   }
 
   JobInput& image_;

@@ -1,5 +1,6 @@
 #include "unmixing/EndmemberReport.h"
 
+#include "io/HtmlPage.h"
 #include "io/SvgPlot.h"
 #include "io/TextFile.h"
 
@@ -99,18 +100,9 @@ QString endmemberTable(const EndmemberResult& result) {
 }  // namespace
 
 QString endmemberReport(const EndmemberResult& result, const EndmemberOptions& options) {
-  QString html =
-      "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Hyperstream endmembers</title>"
-      "<style>body{font-family:sans-serif;margin:1.5em;max-width:60em}"
-      "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;"
-      "text-align:right}th{background:#eee}</style></head><body>";
-  html += QObject::tr("<h1>Endmember extraction</h1><table>");
-  auto row = [&](const QString& name, const QString& value) {
-    html += QString(
-                "<tr><th style='text-align:left'>%1</th><td style='text-align:left'>%2</td>"
-                "</tr>")
-                .arg(name, value.toHtmlEscaped());
-  };
+  QString page = html::pageStart("Hyperstream endmembers");
+  page += QObject::tr("<h1>Endmember extraction</h1><table>");
+  auto row = [&](const QString& name, const QString& value) { page += html::row(name, value); };
   row(QObject::tr("Input"), QString::fromStdString(options.input));
   if (!options.locations.empty())
     row(QObject::tr("Searched in"), QString::fromStdString(options.locations));
@@ -130,11 +122,11 @@ QString endmemberReport(const EndmemberResult& result, const EndmemberOptions& o
   row(QObject::tr("Passes over the image"), QString::number(result.search.passes));
   row(QObject::tr("Device"), QString::fromStdString(result.backend));
   row(QObject::tr("Seconds"), svg::number(result.seconds, 3));
-  html += "</table>";
-  html += QObject::tr("<h2>Spectra</h2>") + spectraPlot(result);
-  html += endmemberTable(result);
-  html += "<p>Hyperstream " HYPERSTREAM_VERSION "</p></body></html>\n";
-  return html;
+  page += "</table>";
+  page += QObject::tr("<h2>Spectra</h2>") + spectraPlot(result);
+  page += endmemberTable(result);
+  page += html::pageEnd();
+  return page;
 }
 
 void writeEndmemberReport(const EndmemberResult& result, const EndmemberOptions& options,

@@ -8,6 +8,7 @@
 #include "pca/PcaKernels.h"  // StripView
 #include "run/Kernels.h"
 #include "unmixing/AbundanceSolver.h"
+#include "unmixing/SearchScore.h"
 
 #include <cstdint>
 #include <limits>
@@ -16,14 +17,8 @@
 
 namespace hyperstream {
 
-// How a search scores a valid pixel x from z = Wᵀ(x − center) (W: bands x columns):
-enum class SearchRule {
-  Residual,  // |x − center|² − |z|²: the energy outside W's columns (orthonormal); ATGP
-  Norm,      // |z|²
-  Linear,    // |constant[s] + coefficients[s]·z| for each slot s; VCA, N-FINDR
-  Ratio,     // |z0 / z1| (pixels with z1 = 0 skipped); VCA's projective projection
-};
-
+// A search: z = Wᵀ(x − center) (W: bands x columns) for each valid pixel x, scored by the rule
+// (unmixing/SearchScore.h).
 struct PixelSearch {
   SearchRule rule = SearchRule::Residual;
   int bands = 0;
@@ -34,6 +29,9 @@ struct PixelSearch {
   std::vector<double> constants;     // Linear: per slot
   std::vector<double> coefficients;  // Linear: slots x columns, row-major
   int scoreCount() const { return rule == SearchRule::Linear ? slotCount : 1; }
+  ScoreRule scoreRule() const {
+    return {rule, columns, scoreCount(), constants.data(), coefficients.data()};
+  }
 };
 
 // Values kept per pixel (N-FINDR's reduced image): z = Wᵀ(x − center) + offset.
