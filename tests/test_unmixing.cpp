@@ -640,6 +640,48 @@ class UnmixingTests : public QObject {
       }
   }
 
+  // Band-interleaved files (GeoTIFF INTERLEAVE=BAND, ENVI BSQ) are read band-major, as they lie,
+  // and give the pixel-interleaved file's pixels and abundances bit for bit.
+  void bandInterleavedFiles() {
+    const int bands = 9, p = 4;
+    Mixture m = mixtureCube(37, 29, bands, p, 12, 15.0);
+    testing::roundValues(m.cube);
+    m.cube.nodata.assign(bands, 0);
+    for (int b = 0; b < bands; ++b) m.cube.values[17 * bands + b] = 0;
+    const QString dir = testing::tempDir();
+    testing::writeCube(m.cube, (dir + "/pixel.tif").toStdString(), GDT_UInt16);
+    testing::writeCube(m.cube, (dir + "/band.tif").toStdString(), GDT_UInt16, "GTiff",
+                       {"INTERLEAVE=BAND"});
+    testing::writeCube(m.cube, (dir + "/bsq.img").toStdString(), GDT_UInt16, "ENVI");
+    const QString csv = writeTable(tableOf(m.spectra, p, bands), dir + "/em.csv");
+    for (const EndmemberMethod method :
+         {EndmemberMethod::Atgp, EndmemberMethod::Vca, EndmemberMethod::Nfindr}) {
+      const EndmemberResult expected = extract(dir + "/pixel.tif", dir + "/pixel.csv", method, p);
+      for (const QString name : {"band.tif", "bsq.img"})
+        for (const int64_t rows : {0, 1, 7}) {
+          const EndmemberResult result =
+              extract(dir + "/" + name, dir + "/other.csv", method, p, rows);
+          QVERIFY(positions(result) == positions(expected));
+          for (int e = 0; e < p; ++e)
+            QVERIFY(result.table.endmembers[e].spectrum == expected.table.endmembers[e].spectrum);
+        }
+    }
+    unmixFile(dir + "/pixel.tif", csv, dir + "/pixel_ab.tif", AbundanceMethod::Fcls,
+              dir + "/pixel_rmse.tif");
+    const testing::Cube expected = testing::readCube((dir + "/pixel_ab.tif").toStdString());
+    const testing::Cube expectedRmse = testing::readCube((dir + "/pixel_rmse.tif").toStdString());
+    for (const QString name : {"band.tif", "bsq.img"}) {
+      unmixFile(dir + "/" + name, csv, dir + "/ab.tif", AbundanceMethod::Fcls, dir + "/rmse.tif",
+                3);
+      const testing::Cube written = testing::readCube((dir + "/ab.tif").toStdString());
+      const testing::Cube rmse = testing::readCube((dir + "/rmse.tif").toStdString());
+      QVERIFY(std::memcmp(written.values.data(), expected.values.data(),
+                          expected.values.size() * sizeof(double)) == 0);
+      QVERIFY(std::memcmp(rmse.values.data(), expectedRmse.values.data(),
+                          expectedRmse.values.size() * sizeof(double)) == 0);
+    }
+  }
+
   // The endmember pixels as a GeoPackage: one point per endmember at the pixel's centre, in the
   // raster's CRS; the HTML report plots their spectra.
   void pointsLayer() {

@@ -192,13 +192,19 @@ void AbundanceRun::unmixPass() {
       static_cast<size_t>(plan_.stripRows * (abundanceRowBytes_ + rmseRowBytes_)),
       kernels_->usesEveryCore(), [this](size_t bytes) { return kernels_->allocateHost(bytes); });
   StripPipeline::Stages stages;
+  const bool bandMajor =
+      readsBandMajor(copy_ ? copy_->info() : result_.input, kernels_->takesBandMajor());
   stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
-    reader_->read(range.row0, range.rows, buffer);
+    if (bandMajor)
+      reader_->readBandMajor(range.row0, range.rows, buffer);
+    else
+      reader_->read(range.row0, range.rows, buffer);
     return buffer;
   };
   stages.compute = [&](const StripRange& range, const void* data, unsigned char* out) {
-    const UnmixStats strip = kernels_->unmix(pixelStrip(input_, range, data, groupRows_), model_,
-                                             out, model_.rmse ? out + abundanceBytes : nullptr);
+    const UnmixStats strip =
+        kernels_->unmix(jobStrip(input_, range, data, groupRows_, bandMajor), model_, out,
+                        model_.rmse ? out + abundanceBytes : nullptr);
     stats_.validPixels += strip.validPixels;
     stats_.unsolved += strip.unsolved;
   };

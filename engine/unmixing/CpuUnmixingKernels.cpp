@@ -21,6 +21,7 @@ namespace hyperstream {
 namespace {
 
 constexpr int kPartialSums = 8;
+constexpr int64_t kGatherPixels = 64;  // of a band-major strip, gathered pixel by pixel
 
 int padded(int bands) {
   return (bands + kPartialSums - 1) / kPartialSums * kPartialSums;
@@ -88,6 +89,8 @@ class CpuUnmixingKernels : public UnmixingKernels {
     return "cpu (" + std::to_string(threads_.count()) + " threads)";
   }
   bool usesEveryCore() const override { return true; }
+  // Band-major strips are gathered 64 pixels at a time: the same arithmetic, the same bits.
+  bool takesBandMajor() const override { return true; }
 
   bool prepare(const CubeLayout& layout) override {
     moments_->prepare(layout);
@@ -226,21 +229,40 @@ class CpuUnmixingKernels : public UnmixingKernels {
     double z[kMaxEndmembers] = {};
   };
 
+  // Pixels [first, first + count) of the strip, each pixel's bands together: where they lie in a
+  // pixel-interleaved strip, gathered into `buffer` from a band-major one (count <= 64: the
+  // gather stays in the cache).
+  template <class T>
+  static const T* pixelsOf(const StripView& strip, int64_t first, int count,
+                           std::vector<T>& buffer) {
+    const T* data = static_cast<const T*>(strip.data);
+    if (!strip.bandMajor) return data + first * strip.bands;
+    buffer.resize(static_cast<size_t>(count) * strip.bands);
+    for (int b = 0; b < strip.bands; ++b) {
+      const T* band = data + b * strip.pixels + first;
+      for (int i = 0; i < count; ++i) buffer[static_cast<size_t>(i) * strip.bands + b] = band[i];
+    }
+    return buffer.data();
+  }
+
   // Calls work(pixel's samples, its index in the strip, scratch, partial) for each valid pixel
   // of the strip, each worker with a partial result merged into `found` at the end.
   template <class Work>
   void forEachPixel(const StripView& strip, const Work& work, SearchFound& found) {
-    if (strip.bandMajor) throw std::logic_error("unmixing kernels take pixel-interleaved strips");
     withSampleType(strip.type, [&](auto sample) {
       using T = decltype(sample);
       const ValidPixel<T> isValid(strip.nodata, strip.bands);
-      const T* data = static_cast<const T*>(strip.data);
       threads_.split(strip.pixels, [&](int64_t p0, int64_t p1) {
         PartialSearch mine{std::vector<Candidate>(found.best.size()), 0};
         Scratch scratch(strip.bands);
-        for (int64_t p = p0; p < p1; ++p) {
-          const T* x = data + p * strip.bands;
-          if (isValid(x)) work(x, p, scratch, mine);
+        std::vector<T> gathered;
+        for (int64_t first = p0; first < p1; first += kGatherPixels) {
+          const int count = static_cast<int>(std::min<int64_t>(kGatherPixels, p1 - first));
+          const T* block = pixelsOf(strip, first, count, gathered);
+          for (int i = 0; i < count; ++i) {
+            const T* x = block + static_cast<int64_t>(i) * strip.bands;
+            if (isValid(x)) work(x, first + i, scratch, mine);
+          }
         }
         QMutexLocker lock(&mergeLock_);
         found.validPixels += mine.valid;
@@ -256,7 +278,9 @@ class CpuUnmixingKernels : public UnmixingKernels {
                         Out* abundances, Out* rmse) {
     const int p = unmixing.endmembers, bands = strip.bands;
     const ValidPixel<T> isValid(strip.nodata, bands);
-    const T* data = static_cast<const T*>(strip.data);
+    std::vector<T> gathered;
+    const T* block = nullptr;
+    int64_t blockFirst = 0;
     const std::vector<double> origin(bands, 0.0);
     const std::vector<double> spectra = paddedRows(unmixing.spectra.data(), bands, p, false);
     AbundanceSolver<kMaxEndmembers> solver(unmixing.gram.data(), p, unmixing.method);
@@ -265,7 +289,12 @@ class CpuUnmixingKernels : public UnmixingKernels {
     UnmixStats stats;
     double a[kMaxEndmembers];
     for (int64_t i = p0; i < p1; ++i) {
-      const T* x = data + i * bands;
+      if (i == p0 || i - blockFirst == kGatherPixels) {
+        blockFirst = i;
+        block = pixelsOf(strip, i, static_cast<int>(std::min<int64_t>(kGatherPixels, p1 - i)),
+                         gathered);
+      }
+      const T* x = block + (i - blockFirst) * bands;
       Out* out = abundances + i * p;
       bool valid = isValid(x);
       if (valid) {

@@ -33,10 +33,10 @@ constexpr int kInputBuffers = 3;
 class ImagePasses : public SearchPasses {
  public:
   // `deviceResident`: the kernels keep the cube after the first pass (nothing is read again);
-  // `keptColumns`: the values per pixel the budget holds.
+  // `keptColumns`: the values per pixel the budget holds; `bandMajor`: strips are read band-major.
   ImagePasses(JobInput& image, const StripPlan& plan, int64_t groupRows, UnmixingKernels& kernels,
               StripReader& reader, Feedback& feedback, int expectedPasses, bool deviceResident,
-              int keptColumns)
+              int keptColumns, bool bandMajor)
       : image_(image),
         plan_(plan),
         groupRows_(groupRows),
@@ -46,6 +46,7 @@ class ImagePasses : public SearchPasses {
         expectedPasses_(expectedPasses),
         deviceResident_(deviceResident),
         keptColumns_(keptColumns),
+        bandMajor_(bandMajor),
         rowBytes_(image.info.width * bands() * typeSize(image.info.type)) {
     if (plan.cubeFits && !deviceResident)
       cube_ = kernels.allocateHost(static_cast<size_t>(plan.cubeBytes()));
@@ -118,11 +119,14 @@ class ImagePasses : public SearchPasses {
     stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
       if (onDevice) return nullptr;
       unsigned char* target = resident ? cube_.get() + range.row0 * rowBytes_ : buffer;
-      if (read) reader_.read(range.row0, range.rows, target);
+      if (read && bandMajor_)
+        reader_.readBandMajor(range.row0, range.rows, target);
+      else if (read)
+        reader_.read(range.row0, range.rows, target);
       return target;
     };
     stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
-      compute(pixelStrip(image_, range, data, groupRows_));
+      compute(jobStrip(image_, range, data, groupRows_, bandMajor_));
     };
     // Each pass a share of what is left, as the number of passes is only estimated.
     const double done = 1.0 - std::pow(1.0 - 1.0 / expectedPasses_, passes_);
@@ -140,6 +144,7 @@ class ImagePasses : public SearchPasses {
   int expectedPasses_;
   bool deviceResident_;
   int keptColumns_;
+  bool bandMajor_;
   int64_t rowBytes_;
   int passes_ = 0;
   HostMemory cube_{nullptr, [](unsigned char*) {}};
@@ -331,7 +336,7 @@ void EndmemberRun::startKernels() {
 void EndmemberRun::search() {
   ImagePasses passes(searched(), plan_, groupRows_, *kernels_, *reader_, feedback_,
                      expectedPasses(options_.search.method, options_.search.count), deviceResident_,
-                     keptColumns_);
+                     keptColumns_, readsBandMajor(searched().info, kernels_->takesBandMajor()));
   result_.search = findEndmembers(passes, options_.search);
   if (options_.search.method == EndmemberMethod::Vca)
     feedback_.info(QString("VCA: estimated SNR %1 dB, %2 projection")

@@ -19,7 +19,7 @@ enum class SearchRule {
 struct ScoreRule {
   SearchRule rule = SearchRule::Residual;
   int columns = 0;
-  int scores = 1;  // per pixel: Linear's slots, else 1
+  int scores = 1;                        // per pixel: Linear's slots, else 1
   const double* constants = nullptr;     // Linear: per slot
   const double* coefficients = nullptr;  // Linear: slots x columns
 };

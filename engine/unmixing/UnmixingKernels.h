@@ -84,6 +84,9 @@ class UnmixingKernels : public Kernels {
   // the image's for a job of several passes (0 for one). Returns true when the kernels keep the
   // cube from the first pass on (in GPU memory): later passes then pass strips with null data.
   virtual bool prepare(const CubeLayout& layout) = 0;
+  // Whether the kernels take band-major strips (StripView::bandMajor), with the same results as
+  // from pixel-interleaved ones; the kept values are pixel-interleaved in any case.
+  virtual bool takesBandMajor() const { return false; }
   // Adds a strip's valid pixels to the running moments (as PcaKernels).
   virtual void accumulateMoments(const StripView& strip) = 0;
   virtual Moments takeMoments(int bands) = 0;
