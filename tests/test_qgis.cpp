@@ -13,6 +13,7 @@
 #include <qgsapplication.h>
 #include <qgsexception.h>
 #include <qgsmaplayerstore.h>
+#include <qgsnativealgorithms.h>
 #include <qgsprocessingalgorithm.h>
 #include <qgsprocessingalgrunnertask.h>
 #include <qgsprocessingcontext.h>
@@ -98,6 +99,7 @@ class QgisTests : public QObject {
   void initTestCase() {
     QgsApplication::init();
     QgsApplication::initQgis();
+    QgsApplication::processingRegistry()->addProvider(new QgsNativeAlgorithms());
     QCOMPARE(hyperstream_register(), 1);
   }
   void cleanupTestCase() {
@@ -354,6 +356,31 @@ class QgisTests : public QObject {
     QCOMPARE(testing::readCube((dir + "/inverse.tif").toStdString()).values, cube.values);
   }
 
+  // Every shipped model opens valid in the Model Designer (each mandatory parameter of each child
+  // set) and laid out (no two items at one place).
+  void shippedModelsAreValidAndLaidOut() {
+    const QDir data(QStringLiteral(HYPERSTREAM_SOURCE_DIR "/tests/data"));
+    const QStringList models = data.entryList({"*.model3"});
+    QVERIFY(models.size() >= 2);
+    for (const QString& name : models) {
+      QgsProcessingModelAlgorithm model;
+      QVERIFY2(model.fromFile(data.filePath(name)), qPrintable(name));
+      QStringList issues;
+      QVERIFY2(model.validate(issues), qPrintable(name + ": " + issues.join('\n')));
+      QList<QPointF> places;
+      for (const QgsProcessingModelChildAlgorithm& child : model.childAlgorithms()) {
+        places << child.position();
+        for (const QgsProcessingModelOutput& output : child.modelOutputs())
+          places << output.position();
+      }
+      for (const QgsProcessingModelParameter& input : model.parameterComponents())
+        places << input.position();
+      for (int i = 0; i < places.size(); ++i)
+        for (int j = i + 1; j < places.size(); ++j)
+          QVERIFY2(places[i] != places[j], qPrintable(name + ": two items at one place"));
+    }
+  }
+
   // The unmixing chain from the dialog: SPP, endmembers searched in its output (the points layer
   // loads), FCLS abundances (the raster loads, a band per endmember summing to one); then the
   // shipped model of the same chain validates and runs.
@@ -421,8 +448,8 @@ class QgisTests : public QObject {
     QgsProcessingFeedback feedback;
     const QVariantMap results = model.run({{"image", dir + "/scene.tif"},
                                            {"endmember_count", 4},
-                                           {"endmembers:Endmember table", dir + "/model.csv"},
-                                           {"abundances:Abundances", dir + "/model_ab.tif"}},
+                                           {"endmembers:table", dir + "/model.csv"},
+                                           {"abundances:abundances", dir + "/model_ab.tif"}},
                                           context, &feedback, &ok);
     QVERIFY(ok);
     QCOMPARE(testing::readCube((dir + "/model_ab.tif").toStdString()).bands, 4);

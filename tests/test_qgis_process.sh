@@ -185,8 +185,8 @@ $qp run hyperstream:abundances -- INPUT="$work/patches.tif" ENDMEMBERS="$work/em
   OUTPUT_TYPE=1 OUTPUT="$work/ab_qgis.tif" >"$work/ab.log" 2>&1 || { cat "$work/ab.log"; fail "run abundances"; }
 "$cli" abundances "$work/patches.tif" "$work/em_cli.csv" "$work/ab_cli.tif" --type float64 --quiet
 $qp run "$unmixing_model" -- image="$work/patches.tif" endmember_count=4 \
-  "endmembers:Endmember table"="$work/chain.csv" "endmembers:Endmember pixels"="$work/chain.gpkg" \
-  "abundances:Abundances"="$work/chain.tif" "abundances:Reconstruction error"="$work/chain_rmse.tif" \
+  endmembers:table="$work/chain.csv" endmembers:points="$work/chain.gpkg" \
+  abundances:abundances="$work/chain.tif" abundances:rmse="$work/chain_rmse.tif" \
   >"$work/chain.log" 2>&1 || { cat "$work/chain.log"; fail "the unmixing model"; }
 /usr/bin/python3 - "$work" <<'PY' || fail "the unmixing results"
 import sys
