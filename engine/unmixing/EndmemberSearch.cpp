@@ -180,10 +180,6 @@ class Searcher {
             [this](int64_t pixel) { return image_.kept(pixel); }};
   }
 
-  PixelSearch search(SearchRule rule, std::vector<double> center, Matrix weights,
-                     int columns) const {
-    return searchIn(bands_, rule, std::move(center), std::move(weights), columns);
-  }
   static PixelSearch searchIn(int dimensions, SearchRule rule, std::vector<double> center,
                               Matrix weights, int columns) {
     PixelSearch s;
