@@ -1,6 +1,7 @@
 #include "EngineAlgorithm.h"
 
 #include "ProcessingSupport.h"
+#include "run/GpuRuntime.h"
 
 #include <qgsapplication.h>
 #include <qgsprocessingfeedback.h>
@@ -49,6 +50,19 @@ EngineAlgorithm::Texts readTexts(const QString& name) {
   return texts;
 }
 
+// Why this machine has no GPU for the DEVICE choices, or empty: the NVIDIA driver alone is looked
+// for (cheap; loading the CUDA library and cuBLAS would cost 0.4 s and 200 MiB at QGIS's start),
+// once.
+QString noGpuHere() {
+  static const QString reason = [] {
+    std::string whyNot;
+    return gpuDriverPresent(&whyNot) ? QString()
+                                     : QObject::tr("no usable GPU on this machine: %1")
+                                           .arg(QString::fromStdString(whyNot));
+  }();
+  return reason;
+}
+
 bool writesRaster(const QgsProcessingParameterDefinition& output) {
   return output.type() == QgsProcessingParameterRasterDestination::typeName();
 }
@@ -73,8 +87,12 @@ void EngineAlgorithm::initAlgorithm(const QVariantMap&) {
   addDocumented(new QgsProcessingParameterBand(QStringLiteral("BANDS"), QObject::tr("Bands"),
                                                QVariant(), QStringLiteral("INPUT"), true, true));
   addJobParameters();
-  QStringList devices = {QObject::tr("Auto"), QObject::tr("CPU"), QObject::tr("GPU")};
-  if (runsOnSeveralGpus()) devices << QObject::tr("All GPUs");
+  // The GPU choices stay (their indices are saved in models and scripts), saying so where this
+  // machine has no GPU to run them.
+  const QString none = noGpuHere();
+  const QString unusable = none.isEmpty() ? QString() : QObject::tr(" (%1)").arg(none);
+  QStringList devices = {QObject::tr("Auto"), QObject::tr("CPU"), QObject::tr("GPU") + unusable};
+  if (runsOnSeveralGpus()) devices << QObject::tr("All GPUs") + unusable;
   addDocumented(advanced(new QgsProcessingParameterEnum(
       QStringLiteral("DEVICE"), QObject::tr("Compute device"), devices, false, 0)));
   addDocumented(advanced(

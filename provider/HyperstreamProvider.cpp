@@ -1,8 +1,5 @@
 #include "HyperstreamProvider.h"
 
-#include "core/Error.h"
-#include "run/GpuRuntime.h"
-
 #include "ApplyAlgorithm.h"
 #include "SppAlgorithm.h"
 #include "TransformAlgorithm.h"
@@ -14,34 +11,14 @@
 namespace hyperstream {
 
 QString HyperstreamProvider::longName() const {
-  return QStringLiteral("Hyperstream %1 (hyperspectral PCA, MNF and SPP, streamed, GPU or CPU)")
+  return QStringLiteral(
+             "Hyperstream %1 (hyperspectral PCA, MNF, denoising, SPP and unmixing, streamed, GPU "
+             "or CPU)")
       .arg(HYPERSTREAM_VERSION);
 }
 
 QIcon HyperstreamProvider::icon() const {
   return QgsApplication::getThemeIcon("/providerQgis.svg");
-}
-
-QString HyperstreamProvider::warningMessage() const {
-  // Asked once: looking at the GPUs starts the CUDA driver.
-  static const QString message = [] {
-    // The driver alone first: loading the CUDA library and cuBLAS costs 0.4 s and 200 MiB.
-    std::string whyNot;
-    if (hyperstream::gpuDriverPresent(&whyNot)) {
-      hyperstream::GpuRuntime* runtime = hyperstream::gpuRuntime(&whyNot);
-      try {
-        if (runtime && !runtime->devices().empty()) return QString();
-        if (runtime) whyNot = "no CUDA device";
-      } catch (const hyperstream::DeviceError& e) {
-        whyNot = e.what();
-      }
-    }
-    return QObject::tr(
-               "No GPU can be used here (%1): Hyperstream runs on the CPU (OpenBLAS, all "
-               "cores).")
-        .arg(QString::fromStdString(whyNot));
-  }();
-  return message;
 }
 
 void HyperstreamProvider::loadAlgorithms() {

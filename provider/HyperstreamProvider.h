@@ -13,7 +13,6 @@ class HyperstreamProvider : public QgsProcessingProvider {
   QString versionInfo() const override { return QStringLiteral(HYPERSTREAM_VERSION); }
   QIcon icon() const override;
   bool canBeActivated() const override { return true; }
-  QString warningMessage() const override;
 
  protected:
   void loadAlgorithms() override;

@@ -298,7 +298,8 @@ class CpuPcaKernels : public PcaKernels {
 
   std::string name() const override {
     return "cpu (" + std::to_string(workers_) + " threads" +
-           (integer_.empty() ? std::string() : ", exact AVX-512 VNNI integer moments") +
+           (integer_.empty() || !integerInput_ ? std::string()
+                                               : ", exact AVX-512 VNNI integer moments") +
            ", OpenBLAS " + openblas_get_corename() + " kernels)";
   }
 
@@ -319,6 +320,7 @@ class CpuPcaKernels : public PcaKernels {
 
   bool prepare(const CubeLayout& layout) override {
     total_ = Moments(layout.bands);
+    integerInput_ = layout.type != SampleType::Float32 && layout.type != SampleType::Float64;
     return false;
   }
 
@@ -645,6 +647,7 @@ class CpuPcaKernels : public PcaKernels {
   WorkerThreads threads_;
   int workers_;                          // threads_.count()
   std::vector<IntegerMoments> integer_;  // one per worker thread; empty without AVX-512 VNNI
+  bool integerInput_ = true;             // the cube prepared for has an integer type
   std::vector<Moments> groupResults_;
   Moments total_;
   std::vector<unsigned char> valid_;

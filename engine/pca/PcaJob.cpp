@@ -349,7 +349,6 @@ void PcaRun::checkOutputs() {
 void PcaRun::startKernels() {
   setup_.start();
   kernels_ = starting_.get(feedback_);
-  result_.backend = describeBackends(group_.gatherText(kernels_->name()));
   if (!kernels_->advice().empty()) feedback_.info(QString::fromStdString(kernels_->advice()));
 }
 
@@ -398,6 +397,8 @@ void PcaRun::prepareKernels() {
   setup_.start();
   result_.stripRows = plan_.stripRows;  // as planned, after any copy of the input
   result_.deviceResident = kernels_->prepare(layout);
+  // Named once prepared: what they use depends on the cube (integer moments for integer types).
+  result_.backend = describeBackends(group_.gatherText(kernels_->name()));
   result_.seconds.setup = selectionSeconds_ + setup_.nsecsElapsed() * 1e-9;
   // Applying a saved transform reads the image once: nothing to keep.
   result_.resident = plan_.cubeFits && !result_.deviceResident && !saved_;
@@ -724,17 +725,27 @@ void PcaRun::setByteRescale(const std::vector<double>& minimum, const std::vecto
   }
 }
 
-// "PC1 (42.1 %, cum. 42.1 %)", or "MNF1 (SNR 812.3, cum. 61.0 %)".
+// A cumulative share: one decimal, or as many as it takes (up to six) not to read 100.0 below 100.
+QString cumulativeText(double percent) {
+  for (int decimals = 1; decimals < 6; ++decimals) {
+    const QString text = QString::number(percent, 'f', decimals);
+    if (percent >= 100 || text.toDouble() < 100) return text;
+  }
+  return QString::number(percent, 'f', 6);
+}
+
+// "PC1 (42.1 %, cum. 42.1 %)", or "MNF1 (SNR 812.3, cum. 61.0 %)"; "cum. 99.96 %" rather than a
+// rounded 100.0 before the last component.
 QString componentDescription(const PcaModel& model, int k) {
   if (model.transform == Transform::Mnf)
     return QString("MNF%1 (SNR %2, cum. %3 %)")
         .arg(k + 1)
         .arg(model.signal(k), 0, 'f', 1)
-        .arg(model.cumulativePercent(k), 0, 'f', 1);
+        .arg(cumulativeText(model.cumulativePercent(k)));
   return QString("PC%1 (%2 %, cum. %3 %)")
       .arg(k + 1)
       .arg(model.explainedPercent(k), 0, 'f', 1)
-      .arg(model.cumulativePercent(k), 0, 'f', 1);
+      .arg(cumulativeText(model.cumulativePercent(k)));
 }
 
 // A component's description, or a rebuilt band's: the description of the band it rebuilds.
