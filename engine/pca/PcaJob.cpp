@@ -728,7 +728,7 @@ void PcaRun::setByteRescale(const std::vector<double>& minimum, const std::vecto
 // A cumulative share: one decimal, or as many as it takes (up to six) not to read 100.0 below 100.
 QString cumulativeText(double percent) {
   for (int decimals = 1; decimals < 6; ++decimals) {
-    const QString text = QString::number(percent, 'f', decimals);
+    QString text = QString::number(percent, 'f', decimals);
     if (percent >= 100 || text.toDouble() < 100) return text;
   }
   return QString::number(percent, 'f', 6);
