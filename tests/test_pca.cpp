@@ -16,6 +16,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <random>
 
 using namespace hyperstream;
 
@@ -389,6 +390,33 @@ class PcaTests : public QObject {
     const int count = testing::filesIn(dir).size();
     runPca(options, feedback);  // replaces the existing ENVI dataset
     QCOMPARE(testing::filesIn(dir).size(), count);
+  }
+
+  // A share just below 100 % keeps the decimals that say so: PC1 explains 10000 / 10003 of the
+  // variance here, "99.97 %", not a rounded "100.0 %".
+  void sharesBelowAHundredAreNotRoundedUp() {
+    testing::Cube cube;
+    cube.rows = 60;
+    cube.cols = 50;
+    cube.bands = 3;
+    cube.nodata.assign(3, std::nan(""));
+    std::mt19937_64 random(3);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (int64_t p = 0; p < cube.pixels(); ++p)
+      for (const double scale : {100.0, 1.0, 1.4})
+        cube.values.push_back(1000 + scale * normal(random));
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Float64);
+    PcaOptions options = optionsFor(dir + "/in.tif", dir + "/out.tif");
+    options.components = kAllComponents;
+    TestFeedback feedback;
+    const PcaResult result = runPca(options, feedback);
+    QVERIFY(result.model.cumulativePercent(0) > 99.95 && result.model.cumulativePercent(0) < 100);
+    DatasetPtr out(GDALDataset::Open(options.output.c_str(), GDAL_OF_RASTER));
+    const QString first = out->GetRasterBand(1)->GetDescription();
+    QVERIFY2(first.startsWith("PC1 (99.9") && first.contains("cum. 99.9"), qPrintable(first));
+    QVERIFY2(QString(out->GetRasterBand(3)->GetDescription()).endsWith("cum. 100.0 %)"),
+             out->GetRasterBand(3)->GetDescription());
   }
 
   void georeferencingAndDescriptions() {

@@ -725,8 +725,8 @@ void PcaRun::setByteRescale(const std::vector<double>& minimum, const std::vecto
   }
 }
 
-// A cumulative share: one decimal, or as many as it takes (up to six) not to read 100.0 below 100.
-QString cumulativeText(double percent) {
+// A share: one decimal, or as many as it takes (up to six) not to read 100.0 below 100.
+QString percentText(double percent) {
   for (int decimals = 1; decimals < 6; ++decimals) {
     QString text = QString::number(percent, 'f', decimals);
     if (percent >= 100 || text.toDouble() < 100) return text;
@@ -734,18 +734,18 @@ QString cumulativeText(double percent) {
   return QString::number(percent, 'f', 6);
 }
 
-// "PC1 (42.1 %, cum. 42.1 %)", or "MNF1 (SNR 812.3, cum. 61.0 %)"; "cum. 99.96 %" rather than a
-// rounded 100.0 before the last component.
+// "PC1 (42.1 %, cum. 42.1 %)", or "MNF1 (SNR 812.3, cum. 61.0 %)"; "99.96 %" rather than a rounded
+// 100.0 where the share is below 100.
 QString componentDescription(const PcaModel& model, int k) {
   if (model.transform == Transform::Mnf)
     return QString("MNF%1 (SNR %2, cum. %3 %)")
         .arg(k + 1)
         .arg(model.signal(k), 0, 'f', 1)
-        .arg(cumulativeText(model.cumulativePercent(k)));
+        .arg(percentText(model.cumulativePercent(k)));
   return QString("PC%1 (%2 %, cum. %3 %)")
       .arg(k + 1)
-      .arg(model.explainedPercent(k), 0, 'f', 1)
-      .arg(cumulativeText(model.cumulativePercent(k)));
+      .arg(percentText(model.explainedPercent(k)))
+      .arg(percentText(model.cumulativePercent(k)));
 }
 
 // A component's description, or a rebuilt band's: the description of the band it rebuilds.
