@@ -78,7 +78,7 @@ Parameter* advanced(Parameter* parameter) {
 EngineAlgorithm::EngineAlgorithm(const QString& name) : texts_(readTexts(name)) {}
 
 QIcon EngineAlgorithm::icon() const {
-  return QgsApplication::getThemeIcon("/algorithms/mAlgorithmRandomRaster.svg");
+  return QIcon(QStringLiteral(":/hyperstream/icons/%1.svg").arg(name()));
 }
 
 void EngineAlgorithm::initAlgorithm(const QVariantMap&) {

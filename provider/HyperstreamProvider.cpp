@@ -18,7 +18,7 @@ QString HyperstreamProvider::longName() const {
 }
 
 QIcon HyperstreamProvider::icon() const {
-  return QgsApplication::getThemeIcon("/providerQgis.svg");
+  return QIcon(QStringLiteral(":/hyperstream/icons/provider.svg"));
 }
 
 void HyperstreamProvider::loadAlgorithms() {

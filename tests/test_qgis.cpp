@@ -123,6 +123,18 @@ class QgisTests : public QObject {
     for (const char* name : {"DEVICE", "RAM_MB", "CREATION_OPTIONS"})
       QVERIFY(algorithm->parameterDefinition(name)->flags() &
               QgsProcessingParameterDefinition::FlagAdvanced);
+    // Icons of their own, which render: the provider's and one per algorithm, each different.
+    QVERIFY(!provider->icon().pixmap(24, 24).isNull());
+    QSet<QByteArray> icons;
+    for (const QgsProcessingAlgorithm* each : provider->algorithms()) {
+      const QImage image = each->icon().pixmap(24, 24).toImage();
+      QVERIFY2(!image.isNull(), qPrintable(each->id()));
+      icons << QByteArray(reinterpret_cast<const char*>(image.constBits()),
+                          static_cast<int>(image.sizeInBytes()));
+      QVERIFY2(QFile::exists(QStringLiteral(":/hyperstream/icons/%1.svg").arg(each->name())),
+               qPrintable(each->id()));
+    }
+    QCOMPARE(icons.size(), provider->algorithms().size());
   }
 
   void sppAlgorithm() {
