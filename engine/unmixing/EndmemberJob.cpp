@@ -166,14 +166,16 @@ GDALDriver* pointsDriver(const std::string& path) {
   return driver;
 }
 
-int expectedPasses(EndmemberMethod method, int count) {
+// Passes over the image (for the progress and `auto`'s weighing): VCA and N-FINDR make two when
+// they keep their values per pixel; N-FINDR always does.
+int expectedPasses(EndmemberMethod method, int count, bool keepsValues) {
   switch (method) {
     case EndmemberMethod::Atgp:
       return count;
     case EndmemberMethod::Vca:
-      return count + 2;
+      return keepsValues ? 2 : count + 2;
     case EndmemberMethod::Nfindr:
-      return 2 * count + 3;
+      return 2;
   }
   return count;
 }
@@ -205,6 +207,8 @@ class EndmemberRun {
   JobInput& searched() { return locations_.dataset ? locations_ : input_; }
   void openInputs();
   void checkOutputs();
+  void chooseKeptValues();
+  int passesExpected() const;
   void planMemory();
   void startKernels();
   void search();
@@ -249,9 +253,9 @@ void EndmemberRun::openInputs() {
   }
   const RasterInfo& info = searched().info;
   result_.searchedBands = static_cast<int>(searched().bands.size());
-  starting_.weigh(
-      {info.width * info.height * result_.searchedBands * typeSize(info.type),
-       static_cast<double>(expectedPasses(options_.search.method, options_.search.count))});
+  chooseKeptValues();
+  starting_.weigh({info.width * info.height * result_.searchedBands * typeSize(info.type),
+                   static_cast<double>(passesExpected())});
   if (checkAddressSpace(options_.ramBytes)) searched().info.mappable = false;
 }
 
@@ -268,25 +272,34 @@ void EndmemberRun::checkOutputs() {
   }
 }
 
+// N-FINDR keeps [1; y] of every pixel, VCA its coordinates and ATGP each pixel's residual energy
+// when they fit half the budget (else ATGP and VCA search the image in every pass): taken from the
+// budget before the strips are planned.
+void EndmemberRun::chooseKeptValues() {
+  const RasterInfo& info = searched().info;
+  const int64_t count = options_.search.count;
+  const int64_t bytesPerColumn = info.width * info.height * 8;
+  const EndmemberMethod method = options_.search.method;
+  if (method == EndmemberMethod::Nfindr && count * bytesPerColumn > options_.ramBytes / 2)
+    throw Error("RAM_MB", "N-FINDR keeps " + std::to_string(count) +
+                              " values per pixel in memory (" +
+                              std::to_string((count * bytesPerColumn >> 20) + 1) +
+                              " MiB for this image): give it a budget of at least " +
+                              std::to_string(2 * ((count * bytesPerColumn >> 20) + 1)) +
+                              " MiB, or use VCA or ATGP, which need not keep anything per pixel");
+  const int64_t wanted = method == EndmemberMethod::Atgp ? 1 : count;
+  keptColumns_ = wanted * bytesPerColumn <= options_.ramBytes / 2 ? static_cast<int>(wanted) : 0;
+}
+
+int EndmemberRun::passesExpected() const {
+  return expectedPasses(options_.search.method, options_.search.count, keptColumns_ > 0);
+}
+
 // Per buffered row: the searched image in its type (a pool of buffers when it is read in every
 // pass); the kernels' float64 blocks are a few MiB whatever the strip.
 void EndmemberRun::planMemory() {
   const RasterInfo& info = searched().info;
-  // N-FINDR keeps [1; y] of every pixel, VCA its coordinates when they fit half the budget
-  // (else it searches the image in every pass): taken from the budget before the strips.
-  const int64_t count = options_.search.count;
-  const int64_t keptBytes = info.width * info.height * count * 8;
-  const EndmemberMethod method = options_.search.method;
-  if (method == EndmemberMethod::Nfindr && keptBytes > options_.ramBytes / 2)
-    throw Error("RAM_MB", "N-FINDR keeps " + std::to_string(count) +
-                              " values per pixel in memory (" +
-                              std::to_string((keptBytes >> 20) + 1) +
-                              " MiB for this image): give it a budget of at least " +
-                              std::to_string(2 * ((keptBytes >> 20) + 1)) +
-                              " MiB, or use VCA or ATGP, which need not keep anything per pixel");
-  // ATGP keeps one value per pixel, its residual energy.
-  const int64_t wanted = method == EndmemberMethod::Atgp ? 1 : count;
-  keptColumns_ = wanted * keptBytes / count <= options_.ramBytes / 2 ? static_cast<int>(wanted) : 0;
+  const int64_t keptBytes = int64_t{keptColumns_} * info.width * info.height * 8;
   const int64_t rowBytes = info.width * result_.searchedBands * typeSize(info.type);
   StripNeeds needs;
   needs.rowsToDo = info.height;
@@ -295,8 +308,7 @@ void EndmemberRun::planMemory() {
   groupRows_ = groupRows(info.width);
   needs.rowMultiple = groupRows_;
   needs.requestedRows = options_.stripRows;
-  plan_ =
-      hyperstream::planMemory(info, options_.ramBytes - keptColumns_ * keptBytes / count, needs);
+  plan_ = hyperstream::planMemory(info, options_.ramBytes - keptBytes, needs);
   result_.stripRows = plan_.stripRows;
   const int64_t bufferBytes =
       plan_.cubeFits ? plan_.cubeBytes() : plan_.stripRows * needs.streamingRowBytes;
@@ -335,8 +347,8 @@ void EndmemberRun::startKernels() {
 
 void EndmemberRun::search() {
   ImagePasses passes(searched(), plan_, groupRows_, *kernels_, *reader_, feedback_,
-                     expectedPasses(options_.search.method, options_.search.count), deviceResident_,
-                     keptColumns_, readsBandMajor(searched().info, kernels_->takesBandMajor()));
+                     passesExpected(), deviceResident_, keptColumns_,
+                     readsBandMajor(searched().info, kernels_->takesBandMajor()));
   result_.search = findEndmembers(passes, options_.search);
   if (options_.search.method == EndmemberMethod::Vca)
     feedback_.info(QString("VCA: estimated SNR %1 dB, %2 projection")
