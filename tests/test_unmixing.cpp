@@ -666,6 +666,23 @@ class UnmixingTests : public QObject {
             QVERIFY(result.table.endmembers[e].spectrum == expected.table.endmembers[e].spectrum);
         }
     }
+    // Streamed (the cube beyond the budget): the band-interleaved file is read band-major.
+    testing::Cube wide = testing::smoothScene(1000, 1000, 8, 4);
+    testing::roundValues(wide);
+    testing::writeCube(wide, (dir + "/wide_pixel.tif").toStdString(), GDT_UInt16);
+    testing::writeCube(wide, (dir + "/wide_band.tif").toStdString(), GDT_UInt16, "GTiff",
+                       {"INTERLEAVE=BAND"});
+    for (const EndmemberMethod method : {EndmemberMethod::Atgp, EndmemberMethod::Vca}) {
+      EndmemberOptions options =
+          endmemberOptions(dir + "/wide_pixel.tif", dir + "/wide.csv", method, 3);
+      options.ramBytes = 16ll << 20;
+      TestFeedback feedback;
+      const EndmemberResult expected = runEndmembers(options, feedback);
+      options.input = (dir + "/wide_band.tif").toStdString();
+      const EndmemberResult result = runEndmembers(options, feedback);
+      QVERIFY(!result.resident);
+      QVERIFY(positions(result) == positions(expected));
+    }
     unmixFile(dir + "/pixel.tif", csv, dir + "/pixel_ab.tif", AbundanceMethod::Fcls,
               dir + "/pixel_rmse.tif");
     const testing::Cube expected = testing::readCube((dir + "/pixel_ab.tif").toStdString());

@@ -346,9 +346,12 @@ void EndmemberRun::startKernels() {
 }
 
 void EndmemberRun::search() {
-  ImagePasses passes(searched(), plan_, groupRows_, *kernels_, *reader_, feedback_,
-                     passesExpected(), deviceResident_, keptColumns_,
-                     readsBandMajor(searched().info, kernels_->takesBandMajor()));
+  ImagePasses passes(
+      searched(), plan_, groupRows_, *kernels_, *reader_, feedback_, passesExpected(),
+      deviceResident_, keptColumns_,
+      // Band-major strips are gathered anew in each pass: worth it only where each
+      // pass reads the file; a cube kept in memory is interleaved once, on reading.
+      !plan_.cubeFits && readsBandMajor(searched().info, kernels_->takesBandMajor()));
   result_.search = findEndmembers(passes, options_.search);
   if (options_.search.method == EndmemberMethod::Vca)
     feedback_.info(QString("VCA: estimated SNR %1 dB, %2 projection")
