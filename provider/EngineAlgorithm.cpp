@@ -1,5 +1,6 @@
 #include "EngineAlgorithm.h"
 
+#include "HyperstreamProvider.h"
 #include "ProcessingSupport.h"
 #include "run/GpuRuntime.h"
 
@@ -8,10 +9,12 @@
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
 
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QUrl>
 
 #include <algorithm>
 
@@ -67,6 +70,9 @@ bool writesRaster(const QgsProcessingParameterDefinition& output) {
   return output.type() == QgsProcessingParameterRasterDestination::typeName();
 }
 
+const QString kRasterOptionsWidget =
+    QStringLiteral("processing.algs.gdal.ui.RasterOptionsWidget.RasterOptionsWidgetWrapper");
+
 template <class Parameter>
 Parameter* advanced(Parameter* parameter) {
   parameter->setFlags(parameter->flags() | QgsProcessingParameterDefinition::FlagAdvanced);
@@ -79,6 +85,13 @@ EngineAlgorithm::EngineAlgorithm(const QString& name) : texts_(readTexts(name)) 
 
 QIcon EngineAlgorithm::icon() const {
   return QIcon(QStringLiteral(":/hyperstream/icons/%1.svg").arg(name()));
+}
+
+QString EngineAlgorithm::helpUrl() const {
+  const auto* hyperstream = dynamic_cast<const HyperstreamProvider*>(provider());
+  if (!hyperstream || hyperstream->helpFolder().isEmpty()) return {};
+  const QString page = QDir(hyperstream->helpFolder()).filePath(name() + ".html");
+  return QFile::exists(page) ? QUrl::fromLocalFile(page).toString() : QString();
 }
 
 void EngineAlgorithm::initAlgorithm(const QVariantMap&) {
@@ -103,9 +116,9 @@ void EngineAlgorithm::initAlgorithm(const QVariantMap&) {
     auto* creation =
         new QgsProcessingParameterString(QStringLiteral("CREATION_OPTIONS"),
                                          QObject::tr("Creation options"), QVariant(), false, true);
-    creation->setMetadata(
-        {{QStringLiteral("widget_wrapper"),
-          QVariantMap({{QStringLiteral("widget_type"), QStringLiteral("rasteroptions")}})}});
+    // GDAL provider's own widget (profiles, a table, Validate); options joined by '|'.
+    creation->setMetadata({{QStringLiteral("widget_wrapper"),
+                            QVariantMap({{QStringLiteral("class"), kRasterOptionsWidget}})}});
     addDocumented(advanced(creation));
   }
   addDocumented(output);

@@ -1,11 +1,13 @@
 #include "HyperstreamProvider.h"
 
 #include "ApplyAlgorithm.h"
+#include "HelpPages.h"
 #include "SppAlgorithm.h"
 #include "TransformAlgorithm.h"
 #include "UnmixingAlgorithms.h"
 
 #include <qgsapplication.h>
+#include <qgsmessagelog.h>
 #include <qgsprocessingregistry.h>
 
 namespace hyperstream {
@@ -38,15 +40,21 @@ namespace {
 hyperstream::HyperstreamProvider* registered = nullptr;
 }
 
-extern "C" int hyperstream_register() {
+extern "C" int hyperstream_register(const char* help_folder) {
   if (registered) return 1;
   QgsProcessingRegistry* registry = QgsApplication::processingRegistry();
   if (!registry) return 0;
-  registered = new hyperstream::HyperstreamProvider();
+  registered = new hyperstream::HyperstreamProvider(help_folder ? QString::fromUtf8(help_folder)
+                                                                : QString());
   if (!registry->addProvider(registered)) {  // the registry deletes a refused provider
     registered = nullptr;
     return 0;
   }
+  QString error;
+  if (!registered->helpFolder().isEmpty() &&
+      !hyperstream::writeHelpPages(*registered, registered->helpFolder(), &error))
+    QgsMessageLog::logMessage(QObject::tr("Help pages not written: %1").arg(error),
+                              QStringLiteral("Hyperstream"), Qgis::MessageLevel::Warning);
   return 1;
 }
 

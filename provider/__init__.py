@@ -99,6 +99,7 @@ def _load():
             message = _why(error)
             _report(message)
             raise RuntimeError(message) from None
+        library.hyperstream_register.argtypes = [ctypes.c_char_p]
         library.hyperstream_register.restype = ctypes.c_int
         _library = library
     return _library
@@ -111,7 +112,10 @@ class HyperstreamPlugin:
 
     def initProcessing(self):
         if not self.registered:
-            self.registered = bool(_load().hyperstream_register())
+            library = _load()
+            # The help pages go beside this build's copy of the library.
+            help_folder = os.path.join(os.path.dirname(library._name), "help")
+            self.registered = bool(library.hyperstream_register(help_folder.encode()))
 
     def initGui(self):
         # The desktop never calls initProcessing() by itself.

@@ -41,12 +41,15 @@ def when(condition, then, seconds=120):
     poll()
 
 
-def run_dialog(algorithm, parameters, outputs, then):
+def run_dialog(algorithm, parameters, outputs, then, check_dialog=None):
     """Runs the dialog; `outputs` are the files whose layers must load (a layer's source may
-    name a layer inside the file: em.gpkg|layername=endmembers)."""
+    name a layer inside the file: em.gpkg|layername=endmembers). check_dialog(dialog) looks at
+    the dialog before Run."""
     import processing
     dialog = processing.createAlgorithmDialog(algorithm, parameters)
     dialog.show()
+    if check_dialog:
+        check_dialog(dialog)
     dialog.runAlgorithm()  # the Run button: a QgsProcessingAlgRunnerTask on the task manager
 
     def done():
@@ -65,8 +68,36 @@ def pca_dialog():
         QApplication.exit(1)
         return
     out = os.path.join(work, "pcs.tif")
-    run_dialog("hyperstream:pca", {"INPUT": scene, "COMPONENTS": 3, "OUTPUT": out}, [out],
-               spp_dialog)
+    run_dialog("hyperstream:pca", {"INPUT": scene, "COMPONENTS": 3, "OUTPUT": out,
+                                   "CREATION_OPTIONS": "COMPRESS=DEFLATE|ZLEVEL=9"}, [out],
+               lambda: check_compressed(out) and spp_dialog(), check_pca_dialog)
+
+
+def check_pca_dialog(dialog):
+    """CREATION_OPTIONS is edited with GDAL's own widget (profiles, a table, Validate); Help
+    opens the algorithm's page."""
+    from qgis.PyQt.QtCore import QUrl
+    from qgis.gui import QgsRasterFormatSaveOptionsWidget
+    page = QUrl(dialog.algorithm().helpUrl()).toLocalFile()
+    if not page or "Principal component analysis" not in open(page, encoding="utf-8").read():
+        raise AssertionError("no help page: %r" % dialog.algorithm().helpUrl())
+    say("ok Help opens %s" % os.path.basename(page))
+    wrapper = dialog.mainWidget().wrappers["CREATION_OPTIONS"]
+    widget = getattr(wrapper, "widget", None)  # a Python wrapper's widget
+    if not isinstance(widget, QgsRasterFormatSaveOptionsWidget):
+        raise AssertionError("CREATION_OPTIONS widget is a %s" % type(widget).__name__)
+    say("ok CREATION_OPTIONS uses GDAL's options widget: %s" % " ".join(widget.options()))
+
+
+def check_compressed(path):
+    from osgeo import gdal
+    compression = gdal.Info(path, format="json")["metadata"]["IMAGE_STRUCTURE"].get("COMPRESSION")
+    if compression != "DEFLATE":
+        say("FAIL the dialog's creation options did not reach the file: %s" % compression)
+        QApplication.exit(1)
+        return False
+    say("ok the dialog's creation options reached the file (DEFLATE)")
+    return True
 
 
 def spp_dialog():

@@ -177,6 +177,22 @@ class CliTests : public QObject {
     QVERIFY(devices.out.startsWith("no GPU backend"));
   }
 
+  // Started through PATH (argv[0] is then a bare name), the CLI finds the CUDA library beside it
+  // as when started by its full path (an installed /usr/bin/hyperstream once did not).
+  void findsItsGpuBackendThroughPath() {
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.remove("HYPERSTREAM_CUDA_LIBRARY");
+    const Run byPath = run({"devices"}, 60000, environment);
+    environment.insert("PATH",
+                       QFileInfo(HYPERSTREAM_CLI).absolutePath() + ":" + environment.value("PATH"));
+    QProcess process;
+    process.setProcessEnvironment(environment);
+    process.setWorkingDirectory(testing::tempDir());
+    process.start(QStringLiteral("sh"), {"-c", "hyperstream devices"});
+    QVERIFY(process.waitForFinished(60000));
+    QCOMPARE(QString(process.readAllStandardOutput()), byPath.out);
+  }
+
   // mnf and apply from the command line: the statistics an mnf run writes, applied again, give
   // its file; their mistakes are usage errors (2) or errors naming the parameter (1).
   void mnfThenApply() {

@@ -100,7 +100,8 @@ class QgisTests : public QObject {
     QgsApplication::init();
     QgsApplication::initQgis();
     QgsApplication::processingRegistry()->addProvider(new QgsNativeAlgorithms());
-    QCOMPARE(hyperstream_register(), 1);
+    QVERIFY(helpFolder_.isValid());
+    QCOMPARE(hyperstream_register(helpFolder_.path().toUtf8().constData()), 1);
   }
   void cleanupTestCase() {
     hyperstream_unregister();
@@ -135,6 +136,22 @@ class QgisTests : public QObject {
                qPrintable(each->id()));
     }
     QCOMPARE(icons.size(), provider->algorithms().size());
+    // Help: each algorithm's page, written on registering, naming every parameter and output.
+    for (const QgsProcessingAlgorithm* each : provider->algorithms()) {
+      const QUrl url(each->helpUrl());
+      QVERIFY2(url.isLocalFile(), qPrintable(each->id()));
+      QFile page(url.toLocalFile());
+      QVERIFY2(page.open(QIODevice::ReadOnly), qPrintable(url.toLocalFile()));
+      const QString text = QString::fromUtf8(page.readAll());
+      QVERIFY(text.contains(each->displayName().toHtmlEscaped()));
+      for (const QgsProcessingParameterDefinition* parameter : each->parameterDefinitions())
+        QVERIFY2(text.contains("<code>" + parameter->name() + "</code>") &&
+                     text.contains(parameter->help().toHtmlEscaped()),
+                 qPrintable(each->id() + " " + parameter->name()));
+      for (const QgsProcessingOutputDefinition* output : each->outputDefinitions())
+        QVERIFY2(text.contains("<code>" + output->name() + "</code>"),
+                 qPrintable(each->id() + " " + output->name()));
+    }
   }
 
   void sppAlgorithm() {
@@ -642,6 +659,9 @@ class QgisTests : public QObject {
     QVERIFY2(testing::filesIn(dir) == QStringList{"in.tif"},
              qPrintable(testing::filesIn(dir).join(',')));
   }
+
+ private:
+  QTemporaryDir helpFolder_;
 };
 
 QTEST_MAIN(QgisTests)

@@ -22,7 +22,10 @@ QStringList candidatePaths() {
     return {QString::fromLocal8Bit(explicitPath)};
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&gpuRuntime), &info) == 0 || !info.dli_fname) return {};
-  const QDir here = QFileInfo(QString::fromLocal8Bit(info.dli_fname)).absoluteDir();
+  // An executable started through PATH is named by its bare argv[0]: ask the kernel instead.
+  QString file = QString::fromLocal8Bit(info.dli_fname);
+  if (!file.contains('/')) file = QFileInfo(QStringLiteral("/proc/self/exe")).canonicalFilePath();
+  const QDir here = QFileInfo(file).absoluteDir();
   return {here.filePath(kLibraryName), here.filePath(QString("../cuda/") + kLibraryName),
           here.filePath(QString("../lib/hyperstream/") + kLibraryName)};
 }
