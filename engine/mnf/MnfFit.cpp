@@ -36,6 +36,24 @@ namespace {
   throw Error("BANDS", message + ": leave one of them out");
 }
 
+// The first used band whose noise the bands before it explain all but a round-off of, or -1:
+// Cholesky's pivot L_kk^2 is the part of band k's noise variance not explained by the bands before
+// it. dsygvd only fails on a pivot that comes out non-positive, and whether round-off leaves an
+// exactly singular N a tiny positive pivot depends on the BLAS kernels; a tiny pivot would give
+// eigenvalues of round-off.
+int firstDependentBand(std::vector<double> n, int m) {
+  std::vector<double> diagonal(m);
+  for (int k = 0; k < m; ++k) diagonal[k] = n[static_cast<size_t>(k) * m + k];
+  const lapack_int info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', m, n.data(), m);
+  if (info > 0) return static_cast<int>(info) - 1;
+  constexpr double kUnexplained = 1e-10;
+  for (int k = 0; k < m; ++k) {
+    const double pivot = n[static_cast<size_t>(k) * m + k];
+    if (!(pivot * pivot > kUnexplained * diagonal[k])) return k;
+  }
+  return -1;
+}
+
 // N W: since W^T N W = I, the inverse of y = W^T (x - mean) is x - mean = N W y. Constant bands'
 // rows stay zero (they rebuild to their mean).
 void setInverseLoadings(PcaModel& model, const std::vector<double>& noiseCovariance) {
@@ -67,6 +85,8 @@ PcaModel fitMnf(const Moments& signal, const Moments& noise, std::vector<std::st
   const int m = static_cast<int>(used.size());
   std::vector<double> s = usedMatrix(signal.covariance(), bands, used, {});
   std::vector<double> n = usedMatrix(noiseCovariance, bands, used, {});
+  if (const int dependent = firstDependentBand(n, m); dependent >= 0)
+    throwSingularNoise(n, used, dependent);
   const std::vector<double> noiseKept = n;
   std::vector<double> values(m);
   const lapack_int info =
