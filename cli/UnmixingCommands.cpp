@@ -60,6 +60,7 @@ void readAbundanceOptions(const QCommandLineParser& parser, AbundanceOptions& op
   if (parser.isSet("method"))
     options.method = parseAbundanceMethod(parser.value("method").toLower().toStdString());
   options.rmseOutput = parser.value("rmse").toStdString();
+  options.htmlReport = parser.value("html").toStdString();
   options.outputType = outputTypeOption(parser, {OutputType::Float32, OutputType::Float64});
 }
 
@@ -69,6 +70,7 @@ void printAbundanceSummary(const AbundanceResult& result, const AbundanceOptions
               result.seconds, result.backend.c_str());
   std::printf("output: %s\n", options.output.c_str());
   if (!options.rmseOutput.empty()) std::printf("rmse:   %s\n", options.rmseOutput.c_str());
+  if (!options.htmlReport.empty()) std::printf("report: %s\n", options.htmlReport.c_str());
 }
 
 }  // namespace
@@ -128,6 +130,8 @@ int runAbundancesCommand(const QStringList& arguments) {
        "each solved exactly (active set).",
        "METHOD"},
       {"rmse", "Also write each pixel's reconstruction error (RMSE over the bands) here.", "FILE"},
+      {"html", "Write the HTML report (a map per endmember, the RMSE map, the spectra) here.",
+       "FILE.html"},
       {"type", "float32 (default) or float64.", "TYPE"},
   });
   addSharedOptions(parser, {"1-100,120", "the outputs", kDeviceHelp});

@@ -121,6 +121,8 @@ void AbundancesAlgorithm::addJobParameters() {
 void AbundancesAlgorithm::addJobOutputs() {
   addOptionalRasterOutput(QStringLiteral("OUTPUT_RMSE"),
                           QObject::tr("Reconstruction error (RMSE)"));
+  addOptionalFileOutput(QStringLiteral("OUTPUT_HTML_FILE"), QObject::tr("Report (HTML)"),
+                        QObject::tr("HTML files (*.html)"));
 }
 
 void AbundancesAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
@@ -136,6 +138,7 @@ void AbundancesAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessin
 EngineAlgorithm::RunReport AbundancesAlgorithm::runJob(OutputFiles& files,
                                                        QgsProcessingFeedback* feedback) {
   options_.rmseOutput = files.layer(QStringLiteral("OUTPUT_RMSE"));
+  options_.htmlReport = files.file(QStringLiteral("OUTPUT_HTML_FILE"));
   const AbundanceResult result =
       runEngineJob(feedback, [&](Feedback& engine) { return runAbundances(options_, engine); });
   return {result.validPixels, result.backend, {}};

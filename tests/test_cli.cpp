@@ -92,6 +92,8 @@ class CliTests : public QObject {
     QCOMPARE(report.count("<svg"), 2);            // scree plot and loadings
     QVERIFY(report.contains("wavelength (nm)"));  // the scene carries wavelengths
     QVERIFY(report.contains("<td>PC3</td>"));
+    QVERIFY(report.contains("log scale") && report.contains("3 written"));  // log scree, cut-off
+    QCOMPARE(report.count("<img src='data:image/png;base64,"), 1);          // PC1-3 quick look
     QVERIFY(!report.contains("http://") || report.count("http://") == report.count("xmlns="));
     QVERIFY(!report.contains("<script"));
 
@@ -139,9 +141,14 @@ class CliTests : public QObject {
     QVERIFY2(endmembers.out.contains("endmember_4: row"), qPrintable(endmembers.out));
     QVERIFY(QFileInfo::exists(dir + "/em.gpkg"));
     const Run abundances = run({"abundances", dir + "/s.tif", dir + "/em.csv", dir + "/ab.tif",
-                                "--rmse", dir + "/rmse.tif", "-q"});
+                                "--rmse", dir + "/rmse.tif", "--html", dir + "/ab.html", "-q"});
     QCOMPARE(abundances.exitCode, 0);
     QCOMPARE(testing::readCube((dir + "/ab.tif").toStdString()).bands, 4);
+    QFile report(dir + "/ab.html");
+    QVERIFY(report.open(QIODevice::ReadOnly));
+    const QString page = QString::fromUtf8(report.readAll());
+    QCOMPARE(page.count("<img src='data:image/png;base64,"), 4 + 1);  // a map each, and RMSE
+    QVERIFY(page.contains("FCLS") && page.contains("endmember_4") && page.contains("<svg"));
     QCOMPARE(run({"endmembers", dir + "/s.tif", dir + "/x.csv"}).exitCode, 2);  // no --count
     QCOMPARE(
         run({"abundances", dir + "/s.tif", dir + "/em.csv", dir + "/x.tif", "--method", "lasso"})

@@ -1,8 +1,11 @@
-// Unit tests: the Chan merge, the fit's conventions, component selection, strip planning and the
-// CPU backend's strip kernels against the float64 reference.
+// Unit tests: the Chan merge, the fit's conventions, component selection, strip planning, the
+// CPU backend's strip kernels against the float64 reference, and the reports' plots and previews.
 
 #include "TestSupport.h"
 #include "core/Error.h"
+#include "io/QuickLook.h"
+#include "io/Raster.h"
+#include "io/SvgPlot.h"
 #include "pca/IntegerMoments.h"
 #include "pca/Moments.h"
 #include "pca/PcaKernels.h"
@@ -418,6 +421,83 @@ class UnitTests : public QObject {
         QVERIFY(std::abs(cube[0][i] - cube[1][i]) <= 1e-6 * std::abs(cube[0][i]));
       QVERIFY(std::isnan(alpha[0][(7 - row0) * width + 30]));  // the nodata pixel
     }
+  }
+
+  // Round ticks: multiples of 1, 2 or 5 times a power of ten covering the range, whole numbers on
+  // integer axes, powers of ten on log axes; spectra break between bands that are not neighbours.
+  void plotTicksAndGaps() {
+    for (const auto& [lo, hi] : std::vector<std::pair<double, double>>{
+             {0, 0.137}, {-0.093, 0.151}, {412.5, 2486.1}, {1, 198}, {0, 100}, {3, 3}}) {
+      const std::vector<double> ticks = svg::ticks({"", lo, hi});
+      QVERIFY2(ticks.size() >= 3 && ticks.size() <= 9, qPrintable(QString::number(hi)));
+      const double step = ticks[1] - ticks[0];
+      const double mantissa = step / std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+      QVERIFY(std::abs(mantissa - 1) < 1e-9 || std::abs(mantissa - 2) < 1e-9 ||
+              std::abs(mantissa - 5) < 1e-9);
+      for (double t : ticks) QVERIFY(std::abs(t / step - std::round(t / step)) < 1e-6);
+    }
+    for (double t : svg::ticks({"", 1, 198, svg::Axis::Scale::Integer})) QCOMPARE(t, std::round(t));
+    const std::vector<double> decades = svg::ticks({"", 10, 1e9, svg::Axis::Scale::Log});
+    QCOMPARE(decades.size(), size_t{9});
+    for (size_t i = 0; i < decades.size(); ++i)
+      QVERIFY(std::abs(decades[i] / std::pow(10.0, i + 1) - 1) < 1e-12);
+    svg::Plot plot("p", {"x", 1, 198, svg::Axis::Scale::Integer},
+                   {"y", 10, 1e9, svg::Axis::Scale::Log});
+    QVERIFY(plot.svg().contains("10<tspan dy='-5' font-size='9'>9</tspan>"));  // 10^9, not 1e+09
+
+    const std::vector<double> wavelengths = {400, 410, 420, 430, 440, 450};
+    const svg::BandAxis withGap({1, 2, 3, 5, 6}, wavelengths, "nm");
+    QCOMPARE(withGap.axis().label, QString("wavelength (nm)"));
+    QCOMPARE(withGap.x().size(), size_t{6});
+    QVERIFY(std::isnan(withGap.x()[3]));
+    const std::vector<double> y = withGap.values({1, 2, 3, 4, 5});
+    QCOMPARE(y[2], 3.0);
+    QVERIFY(std::isnan(y[3]));
+    QCOMPARE(y[4], 4.0);
+    const svg::BandAxis numbers({2, 3, 4}, {NAN, NAN, NAN, NAN}, "");
+    QCOMPARE(numbers.axis().label, QString("band"));
+    QCOMPARE(numbers.x(), (std::vector<double>{2, 3, 4}));
+  }
+
+  // A preview's PNG: the 2nd percentile black, the 98th white, nodata transparent, at most
+  // longSide pixels, read decimated.
+  void quickLookPixels() {
+    ensureGdalDrivers();
+    DatasetPtr raster(GetGDALDriverManager()->GetDriverByName("MEM")->Create("", 100, 50, 1,
+                                                                             GDT_Float64, nullptr));
+    std::vector<double> values(100 * 50);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i % 100);
+    std::fill_n(values.begin(), 200, -1.0);  // rows 0 and 1 nodata
+    raster->GetRasterBand(1)->SetNoDataValue(-1);
+    QCOMPARE(raster->GetRasterBand(1)->RasterIO(GF_Write, 0, 0, 100, 50, values.data(), 100, 50,
+                                                GDT_Float64, 0, 0),
+             CE_None);
+    const QuickLook look = makeQuickLook(*raster, {1}, 50);
+    QCOMPARE(look.width, 50);
+    QCOMPARE(look.height, 25);
+    QVERIFY(look.dataUrl.startsWith("data:image/png;base64,"));
+    const QByteArray png = QByteArray::fromBase64(look.dataUrl.mid(22).toLatin1());
+    VSILFILE* file = VSIFileFromMemBuffer("/vsimem/look.png",
+                                          reinterpret_cast<GByte*>(const_cast<char*>(png.data())),
+                                          png.size(), FALSE);
+    VSIFCloseL(file);
+    DatasetPtr image(GDALDataset::Open("/vsimem/look.png", GDAL_OF_RASTER));
+    QVERIFY(image);
+    QCOMPARE(image->GetRasterCount(), 4);
+    std::vector<uint8_t> rgba(50 * 25 * 4);
+    QCOMPARE(image->RasterIO(GF_Read, 0, 0, 50, 25, rgba.data(), 50, 25, GDT_Byte, 4, nullptr, 4,
+                             200, 1),
+             CE_None);
+    image.reset();
+    VSIUnlink("/vsimem/look.png");
+    // Preview pixel (r, c) is the nearest source pixel, (2r + 1, 2c + 1).
+    const uint8_t* row1 = rgba.data() + 4 * 50;
+    QCOMPARE(int{rgba[3]}, 0);  // row 0 shows source row 1: nodata
+    QCOMPARE(int{row1[3]}, 255);
+    QCOMPARE(int{row1[0]}, 0);                 // source value 1: at or below the 2nd percentile
+    QCOMPARE(int{row1[4 * 49]}, 255);          // 99: at or above the 98th
+    QCOMPARE(row1[4 * 25], row1[4 * 25 + 1]);  // grey
+    QVERIFY(row1[4 * 25] > 100 && row1[4 * 25] < 160);  // 51
   }
 };
 

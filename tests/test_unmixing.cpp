@@ -719,6 +719,8 @@ class UnmixingTests : public QObject {
     QVERIFY(report.open(QIODevice::ReadOnly));
     const QString html = QString::fromUtf8(report.readAll());
     QVERIFY(html.contains("<svg") && html.contains("endmember_3") && html.contains("ATGP"));
+    QCOMPARE(html.count("<image href='data:image/png;base64,"), 1);  // the input, marked
+    QCOMPARE(html.count("<circle"), 2 * 3);
     GDALDatasetUniquePtr points(GDALDataset::Open(options.pointsOutput.c_str(), GDAL_OF_VECTOR));
     QVERIFY(points);
     OGRLayer* layer = points->GetLayer(0);

@@ -11,14 +11,7 @@ namespace hyperstream {
 
 namespace {
 
-using svg::kHeight;
-using svg::kWidth;
-using svg::kX0;
-using svg::kX1;
-using svg::kY0;
-using svg::kY1;
 using svg::number;
-using svg::scale;
 
 // What the report calls things: PCA's components and variance, or MNF's components and SNR.
 struct Wording {
@@ -34,74 +27,69 @@ Wording wordingFor(const PcaModel& model) {
           QObject::tr("variance")};
 }
 
-QString screePlot(const PcaModel& model) {
+// Eigenvalues on a log scale (hyperspectral spectra fall over decades), the cumulative share on
+// the right axis, and a marker where the written (or kept) components end.
+QString screePlot(const PcaResult& result, bool rebuilt) {
+  const PcaModel& model = result.model;
   const Wording words = wordingFor(model);
-  const int shown = std::min(model.componentCount(), 30);
-  const double top = model.explainedPercent(0);
-  const int x0 = kX0, x1 = kX1, y0 = kY0, y1 = kY1;
-  const double slot = static_cast<double>(x1 - x0) / shown;
-  QString svg = svg::open(QObject::tr("Scree plot"));
-  svg += svg::axes(QObject::tr("component"), QObject::tr("explained %1 (%)").arg(words.quantity), 1,
-                   shown, 0, top, QObject::tr("cumulative (%), 0-100"));
-  QString line;
-  for (int k = 0; k < shown; ++k) {
-    const double height = scale(model.explainedPercent(k), 0, top, 0, y0 - y1);
-    svg += QString(
-               "<rect x='%1' y='%2' width='%3' height='%4' fill='%5'><title>%6: %7 %"
-               "</title></rect>")
-               .arg(x0 + k * slot + slot * 0.15)
-               .arg(y0 - height)
-               .arg(slot * 0.7)
-               .arg(height)
-               .arg(svg::colour(0))
-               .arg(words.component(k))
-               .arg(number(model.explainedPercent(k)));
-    line += QString("%1,%2 ")
-                .arg(x0 + (k + 0.5) * slot)
-                .arg(scale(model.cumulativePercent(k), 0, 100, y0, y1));
+  const int shown = std::min(model.componentCount(), 200);
+  std::vector<double> k(shown), eigenvalue(shown, NAN), cumulative(shown);
+  double top = 0;
+  for (int i = 0; i < shown; ++i) top = std::max(top, model.eigenvalues[i]);
+  double bottom = top;
+  for (int i = 0; i < shown; ++i) {
+    k[i] = i + 1;
+    cumulative[i] = model.cumulativePercent(i);
+    // What round-off leaves of a zero eigenvalue is left out of a log plot.
+    if (model.eigenvalues[i] > top * 1e-12) {
+      eigenvalue[i] = model.eigenvalues[i];
+      bottom = std::min(bottom, eigenvalue[i]);
+    }
   }
-  svg += QString("<polyline points='%1' fill='none' stroke='%2' stroke-width='2'/>")
-             .arg(line, svg::colour(1));
-  return svg + "</svg>";
+  const QString yLabel = model.transform == Transform::Mnf
+                             ? QObject::tr("eigenvalue (1 + SNR), log scale")
+                             : QObject::tr("eigenvalue (variance), log scale");
+  svg::Plot plot(
+      QObject::tr("Scree plot"),
+      {QObject::tr("component"), 1, static_cast<double>(shown), svg::Axis::Scale::Integer},
+      {yLabel, bottom, top > 0 ? top : 1, svg::Axis::Scale::Log});
+  plot.setRightAxis({QObject::tr("cumulative %1 (%)").arg(words.quantity), 0, 100}, svg::colour(1));
+  plot.line(k, eigenvalue, svg::colour(0), shown <= 60);
+  plot.line(k, cumulative, svg::colour(1), false, true);
+  if (result.components < shown)
+    plot.marker(
+        result.components + 0.5,
+        (rebuilt ? QObject::tr("%1 kept") : QObject::tr("%1 written")).arg(result.components));
+  return plot.svg();
 }
 
+// The first three components' loadings against wavelength (or band), broken where bands were
+// left out (not selected, or constant).
 QString loadingsPlot(const PcaResult& result) {
   const PcaModel& model = result.model;
   const int components = std::min({3, result.components, model.componentCount()});
-  std::vector<double> x;
-  bool haveWavelengths = !result.bands.empty();
-  for (int b : result.bands) haveWavelengths &= !std::isnan(result.input.wavelengths[b - 1]);
-  for (int b : result.bands)
-    x.push_back(haveWavelengths ? result.input.wavelengths[b - 1] : static_cast<double>(b));
-  const double xLo = *std::min_element(x.begin(), x.end());
-  const double xHi = *std::max_element(x.begin(), x.end());
-  double yLo = 0, yHi = 0;
   const int all = model.componentCount();
+  std::vector<bool> constant(model.bands, false);
+  for (int b : model.constantBands) constant[b] = true;
+  double yLo = 0, yHi = 0;
   for (int b = 0; b < model.bands; ++b)
     for (int k = 0; k < components; ++k) {
       yLo = std::min(yLo, model.eigenvectors[static_cast<size_t>(b) * all + k]);
       yHi = std::max(yHi, model.eigenvectors[static_cast<size_t>(b) * all + k]);
     }
-  const QString xLabel = haveWavelengths
-                             ? QObject::tr("wavelength (%1)")
-                                   .arg(QString::fromStdString(result.input.wavelengthUnits.empty()
-                                                                   ? std::string("?")
-                                                                   : result.input.wavelengthUnits))
-                             : QObject::tr("band");
-  QString svg = svg::open(QObject::tr("Loadings"));
-  svg += svg::axes(xLabel, QObject::tr("loading"), xLo, xHi, yLo, yHi);
+  const svg::BandAxis bands(result.bands, result.input.wavelengths, result.input.wavelengthUnits);
+  svg::Plot plot(QObject::tr("Loadings"), bands.axis(), {QObject::tr("loading"), yLo, yHi});
+  plot.zeroLine();
+  QStringList names;
   for (int k = 0; k < components; ++k) {
-    std::vector<double> y(model.bands);
+    std::vector<double> loading(model.bands);
     for (int b = 0; b < model.bands; ++b)
-      y[b] = model.eigenvectors[static_cast<size_t>(b) * all + k];
-    svg += svg::polyline(x, y, xLo, xHi, yLo, yHi, svg::colour(k));
-    svg += QString("<text x='%1' y='%2' font-size='12' fill='%3'>%4</text>")
-               .arg(kX1 + 6)
-               .arg(kY1 + 14 * (k + 1))
-               .arg(svg::colour(k))
-               .arg(wordingFor(model).component(k));
+      loading[b] = constant[b] ? NAN : model.eigenvectors[static_cast<size_t>(b) * all + k];
+    plot.line(bands.x(), bands.values(loading), svg::colour(k));
+    names << wordingFor(model).component(k);
   }
-  return svg + "</svg>";
+  plot.legend(names);
+  return plot.svg();
 }
 
 // One row per component: eigenvalue (and SNR for MNF), explained and cumulative share.
@@ -143,7 +131,8 @@ QString noiseTable(const PcaResult& result) {
 
 }  // namespace
 
-QString htmlReport(const PcaResult& result, const PcaOptions& options) {
+QString htmlReport(const PcaResult& result, const PcaOptions& options,
+                   const QuickLook& components) {
   const PcaModel& model = result.model;
   const Wording words = wordingFor(model);
   QString page = html::pageStart(words.title);
@@ -186,10 +175,22 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options) {
                number(result.seconds.write, 3), number(result.seconds.total, 3)));
   page += "</table>";
   page += QObject::tr(
-              "<h2>Scree plot</h2><p>Explained %1 per component (bars) and "
-              "cumulative (line).</p>")
+              "<h2>Scree plot</h2><p>Each component's eigenvalue (blue, log scale) and the "
+              "cumulative share of the %1 (red, right axis).</p>")
               .arg(words.quantity) +
-          screePlot(model);
+          screePlot(result, rebuilt);
+  if (!components.dataUrl.isEmpty()) {
+    const Wording words = wordingFor(model);
+    const QString shown = result.components >= 3
+                              ? QObject::tr("%1, %2 and %3 as red, green and blue")
+                                    .arg(words.component(0), words.component(1), words.component(2))
+                              : QObject::tr("%1 in grey").arg(words.component(0));
+    page += QObject::tr(
+                "<h2>Quick look</h2><p>%1, each stretched between its 2nd and 98th "
+                "percentiles; invalid pixels transparent.</p>")
+                .arg(shown) +
+            components.img(QObject::tr("Quick look of the first components"));
+  }
   page += QObject::tr("<h2>Loadings</h2>") + loadingsPlot(result);
   page += eigenvalueTable(result);
   if (model.transform == Transform::Mnf) page += noiseTable(result);
@@ -197,8 +198,9 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options) {
   return page;
 }
 
-void writeHtmlReport(const PcaResult& result, const PcaOptions& options, const std::string& path) {
-  saveFileAtomically(path, htmlReport(result, options).toUtf8(), "OUTPUT_HTML_FILE");
+void writeHtmlReport(const PcaResult& result, const PcaOptions& options, const std::string& path,
+                     const QuickLook& components) {
+  saveFileAtomically(path, htmlReport(result, options, components).toUtf8(), "OUTPUT_HTML_FILE");
 }
 
 }  // namespace hyperstream

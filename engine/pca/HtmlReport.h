@@ -1,9 +1,10 @@
 #pragma once
-// The HTML report of a PCA run: scree plot with the cumulative-variance curve, eigenvalue table,
-// loadings of the first components against band or wavelength, pixel counts, constant bands,
-// device and timings. Inline SVG only: no network, no JavaScript; QGIS's Results Viewer and any
-// browser show it.
+// The HTML report of a PCA or MNF run: log scree plot with the cumulative share, a quick look of
+// the first components as red, green and blue, eigenvalue table, loadings of the first components
+// against band or wavelength, pixel counts, constant bands, device and timings. Inline SVG only: no
+// network, no JavaScript; QGIS's Results Viewer and any browser show it.
 
+#include "io/QuickLook.h"
 #include "pca/PcaJob.h"
 
 #include <QString>
@@ -12,8 +13,11 @@
 
 namespace hyperstream {
 
-QString htmlReport(const PcaResult& result, const PcaOptions& options);
+// `components`: the written components' preview (empty for a denoise, which writes none).
+QString htmlReport(const PcaResult& result, const PcaOptions& options,
+                   const QuickLook& components = {});
 // Writes atomically; throws Error("OUTPUT_HTML_FILE") on failure.
-void writeHtmlReport(const PcaResult& result, const PcaOptions& options, const std::string& path);
+void writeHtmlReport(const PcaResult& result, const PcaOptions& options, const std::string& path,
+                     const QuickLook& components = {});
 
 }  // namespace hyperstream

@@ -4,6 +4,7 @@
 #include "core/Error.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
+#include "io/QuickLook.h"
 #include "mnf/MnfFit.h"
 #include "mnf/NoiseDifferences.h"
 #include "pca/HtmlReport.h"
@@ -207,6 +208,8 @@ class PcaRun {
   OutputHandle openOutput(const OutputEncoding& encoding);
   void projectionPass(const OutputEncoding& encoding);
   PcaResult finish();
+  // The report's preview of the written components (none for a rebuilt image).
+  QuickLook componentsQuickLook();
 
   StripView stripView(const StripRange& range, const void* data) const;
   unsigned char* residentStrip(const StripRange& range) const {
@@ -837,6 +840,13 @@ void PcaRun::projectionPass(const OutputEncoding& encoding) {
   }
 }
 
+QuickLook PcaRun::componentsQuickLook() {
+  if (rebuilds()) return {};
+  output_->dataset().FlushCache();
+  return makeQuickLook(output_->dataset(),
+                       result_.components >= 3 ? std::vector<int>{1, 2, 3} : std::vector<int>{1});
+}
+
 // Every worker's rows are in the file: rank 0 writes the reports and moves the output into place.
 PcaResult PcaRun::finish() {
   // The device stages took as long as the slowest worker.
@@ -849,7 +859,8 @@ PcaResult PcaRun::finish() {
   }
   if (!options_.statsJson.empty()) writeStatsJson(result_, options_, options_.statsJson);
   if (!options_.tableCsv.empty()) writeTableCsv(result_, options_.tableCsv);
-  if (!options_.htmlReport.empty()) writeHtmlReport(result_, options_, options_.htmlReport);
+  if (!options_.htmlReport.empty())
+    writeHtmlReport(result_, options_, options_.htmlReport, componentsQuickLook());
   output_->commit();
   group_.synchronize();
   result_.seconds.total = total_.nsecsElapsed() * 1e-9;

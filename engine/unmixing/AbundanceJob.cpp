@@ -7,6 +7,7 @@
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
+#include "unmixing/AbundanceReport.h"
 #include "unmixing/JobStrips.h"
 
 #include <QElapsedTimer>
@@ -119,6 +120,7 @@ void AbundanceRun::checkOutputs() {
   outputs.raster("OUTPUT", options_.output, format_, model_.endmembers, outputType());
   if (!options_.rmseOutput.empty())
     outputs.raster("OUTPUT_RMSE", options_.rmseOutput, format_, 1, outputType());
+  if (!options_.htmlReport.empty()) outputs.file("OUTPUT_HTML_FILE", options_.htmlReport);
 }
 
 // Per buffered row: the input in its type (a pool of buffers) and the outputs (two buffers); the
@@ -226,6 +228,10 @@ AbundanceResult AbundanceRun::finish() {
                           .arg(stats_.unsolved));
   result_.validPixels = stats_.validPixels;
   result_.device = kernels_->deviceTimes();
+  result_.seconds = total_.nsecsElapsed() * 1e-9;
+  if (!options_.htmlReport.empty())
+    writeAbundanceReport(result_, options_, output_->dataset(),
+                         rmseRaster_ ? &rmseRaster_->dataset() : nullptr);
   output_->commit();
   if (rmseRaster_) rmseRaster_->commit();
   result_.seconds = total_.nsecsElapsed() * 1e-9;

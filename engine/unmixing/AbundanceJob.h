@@ -25,6 +25,7 @@ struct AbundanceOptions : JobOptions {
   std::string endmembers;  // the CSV
   AbundanceMethod method = AbundanceMethod::Fcls;
   std::string rmseOutput;  // optional single-band raster
+  std::string htmlReport;  // optional
 };
 
 struct AbundanceResult {

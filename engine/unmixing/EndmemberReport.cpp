@@ -36,40 +36,58 @@ QString methodText(const EndmemberResult& result, const EndmemberOptions& option
   return {};
 }
 
-// The spectra against wavelength where every band has one, else against band number.
+// The spectra against wavelength where every band has one, else against band number, broken
+// where bands were left out.
 QString spectraPlot(const EndmemberResult& result) {
   const RasterInfo& info = result.input;
-  bool wavelengths = true;
-  for (const int b : result.bands) wavelengths &= !std::isnan(info.wavelengths[b - 1]);
-  std::vector<double> x;
-  for (const int b : result.bands)
-    x.push_back(wavelengths ? info.wavelengths[b - 1] : static_cast<double>(b));
   double yLo = 0, yHi = 0;
   for (const Endmember& e : result.table.endmembers)
     for (const double v : e.spectrum) {
       yLo = std::min(yLo, v);
       yHi = std::max(yHi, v);
     }
-  const double xLo = *std::min_element(x.begin(), x.end());
-  const double xHi = *std::max_element(x.begin(), x.end());
-  const QString xLabel =
-      wavelengths ? QObject::tr("wavelength (%1)")
-                        .arg(QString::fromStdString(
-                            info.wavelengthUnits.empty() ? std::string("?") : info.wavelengthUnits))
-                  : QObject::tr("band");
-  QString plot = svg::open(QObject::tr("Endmember spectra"));
-  plot += svg::axes(xLabel, QObject::tr("value (the input's units)"), xLo, xHi, yLo, yHi);
+  const svg::BandAxis bands(result.bands, info.wavelengths, info.wavelengthUnits);
+  svg::Plot plot(QObject::tr("Endmember spectra"), bands.axis(),
+                 {QObject::tr("value (the input's units)"), yLo, yHi});
+  plot.zeroLine();
+  QStringList names;
   const auto& endmembers = result.table.endmembers;
   for (size_t k = 0; k < endmembers.size(); ++k) {
-    plot += svg::polyline(x, endmembers[k].spectrum, xLo, xHi, yLo, yHi,
-                          svg::colour(static_cast<int>(k)));
-    plot += QString("<text x='%1' y='%2' font-size='11' fill='%3'>%4</text>")
-                .arg(svg::kX1 + 4)
-                .arg(svg::kY1 + 12 * (static_cast<int>(k) + 1))
-                .arg(svg::colour(static_cast<int>(k)))
-                .arg(static_cast<int>(k) + 1);
+    plot.line(bands.x(), bands.values(endmembers[k].spectrum), svg::colour(static_cast<int>(k)));
+    names << QString::fromStdString(endmembers[k].id);
   }
-  return plot + "</svg>";
+  plot.legend(names);
+  return plot.svg();
+}
+
+// The preview with a numbered circle on each endmember's pixel.
+QString markedImage(const EndmemberResult& result, const QuickLook& image) {
+  const int w = image.width * image.zoom(), h = image.height * image.zoom();
+  const double sx = static_cast<double>(w) / static_cast<double>(result.input.width);
+  const double sy = static_cast<double>(h) / static_cast<double>(result.input.height);
+  QString svg = QString(
+                    "<svg xmlns='http://www.w3.org/2000/svg' width='%1' height='%2'>"
+                    "<image href='%3' width='%1' height='%2' style='image-rendering:pixelated'/>")
+                    .arg(w)
+                    .arg(h)
+                    .arg(image.dataUrl);
+  const auto& endmembers = result.table.endmembers;
+  for (size_t k = 0; k < endmembers.size(); ++k) {
+    const double x = (static_cast<double>(endmembers[k].col) + 0.5) * sx;
+    const double y = (static_cast<double>(endmembers[k].row) + 0.5) * sy;
+    svg += QString(
+               "<circle cx='%1' cy='%2' r='7' fill='none' stroke='white' stroke-width='4'/>"
+               "<circle cx='%1' cy='%2' r='7' fill='none' stroke='%3' stroke-width='2'/>"
+               "<text x='%4' y='%5' font-size='12' font-weight='bold' fill='%3' "
+               "stroke='white' stroke-width='3' paint-order='stroke'>%6</text>")
+               .arg(x, 0, 'f', 1)
+               .arg(y, 0, 'f', 1)
+               .arg(svg::colour(static_cast<int>(k)))
+               .arg(x + 9, 0, 'f', 1)
+               .arg(y + 4, 0, 'f', 1)
+               .arg(k + 1);
+  }
+  return svg + "</svg>";
 }
 
 QString endmemberTable(const EndmemberResult& result) {
@@ -99,7 +117,8 @@ QString endmemberTable(const EndmemberResult& result) {
 
 }  // namespace
 
-QString endmemberReport(const EndmemberResult& result, const EndmemberOptions& options) {
+QString endmemberReport(const EndmemberResult& result, const EndmemberOptions& options,
+                        const QuickLook& image) {
   QString page = html::pageStart("Hyperstream endmembers");
   page += QObject::tr("<h1>Endmember extraction</h1><table>");
   auto row = [&](const QString& name, const QString& value) { page += html::row(name, value); };
@@ -124,6 +143,17 @@ QString endmemberReport(const EndmemberResult& result, const EndmemberOptions& o
   row(QObject::tr("Seconds"), svg::number(result.seconds, 3));
   page += "</table>";
   page += QObject::tr("<h2>Spectra</h2>") + spectraPlot(result);
+  if (!image.dataUrl.isEmpty()) {
+    const std::vector<int> rgb = naturalColourBands(result.bands, result.input.wavelengths);
+    page += QObject::tr(
+                "<h2>Where they are</h2><p>The input's bands %1, %2 and %3 as red, green "
+                "and blue (each stretched between its 2nd and 98th percentiles), the "
+                "endmembers circled.</p>")
+                .arg(rgb[0])
+                .arg(rgb[1])
+                .arg(rgb[2]) +
+            markedImage(result, image);
+  }
   page += endmemberTable(result);
   page += html::pageEnd();
   return page;
@@ -131,7 +161,10 @@ QString endmemberReport(const EndmemberResult& result, const EndmemberOptions& o
 
 void writeEndmemberReport(const EndmemberResult& result, const EndmemberOptions& options,
                           const std::string& path) {
-  saveFileAtomically(path, endmemberReport(result, options).toUtf8(), "OUTPUT_HTML_FILE");
+  DatasetPtr input = openRaster(options.input, "INPUT");
+  const QuickLook image =
+      makeQuickLook(*input, naturalColourBands(result.bands, result.input.wavelengths));
+  saveFileAtomically(path, endmemberReport(result, options, image).toUtf8(), "OUTPUT_HTML_FILE");
 }
 
 }  // namespace hyperstream

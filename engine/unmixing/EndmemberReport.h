@@ -2,6 +2,7 @@
 // The HTML report of an endmember extraction: what was searched and how, the endmembers' pixels,
 // their spectra against wavelength (or band), device and time. Inline SVG only.
 
+#include "io/QuickLook.h"
 #include "unmixing/EndmemberJob.h"
 
 #include <QString>
@@ -10,7 +11,9 @@
 
 namespace hyperstream {
 
-QString endmemberReport(const EndmemberResult& result, const EndmemberOptions& options);
+// `image`: a preview of the input (naturalColourBands), where the endmembers are marked.
+QString endmemberReport(const EndmemberResult& result, const EndmemberOptions& options,
+                        const QuickLook& image = {});
 // Writes atomically; throws Error("OUTPUT_HTML_FILE") on failure.
 void writeEndmemberReport(const EndmemberResult& result, const EndmemberOptions& options,
                           const std::string& path);
