@@ -64,21 +64,11 @@ int64_t mebibytes(const QString& text, const QString& option) {
 }
 
 BandList bandList(const QString& text) {
-  // "1,2,5-9": 1-based band numbers and ranges, kept as ranges (the input's band count is not
-  // known here: the job checks them before expanding anything).
-  BandList bands;
-  for (const QString& part : text.split(',', Qt::SkipEmptyParts)) {
-    const QStringList range = part.trimmed().split('-');
-    bool okFirst = false, okLast = false;
-    const int first = range.value(0).toInt(&okFirst);
-    const int last = range.size() == 2 ? range[1].toInt(&okLast) : first;
-    if (!okFirst || (range.size() == 2 && !okLast) || range.size() > 2 || last < first)
-      usage(QString("--bands: '%1' is not a band number or a range like 5-9").arg(part));
-    if (first < 1) usage(QString("--bands: band numbers start at 1, not %1").arg(first));
-    bands.emplace_back(first, last);
+  try {
+    return parseBandList(text.toStdString(), "BANDS");
+  } catch (const Error& error) {
+    usage(QString("--bands: ") + error.what());
   }
-  if (bands.empty()) usage("--bands: no band given");
-  return bands;
 }
 
 void parseOrExit(QCommandLineParser& parser, const QStringList& arguments,
@@ -101,6 +91,11 @@ void parseOrExit(QCommandLineParser& parser, const QStringList& arguments,
 void addSharedOptions(QCommandLineParser& parser, const SharedOptionHelp& help) {
   parser.addOptions({
       {"bands", "Bands to use, 1-based, e.g. " + help.bandsExample + " (default: all).", "LIST"},
+      {"exclude-nm",
+       "Leave out the bands whose wavelength lies in these ranges (nanometres), e.g. the "
+       "water-vapour windows 1340-1450,1790-1960.",
+       "RANGES"},
+      {"use-bbl", "Leave out the bands the input's bad-band list (ENVI bbl) marks bad."},
       {"format",
        "GDAL driver of " + help.outputs + ", e.g. GTiff or ENVI (default: from the extension).",
        "NAME"},
@@ -131,6 +126,14 @@ void readSharedOptions(const QCommandLineParser& parser, JobOptions& options) {
   options.input = parser.positionalArguments()[0].toStdString();
   options.output = parser.positionalArguments()[1].toStdString();
   if (parser.isSet("bands")) options.bands = bandList(parser.value("bands"));
+  if (parser.isSet("exclude-nm")) {
+    try {
+      options.exclude.nanometres = parseNanometreRanges(parser.value("exclude-nm").toStdString());
+    } catch (const Error& error) {
+      usage(QString("--exclude-nm: ") + error.what());
+    }
+  }
+  options.exclude.badBandList = parser.isSet("use-bbl");
   options.format = parser.value("format").toStdString();
   for (const QString& option : parser.values("co"))
     options.creationOptions.push_back(option.toStdString());

@@ -2,9 +2,11 @@
 
 #include "HyperstreamProvider.h"
 #include "ProcessingSupport.h"
+#include "core/Error.h"
 #include "run/GpuRuntime.h"
 
 #include <qgsapplication.h>
+#include <qgsexception.h>
 #include <qgsprocessingfeedback.h>
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
@@ -99,6 +101,16 @@ void EngineAlgorithm::initAlgorithm(const QVariantMap&) {
       new QgsProcessingParameterRasterLayer(QStringLiteral("INPUT"), QObject::tr("Input raster")));
   addDocumented(new QgsProcessingParameterBand(QStringLiteral("BANDS"), QObject::tr("Bands"),
                                                QVariant(), QStringLiteral("INPUT"), true, true));
+  addDocumented(new QgsProcessingParameterString(
+      QStringLiteral("BAND_LIST"), QObject::tr("Bands as numbers and ranges (e.g. 1-100,120-198)"),
+      QVariant(), false, true));
+  addDocumented(new QgsProcessingParameterString(
+      QStringLiteral("EXCLUDE_NM"),
+      QObject::tr("Leave out wavelengths in nm (e.g. 1340-1450,1790-1960)"), QVariant(), false,
+      true));
+  addDocumented(new QgsProcessingParameterBoolean(
+      QStringLiteral("USE_BBL"), QObject::tr("Leave out the file's bad bands (ENVI bbl)"), false,
+      true));  // optional: models saved before it existed stay valid
   addJobParameters();
   // The GPU choices stay (their indices are saved in models and scripts), saying so where this
   // machine has no GPU to run them.
@@ -148,13 +160,34 @@ void EngineAlgorithm::addOptionalRasterOutput(const QString& name, const QString
   addDocumented(new QgsProcessingParameterRasterDestination(name, label, QVariant(), true, false));
 }
 
+void EngineAlgorithm::readBandSelection(const QVariantMap& parameters,
+                                        QgsProcessingContext& context, JobOptions& options) const {
+  options.bands.clear();
+  for (int band : parameterAsInts(parameters, QStringLiteral("BANDS"), context))
+    options.bands.push_back(band);
+  const QString typed = parameterAsString(parameters, QStringLiteral("BAND_LIST"), context);
+  if (!typed.trimmed().isEmpty()) {
+    if (!options.bands.empty())
+      throw Error("BAND_LIST", "give the bands either as BANDS or as BAND_LIST, not both");
+    options.bands = parseBandList(typed.toStdString(), "BAND_LIST");
+  }
+  const QString nanometres = parameterAsString(parameters, QStringLiteral("EXCLUDE_NM"), context);
+  options.exclude.nanometres.clear();
+  if (!nanometres.trimmed().isEmpty())
+    options.exclude.nanometres = parseNanometreRanges(nanometres.toStdString());
+  options.exclude.badBandList = parameterAsBoolean(parameters, QStringLiteral("USE_BBL"), context);
+}
+
 bool EngineAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
                                        QgsProcessingFeedback*) {
   JobOptions& options = jobOptions();
   options.input = rasterPath(*this, parameters, context);
-  options.bands.clear();
-  for (int band : parameterAsInts(parameters, QStringLiteral("BANDS"), context))
-    options.bands.push_back(band);
+  try {
+    readBandSelection(parameters, context, options);
+  } catch (const Error& error) {
+    throw QgsProcessingException(
+        QStringLiteral("%1: %2").arg(QString::fromStdString(error.parameter()), error.what()));
+  }
   const DeviceChoice devices[] = {DeviceChoice(), DeviceChoice::cpu(), DeviceChoice::anyGpu(),
                                   DeviceChoice::everyGpu()};
   const int device = parameterAsEnum(parameters, QStringLiteral("DEVICE"), context);
@@ -168,8 +201,17 @@ bool EngineAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcess
 
 bool EngineAlgorithm::checkParameterValues(const QVariantMap& parameters,
                                            QgsProcessingContext& context, QString* message) const {
-  return QgsProcessingAlgorithm::checkParameterValues(parameters, context, message) &&
-         checkCreationOptionsFor(*this, parameters, context, message) &&
+  if (!QgsProcessingAlgorithm::checkParameterValues(parameters, context, message)) return false;
+  JobOptions selection;
+  try {
+    readBandSelection(parameters, context, selection);
+  } catch (const Error& error) {
+    if (message)
+      *message =
+          QStringLiteral("%1: %2").arg(QString::fromStdString(error.parameter()), error.what());
+    return false;
+  }
+  return checkCreationOptionsFor(*this, parameters, context, message) &&
          checkJobParameters(parameters, context, message);
 }
 

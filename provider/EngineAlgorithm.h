@@ -76,6 +76,10 @@ class EngineAlgorithm : public QgsProcessingAlgorithm {
   void addOptionalRasterOutput(const QString& name, const QString& label);
 
  private:
+  // BANDS (or the typed BAND_LIST), EXCLUDE_NM and USE_BBL into `options`; throws Error naming
+  // the parameter.
+  void readBandSelection(const QVariantMap& parameters, QgsProcessingContext& context,
+                         JobOptions& options) const;
   bool prepareAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
                         QgsProcessingFeedback* feedback) final;
   bool checkParameterValues(const QVariantMap& parameters, QgsProcessingContext& context,

@@ -97,6 +97,15 @@ class CliTests : public QObject {
     QVERIFY(!report.contains("http://") || report.count("http://") == report.count("xmlns="));
     QVERIFY(!report.contains("<script"));
 
+    // The scene carries wavelengths (400-2500 nm): the water-vapour windows can be left out.
+    const Run windows = run({"pca", dir + "/scene.tif", dir + "/w.tif", "--exclude-nm",
+                             "1340-1450,1790-1960", "--components", "2"});
+    QVERIFY2(windows.exitCode == 0, qPrintable(windows.err));
+    QVERIFY2(windows.err.contains("53 of 60 bands"), qPrintable(windows.err));
+    const Run badRange = run({"pca", dir + "/scene.tif", dir + "/w.tif", "--exclude-nm", "1340"});
+    QCOMPARE(badRange.exitCode, 2);
+    QVERIFY(badRange.err.contains("--exclude-nm"));
+
     const Run quiet = run({"pca", dir + "/scene.tif", dir + "/pcs2.tif", "--quiet"});
     QCOMPARE(quiet.exitCode, 0);
     QVERIFY(quiet.out.isEmpty());

@@ -592,6 +592,67 @@ class ErrorTests : public QObject {
     QVERIFY(timer.elapsed() < 5000);
   }
 
+  // Bands left out by wavelength (nm, or micrometres converted) and by ENVI's bad-band list give
+  // the run of the bands that remain, exactly; asking for what the file lacks is an error naming
+  // the parameter.
+  void bandsLeftOutByWavelengthAndBadBandList() {
+    const QString dir = testing::tempDir();
+    const testing::Cube cube = testing::correlatedCube(24, 20, 10, 5);
+    const std::string envi = (dir + "/scene.img").toStdString();
+    testing::writeCube(cube, envi, GDT_Float32, "ENVI");
+    {
+      GDALDatasetUniquePtr dataset(GDALDataset::Open(envi.c_str(), GDAL_OF_UPDATE));
+      for (int b = 1; b <= 10; ++b) {
+        dataset->GetRasterBand(b)->SetMetadataItem("wavelength",
+                                                   std::to_string(300 + 100 * b).c_str());
+        dataset->GetRasterBand(b)->SetMetadataItem("wavelength_units", "Nanometers");
+      }
+    }
+    QFile header(dir + "/scene.hdr");
+    QVERIFY(header.open(QIODevice::Append));
+    header.write("bbl = {1, 1, 1, 1, 1, 1, 1, 1, 0, 1}\n");
+    header.close();
+    TestFeedback feedback;
+    PcaOptions options = optionsFor(dir + "/scene.img", dir + "/excluded.tif");
+    options.exclude.nanometres = {{550, 750}, {2000, 2500}};  // 600 and 700 nm: bands 3 and 4
+    options.exclude.badBandList = true;                       // band 9
+    const PcaResult excluded = runPca(options, feedback);
+    QCOMPARE(excluded.bands, (std::vector<int>{1, 2, 5, 6, 7, 8, 10}));
+    PcaOptions listed = optionsFor(dir + "/scene.img", dir + "/listed.tif");
+    listed.bands = {{1, 2}, {5, 8}, 10};
+    const PcaResult explicitly = runPca(listed, feedback);
+    QCOMPARE(excluded.model.eigenvalues, explicitly.model.eigenvalues);
+    QCOMPARE(contents(dir + "/excluded.tif").size(), contents(dir + "/listed.tif").size());
+    QVERIFY(testing::readCube((dir + "/excluded.tif").toStdString()).values ==
+            testing::readCube((dir + "/listed.tif").toStdString()).values);
+
+    // Micrometres (a GeoTIFF's metadata) are converted.
+    const std::string tif = (dir + "/um.tif").toStdString();
+    testing::writeCube(cube, tif, GDT_Float32);
+    {
+      GDALDatasetUniquePtr dataset(GDALDataset::Open(tif.c_str(), GDAL_OF_UPDATE));
+      for (int b = 1; b <= 10; ++b) {
+        dataset->GetRasterBand(b)->SetMetadataItem("wavelength",
+                                                   std::to_string(0.3 + 0.1 * b).c_str());
+        dataset->GetRasterBand(b)->SetMetadataItem("wavelength_units", "Micrometers");
+      }
+    }
+    options = optionsFor(dir + "/um.tif", dir + "/um_out.tif");
+    options.exclude.nanometres = {{550, 750}};
+    QCOMPARE(runPca(options, feedback).bands, (std::vector<int>{1, 2, 5, 6, 7, 8, 9, 10}));
+
+    // What the file does not have, and exclusions that leave too little.
+    options = optionsFor(goodInput(dir), dir + "/out.tif");
+    options.exclude.nanometres = {{550, 750}};
+    expectError(options, "EXCLUDE_NM", "has no wavelength", dir);
+    options.exclude = {};
+    options.exclude.badBandList = true;
+    expectError(options, "USE_BBL", "no bad-band list", dir);
+    options = optionsFor(dir + "/scene.img", dir + "/out.tif");
+    options.exclude.nanometres = {{0, 1250}};
+    expectError(options, "EXCLUDE_NM", "leave 1 band(s)", dir);
+  }
+
   // The kernels start on a thread of its own while the job plans. Without a usable GPU: auto
   // takes the CPU and says why only when the job takes the kernels; gpu fails there; a job whose
   // input is bad says nothing about devices.

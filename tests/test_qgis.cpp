@@ -561,6 +561,23 @@ class QgisTests : public QObject {
                                        {"OUTPUT", QgsProcessing::TEMPORARY_OUTPUT}},
                                       context, &message));
     QVERIFY(context.layersToLoadOnCompletion().isEmpty());  // checking resolves no output
+    // Typed band ranges and wavelength ranges are checked too.
+    const QList<std::pair<QVariantMap, QString>> refused = {
+        {{{"BAND_LIST", "1-3,x"}}, "BAND_LIST"},
+        {{{"BAND_LIST", "1-3"}, {"BANDS", QVariantList{1, 2}}}, "BAND_LIST"},
+        {{{"EXCLUDE_NM", "1340-1450,1790"}}, "EXCLUDE_NM"},
+        {{{"EXCLUDE_NM", "1450-1340"}}, "EXCLUDE_NM"}};
+    for (const auto& [extra, parameter] : refused) {
+      QVariantMap parameters = {{"INPUT", dir + "/in.tif"}, {"OUTPUT", dir + "/o.tif"}};
+      parameters.insert(extra);
+      QVERIFY(!pca->checkParameterValues(parameters, context, &message));
+      QVERIFY2(message.startsWith(parameter), qPrintable(message));
+    }
+    QVERIFY(pca->checkParameterValues({{"INPUT", dir + "/in.tif"},
+                                       {"BAND_LIST", "1-2, 4"},
+                                       {"EXCLUDE_NM", "1340-1450, 1790-1960"},
+                                       {"OUTPUT", dir + "/o.tif"}},
+                                      context, &message));
   }
 
   // Anything that escapes the engine becomes a QgsProcessingException: an exception that reaches

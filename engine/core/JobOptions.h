@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hyperstream {
@@ -18,6 +19,18 @@ struct BandRange {
   int first, last;
 };
 using BandList = std::vector<BandRange>;
+// "1-100,120": band numbers and ranges; throws Error(parameter) for anything else.
+BandList parseBandList(const std::string& text, const std::string& parameter);
+
+// Bands left out by what the file says of them, after the bands asked for: wavelength ranges (in
+// nanometres, inclusive; e.g. the water-vapour windows 1340-1450,1790-1960) and the file's
+// bad-band list (ENVI's bbl).
+struct BandExclusions {
+  std::vector<std::pair<double, double>> nanometres;
+  bool badBandList = false;
+};
+// "1340-1450,1790-1960"; throws Error("EXCLUDE_NM").
+std::vector<std::pair<double, double>> parseNanometreRanges(const std::string& text);
 
 // Output data types. The integer types other than Byte hold rebuilt images (denoise, inverse);
 // SameAsInput is resolved by the job to the type the rebuilt image had.
@@ -30,6 +43,7 @@ struct JobOptions {
   std::string input;
   std::string output;
   BandList bands;  // 1-based bands and ranges; empty: every band
+  BandExclusions exclude;
   OutputType outputType = OutputType::Float32;
   std::string format;  // GDAL driver short name; empty: from the output's extension
   std::vector<std::string> creationOptions;  // NAME=VALUE

@@ -574,8 +574,65 @@ std::vector<int> selectBands(const BandList& requested, int bandCount, const std
   return bands;
 }
 
+namespace {
+
+// A band's wavelength in nanometres: ENVI and GDAL say "Nanometers" or "Micrometers" (or nothing,
+// where values below 100 can only be micrometres).
+double nanometres(double wavelength, const std::string& units) {
+  const QString unit = QString::fromStdString(units).toLower();
+  const bool micrometres = unit.startsWith("micro") || unit == "um" || unit == QString("µm") ||
+                           (unit.isEmpty() && wavelength < 100);
+  return micrometres ? wavelength * 1000 : wavelength;
+}
+
+// ENVI's bad-band list ("{1, 1, 0, ...}", 0 for a bad band) as GDAL keeps it, one flag per band.
+std::vector<bool> badBandList(GDALDataset& dataset, int bandCount) {
+  const char* text = dataset.GetMetadataItem("bbl", "ENVI");
+  if (!text)
+    throw Error("USE_BBL", "the input has no bad-band list (an ENVI header's 'bbl' field)");
+  QString list = QString::fromLatin1(text).trimmed();
+  list.remove('{').remove('}');
+  const QStringList flags = list.split(',', Qt::SkipEmptyParts);
+  if (flags.size() != bandCount)
+    throw Error("USE_BBL", "the bad-band list has " + std::to_string(flags.size()) +
+                               " entries for " + std::to_string(bandCount) + " bands");
+  std::vector<bool> good;
+  for (const QString& flag : flags) good.push_back(flag.trimmed().toDouble() != 0);
+  return good;
+}
+
+void excludeBands(std::vector<int>& bands, GDALDataset& dataset, const RasterInfo& info,
+                  const BandExclusions& exclude) {
+  if (!exclude.nanometres.empty()) {
+    for (int b : bands)
+      if (std::isnan(info.wavelengths[b - 1]))
+        throw Error("EXCLUDE_NM", "band " + std::to_string(b) +
+                                      " has no wavelength: the input's bands cannot be "
+                                      "excluded by wavelength");
+    const auto excluded = [&](int b) {
+      const double nm = nanometres(info.wavelengths[b - 1], info.wavelengthUnits);
+      return std::any_of(exclude.nanometres.begin(), exclude.nanometres.end(),
+                         [&](const auto& range) { return nm >= range.first && nm <= range.second; });
+    };
+    bands.erase(std::remove_if(bands.begin(), bands.end(), excluded), bands.end());
+    if (bands.size() < 2)
+      throw Error("EXCLUDE_NM", "the wavelength ranges leave " + std::to_string(bands.size()) +
+                                    " band(s); at least two are needed");
+  }
+  if (exclude.badBandList) {
+    const std::vector<bool> good = badBandList(dataset, info.bandCount);
+    bands.erase(std::remove_if(bands.begin(), bands.end(), [&](int b) { return !good[b - 1]; }),
+                bands.end());
+    if (bands.size() < 2)
+      throw Error("USE_BBL", "the bad-band list leaves " + std::to_string(bands.size()) +
+                                 " band(s); at least two are needed");
+  }
+}
+
+}  // namespace
+
 JobInput openJobInput(const std::string& path, const BandList& requestedBands,
-                      const std::string& job) {
+                      const BandExclusions& exclude, const std::string& job) {
   JobInput input;
   input.dataset = openRaster(path, "INPUT");
   GDALDataset& dataset = *input.dataset;
@@ -599,6 +656,7 @@ JobInput openJobInput(const std::string& path, const BandList& requestedBands,
   }
   input.info = describeRaster(dataset, path);
   input.bands = selectBands(requestedBands, input.info.bandCount, job);
+  excludeBands(input.bands, dataset, input.info, exclude);
   std::vector<GDALDataType> types;
   for (int b : input.bands) {
     const GDALDataType type = input.info.bandTypes[b - 1];

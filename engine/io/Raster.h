@@ -196,7 +196,10 @@ struct JobInput {
   std::vector<double> nodata;                   // per selected band, NaN for none
   SampleType sampleType = SampleType::Float64;  // info.type's
 };
+// `exclude` leaves out bands of those asked for (BandExclusions); an error names EXCLUDE_NM or
+// USE_BBL when the file has no wavelengths or no bad-band list, or when fewer than two bands are
+// left.
 JobInput openJobInput(const std::string& path, const BandList& requestedBands,
-                      const std::string& job);
+                      const BandExclusions& exclude, const std::string& job);
 
 }  // namespace hyperstream

@@ -68,6 +68,13 @@ double position(double value, const Axis& axis, double from, double to) {
                            : (from + to) / 2;
 }
 
+// The axis over its own range (x axes: bands, wavelengths, components), its step set.
+Axis exact(Axis axis) {
+  if (axis.scale == Axis::Scale::Log || axis.hi <= axis.lo) return widened(axis);
+  axis.step = linearStep(axis);
+  return axis;
+}
+
 }  // namespace
 
 QString colour(int series) {
@@ -131,7 +138,7 @@ std::vector<double> BandAxis::values(const std::vector<double>& perBand) const {
 }
 
 Plot::Plot(const QString& title, Axis x, Axis y)
-    : title_(title), x_(widened(std::move(x))), y_(widened(std::move(y))) {}
+    : title_(title), x_(exact(std::move(x))), y_(widened(std::move(y))) {}
 
 void Plot::setRightAxis(Axis axis, const QString& colour) {
   right_ = widened(std::move(axis));

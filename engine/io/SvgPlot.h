@@ -47,6 +47,7 @@ class BandAxis {
 
 class Plot {
  public:
+  // The x axis spans its own range, the y axes are widened to round ticks.
   Plot(const QString& title, Axis x, Axis y);
   // A second y axis on the right, in `colour`, for lines drawn onRight.
   void setRightAxis(Axis axis, const QString& colour);

@@ -271,7 +271,7 @@ class PcaRun {
 // The input, this worker's rows and the output's format.
 void PcaRun::openInput() {
   if (!options_.savedTransform.empty()) readSavedTransform();
-  input_ = openJobInput(options_.input, inputBands(), "PCA");
+  input_ = openJobInput(options_.input, inputBands(), options_.exclude, "PCA");
   if (saved_) checkSavedBands();
   resolveOutputType();
   const RasterInfo& info = input_.info;

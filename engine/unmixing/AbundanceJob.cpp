@@ -96,7 +96,7 @@ class AbundanceRun {
 };
 
 void AbundanceRun::openInput() {
-  input_ = openJobInput(options_.input, options_.bands, "unmixing");
+  input_ = openJobInput(options_.input, options_.bands, options_.exclude, "unmixing");
   const RasterInfo& info = input_.info;
   starting_.weigh(
       {info.width * info.height * static_cast<int64_t>(input_.bands.size()) * typeSize(info.type),

@@ -234,12 +234,12 @@ class EndmemberRun {
 };
 
 void EndmemberRun::openInputs() {
-  input_ = openJobInput(options_.input, options_.bands, "endmember extraction");
+  input_ = openJobInput(options_.input, options_.bands, options_.exclude, "endmember extraction");
   result_.input = input_.info;
   result_.bands = input_.bands;
   if (!options_.locations.empty()) {
     try {
-      locations_ = openJobInput(options_.locations, {}, "endmember extraction");
+      locations_ = openJobInput(options_.locations, {}, {}, "endmember extraction");
     } catch (const Error& e) {
       throw Error("LOCATIONS", e.what());
     }
