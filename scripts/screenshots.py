@@ -1,43 +1,82 @@
-"""Runs inside the QGIS desktop (qgis --code): grabs the Processing Toolbox with Hyperstream,
-the hyperstream:pca dialog and the HTML report, then quits. Driven by scripts/screenshots.sh."""
+"""Runs inside the QGIS desktop (qgis --code), driven by scripts/screenshots.sh: grabs the
+Processing Toolbox with Hyperstream, each Hyperstream dialog with the demo scene as input, and
+the Model Designer with each shipped model, then quits."""
+import glob
 import os
+
 from qgis.PyQt.QtCore import QTimer
-from qgis.PyQt.QtWidgets import QDockWidget, QLineEdit, QApplication
-from qgis.utils import iface, plugins
+from qgis.PyQt.QtWidgets import QApplication, QDockWidget, QLineEdit
+from qgis.core import QgsApplication
+from qgis.utils import iface
 
 out = os.environ["HYPERSTREAM_SHOTS"]
 scene = os.environ["HYPERSTREAM_SCENE"]
-report = os.environ["HYPERSTREAM_REPORT"]
+models = sorted(glob.glob(os.path.join(os.environ["HYPERSTREAM_MODELS"], "*.model3")))
+steps = []
+
+
+def next_step():
+    if steps:
+        steps.pop(0)()
+    else:
+        QApplication.exit(0)
+
+
+def grab_later(widget, name, then=None):
+    def grab():
+        widget.grab().save(os.path.join(out, name))
+        if then:
+            then()
+        next_step()
+    QTimer.singleShot(1500, grab)
 
 
 def toolbox():
-    iface.mainWindow().resize(1400, 900)
-    dock = iface.mainWindow().findChild(QDockWidget, "ProcessingToolbox")
+    window = iface.mainWindow()
+    window.resize(1400, 900)
+    iface.addRasterLayer(scene, "demo scene")
+    dock = window.findChild(QDockWidget, "ProcessingToolbox")
     dock.show()
     search = dock.findChild(QLineEdit)
     if search is not None:
         search.setText("hyperstream")
-    QTimer.singleShot(1500, lambda: (iface.mainWindow().grab().save(f"{out}/toolbox.png"), dialog()))
+    grab_later(window, "toolbox.png")
 
 
-def dialog():
-    import processing
-    layer = iface.addRasterLayer(scene, "demo scene")
-    d = processing.createAlgorithmDialog("hyperstream:pca", {"INPUT": layer.id() if layer else scene})
-    d.resize(900, 760)
-    d.show()
-    QTimer.singleShot(1500, lambda: (d.grab().save(f"{out}/dialog.png"), browser(d)))
+def dialog(algorithm):
+    def show():
+        import processing
+        layer = iface.activeLayer()
+        d = processing.createAlgorithmDialog(algorithm.id(), {"INPUT": layer.id()})
+        d.resize(900, 820)
+        d.show()
+        grab_later(d, "dialog_%s.png" % algorithm.name(), d.close)
+    return show
 
 
-def browser(d):
-    d.close()
-    from qgis.PyQt.QtWebKitWidgets import QWebView
-    from qgis.PyQt.QtCore import QUrl
-    view = QWebView()
-    view.resize(900, 1000)
-    view.load(QUrl.fromLocalFile(report))
-    view.show()
-    QTimer.singleShot(2500, lambda: (view.grab().save(f"{out}/report.png"), QApplication.exit(0)))
+def designer(path):
+    def show():
+        from processing.modeler.ModelerDialog import ModelerDialog
+        from qgis.core import QgsProcessingModelAlgorithm
+        model = QgsProcessingModelAlgorithm()
+        model.fromFile(path)
+        d = ModelerDialog.create(model)
+        d.resize(1300, 800)
+        d.show()
+        d.view().centerOn(d.view().scene().itemsBoundingRect().center())
+        name = os.path.splitext(os.path.basename(path))[0]
+        grab_later(d, "modeler_%s.png" % name, d.close)
+    return show
 
 
-QTimer.singleShot(4000, toolbox)
+def start():
+    steps.append(toolbox)
+    provider = QgsApplication.processingRegistry().providerById("hyperstream")
+    for algorithm in sorted(provider.algorithms(), key=lambda a: a.name()):
+        steps.append(dialog(algorithm))
+    for path in models:
+        steps.append(designer(path))
+    next_step()
+
+
+QTimer.singleShot(4000, start)

@@ -52,7 +52,8 @@ QString tickLabel(double value, const Axis& axis) {
     const double exponent = std::round(std::log10(value));
     if (std::abs(value / std::pow(10.0, exponent) - 1) < 1e-9 && std::abs(exponent) >= 4)
       return QString("10<tspan dy='-5' font-size='9'>%1</tspan>").arg(exponent);  // 10⁶
-    return QString::number(value, 'g', 3);
+    return QString::number(value, 'f',
+                           std::max(0, static_cast<int>(-std::floor(std::log10(value)))));
   }
   const int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(axis.step))));
   if (std::abs(value) < axis.step * 1e-6) value = 0;  // no "-0"
