@@ -84,9 +84,9 @@ int runEndmembersCommand(const QStringList& arguments) {
        "principal components, started from ATGP) or atgp (Ren & Chang 2003).",
        "METHOD"},
       {"vca-projection",
-       "auto (default: VCA's own choice by its SNR estimate), projective or subspace. The "
-       "projective projection amplifies the noise of dark pixels (water): subspace is the more "
-       "robust choice when the scene has dark endmembers.",
+       "auto (default: VCA's own choice by its SNR estimate, where that SNR holds for the "
+       "scene's dark pixels too), projective or subspace. The projective projection divides "
+       "each pixel by its brightness, which amplifies the noise of dark pixels (water).",
        "MODE"},
       {"locations-from",
        "Search this raster instead (e.g. the output of 'hyperstream spp' on INPUT, same grid), "

@@ -108,10 +108,6 @@ bool referenceValid(const Cube& cube, int64_t pixel) {
   return true;
 }
 
-namespace {
-
-// Cyclic Jacobi eigen-decomposition of a symmetric matrix (n x n, row-major). Returns the
-// eigenvalues; `vectors` gets the eigenvectors as columns.
 std::vector<double> jacobi(std::vector<double> a, int n, std::vector<double>& vectors) {
   vectors.assign(static_cast<size_t>(n) * n, 0.0);
   for (int i = 0; i < n; ++i) vectors[static_cast<size_t>(i) * n + i] = 1.0;
@@ -151,8 +147,6 @@ std::vector<double> jacobi(std::vector<double> a, int n, std::vector<double>& ve
   for (int i = 0; i < n; ++i) values[i] = A(i, i);
   return values;
 }
-
-}  // namespace
 
 namespace {
 

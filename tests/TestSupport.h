@@ -45,6 +45,10 @@ void writeCube(const Cube& cube, const std::string& path, GDALDataType type,
                const std::string& driver = "GTiff", const std::vector<std::string>& options = {});
 Cube readCube(const std::string& path);
 
+// Cyclic Jacobi eigen-decomposition of a symmetric matrix (n x n, row-major): the eigenvalues,
+// unsorted; `vectors` gets the eigenvectors as columns.
+std::vector<double> jacobi(std::vector<double> a, int n, std::vector<double>& vectors);
+
 struct Reference {
   int64_t valid = 0;
   std::vector<double> mean, stddev;

@@ -354,9 +354,7 @@ void EndmemberRun::search() {
       !plan_.cubeFits && readsBandMajor(searched().info, kernels_->takesBandMajor()));
   result_.search = findEndmembers(passes, options_.search);
   if (options_.search.method == EndmemberMethod::Vca)
-    feedback_.info(QString("VCA: estimated SNR %1 dB, %2 projection")
-                       .arg(result_.search.snrDb, 0, 'f', 1)
-                       .arg(result_.search.projective ? "projective" : "subspace"));
+    feedback_.info("VCA: " + QString::fromStdString(vcaChoiceText(result_.search)));
   if (options_.search.method == EndmemberMethod::Nfindr)
     feedback_.info(QString("N-FINDR: %1 replacement(s) over ATGP's start, the simplex volume "
                            "%2 times as large")

@@ -19,12 +19,9 @@ QString methodText(const EndmemberResult& result, const EndmemberOptions& option
     case EndmemberMethod::Atgp:
       return QObject::tr("ATGP (Ren & Chang 2003)");
     case EndmemberMethod::Vca:
-      return QObject::tr(
-                 "VCA (Nascimento & Bioucas-Dias 2005), %1 projection (estimated SNR "
-                 "%2 dB), seed %3")
-          .arg(search.projective ? QObject::tr("projective") : QObject::tr("subspace"))
-          .arg(search.snrDb, 0, 'f', 1)
-          .arg(options.search.seed);
+      return QObject::tr("VCA (Nascimento & Bioucas-Dias 2005), seed %1; %2")
+          .arg(options.search.seed)
+          .arg(QString::fromStdString(vcaChoiceText(search)));
     case EndmemberMethod::Nfindr:
       return QObject::tr(
                  "N-FINDR (Winter 1999) from ATGP: %1 replacement(s), the volume %2 times "

@@ -4,6 +4,8 @@
 
 #include <lapacke.h>
 
+#include <QString>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -265,19 +267,28 @@ class VcaSpace {
     const double powerY = trace + meanPower;
     const double powerX = std::accumulate(values.begin(), values.end(), 0.0) + meanPower;
     result.snrDb = 10 * std::log10((powerX - count * powerY / n) / (powerY - powerX));
+    const double threshold = 15 + 10 * std::log10(count);
     projective_ = projection == VcaProjection::Auto
-                      ? !(result.snrDb < 15 + 10 * std::log10(count))  // a NaN (no noise) too
+                      ? !(result.snrDb < threshold)  // a NaN (no noise) too
                       : projection == VcaProjection::Projective;
-    result.projective = projective_;
     std::vector<double> center(n, 0.0);
     if (projective_) {
       // The leading axes of the uncentred second moments; y = Uᵀx / (uᵀ Uᵀx), u = Uᵀ mean.
       Matrix second(covariance);
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) second[static_cast<size_t>(i) * n + j] += m.mean[i] * m.mean[j];
-      axes = leadingEigenvectors(second, n, count, values);
-      meanCoordinates_ = coordinates(axes, n, count, m.mean, center);
-    } else {
+      Matrix projectiveAxes = leadingEigenvectors(second, n, count, values);
+      meanCoordinates_ = coordinates(projectiveAxes, n, count, m.mean, center);
+      if (projection == VcaProjection::Auto) {
+        result.darkSnrDb =
+            darkPixelSnr(result.snrDb, covariance, m.mean,
+                         combine(projectiveAxes, n, count, meanCoordinates_.data()), n);
+        projective_ = !(result.darkSnrDb < threshold) || std::isnan(result.snrDb);
+      }
+      if (projective_) axes = std::move(projectiveAxes);
+    }
+    result.projective = projective_;
+    if (!projective_) {
       // y = (U_dᵀ(x − mean), c) with d = count − 1 and c the largest |U_dᵀ(x − mean)|.
       dimensions_ = count - 1;
       Matrix leading(static_cast<size_t>(n) * dimensions_);
@@ -294,6 +305,22 @@ class VcaSpace {
           Searcher::searchIn(space_.dimensions, SearchRule::Norm, center_, axes_, dimensions_))[0];
       lift_ = std::sqrt(far.score);
     }
+  }
+
+  // The SNR (dB) of a pixel two standard deviations darker than the mean brightness b = uᵀUᵀx
+  // once the projective projection has divided it by b (its noise grows by mean(b) / b), from the
+  // moments; -inf when that pixel would have no brightness left.
+  // `direction`: U u, so that b = directionᵀx.
+  static double darkPixelSnr(double snrDb, const Matrix& covariance,
+                             const std::vector<double>& mean, const std::vector<double>& direction,
+                             int n) {
+    const double brightness = dot(direction.data(), mean.data(), n);
+    double variance = 0;
+    for (int i = 0; i < n; ++i)
+      variance += direction[i] * dot(&covariance[static_cast<size_t>(i) * n], direction.data(), n);
+    const double dark = brightness - 2 * std::sqrt(std::max(0.0, variance));
+    if (!(dark > 0)) return -INFINITY;
+    return snrDb + 20 * std::log10(dark / brightness);
   }
 
   // A pixel's y.
@@ -530,6 +557,17 @@ EndmemberMethod parseEndmemberMethod(const std::string& name) {
        {EndmemberMethod::Atgp, EndmemberMethod::Vca, EndmemberMethod::Nfindr})
     if (name == endmemberMethodName(m)) return m;
   throw Error("METHOD", "'" + name + "' is not an endmember method: vca, nfindr or atgp");
+}
+
+std::string vcaChoiceText(const EndmemberSearch& search) {
+  QString text = QString("estimated SNR %1 dB").arg(search.snrDb, 0, 'f', 1);
+  if (std::isinf(search.darkSnrDb))
+    text += ", which the scene's dark pixels would lose entirely to the projective scaling";
+  else if (!std::isnan(search.darkSnrDb))
+    text += QString(", %1 dB for its dark pixels after the projective scaling")
+                .arg(search.darkSnrDb, 0, 'f', 1);
+  return (text + (search.projective ? ": projective projection" : ": subspace projection"))
+      .toStdString();
 }
 
 constexpr const char* kProjectionNames[] = {"auto", "projective", "subspace"};

@@ -20,6 +20,7 @@
 #include "pca/Moments.h"
 #include "unmixing/UnmixingKernels.h"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,11 +31,16 @@ enum class EndmemberMethod { Atgp, Vca, Nfindr };
 std::string endmemberMethodName(EndmemberMethod method);        // "atgp", "vca", "nfindr"
 EndmemberMethod parseEndmemberMethod(const std::string& name);  // throws Error("METHOD")
 
-// VCA's projection: chosen by its SNR estimate (projective above 15 + 10 log10 P dB), or forced.
-// The projective one divides each pixel by its projection on the mean, which amplifies the noise
-// of dark pixels (water); the subspace one does not.
+// VCA's projection, or Auto: VCA's own choice by its SNR estimate (projective above the threshold
+// 15 + 10 log10 P dB), where that SNR also holds for dark pixels. The projective projection divides
+// each pixel by its brightness along the mean, which multiplies a dark pixel's noise by mean / its
+// brightness (water: by 10-20, 20-26 dB); Auto takes it only when a pixel two standard deviations
+// darker than the mean brightness keeps an SNR above the threshold, else the subspace one.
 enum class VcaProjection { Auto, Projective, Subspace };
-std::string vcaProjectionName(VcaProjection projection);    // "auto", "projective", "subspace"
+std::string vcaProjectionName(VcaProjection projection);  // "auto", "projective", "subspace"
+struct EndmemberSearch;
+// "estimated SNR 35.0 dB, ..., subspace projection": VCA's choice and why, for logs and reports.
+std::string vcaChoiceText(const EndmemberSearch& search);
 VcaProjection parseVcaProjection(const std::string& name);  // throws Error("VCA_PROJECTION")
 
 struct SearchSettings {
@@ -70,8 +76,10 @@ struct EndmemberSearch {
   int passes = 0;               // over the image
   int keptSearches = 0;         // over values kept per pixel (N-FINDR)
   int64_t validPixels = 0;      // of the image searched
-  // VCA: the SNR estimate (dB) and the projection it chose.
+  // VCA: the SNR estimate (dB), Auto's estimate for dark pixels after the projective scaling (NaN
+  // when not looked at; -inf when such pixels would have no brightness left), and the projection.
   double snrDb = 0;
+  double darkSnrDb = NAN;
   bool projective = false;
   // N-FINDR: the simplex volume in the principal components (relative to ATGP's start), the
   // replacements made, and whether it reached a pass without one within the passes allowed.
