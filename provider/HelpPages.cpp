@@ -17,7 +17,7 @@ namespace {
 
 // What a parameter takes, as qgis_process and processing.run() take it.
 QString valuesTaken(const QgsProcessingParameterDefinition& parameter) {
-  const QString type = parameter.type();
+  QString type = parameter.type();
   if (const auto* choice = dynamic_cast<const QgsProcessingParameterEnum*>(&parameter)) {
     QStringList options;
     for (int i = 0; i < choice->options().size(); ++i)

@@ -56,7 +56,7 @@ QByteArray encodePng(const std::vector<uint8_t>& rgba, int width, int height) {
   if (!image) return {};
   // rgba is pixel-interleaved: pixel spacing 4, line spacing 4 * width, band spacing 1.
   if (image->RasterIO(GF_Write, 0, 0, width, height, const_cast<uint8_t*>(rgba.data()), width,
-                      height, GDT_Byte, 4, nullptr, 4, 4 * width, 1) != CE_None)
+                      height, GDT_Byte, 4, nullptr, 4, GSpacing{4} * width, 1) != CE_None)
     return {};
   const CPLString path = CPLSPrintf("/vsimem/hyperstream_quicklook_%p.png", &rgba);
   DatasetPtr written(png->CreateCopy(path, image.get(), FALSE, nullptr, nullptr, nullptr));

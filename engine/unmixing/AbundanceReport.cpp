@@ -3,6 +3,7 @@
 #include "io/HtmlPage.h"
 #include "io/SvgPlot.h"
 #include "io/TextFile.h"
+#include "unmixing/EndmemberReport.h"
 
 #include <QObject>
 
@@ -22,27 +23,6 @@ QString methodText(AbundanceMethod method) {
       return QObject::tr("UCLS: unconstrained least squares");
   }
   return {};
-}
-
-QString spectraPlot(const AbundanceResult& result) {
-  const auto& endmembers = result.endmembers.endmembers;
-  double yLo = 0, yHi = 0;
-  for (const Endmember& e : endmembers)
-    for (const double v : e.spectrum) {
-      yLo = std::min(yLo, v);
-      yHi = std::max(yHi, v);
-    }
-  const svg::BandAxis bands(result.bands, result.input.wavelengths, result.input.wavelengthUnits);
-  svg::Plot plot(QObject::tr("Endmember spectra"), bands.axis(),
-                 {QObject::tr("value (the input's units)"), yLo, yHi});
-  plot.zeroLine();
-  QStringList names;
-  for (size_t k = 0; k < endmembers.size(); ++k) {
-    plot.line(bands.x(), bands.values(endmembers[k].spectrum), svg::colour(static_cast<int>(k)));
-    names << QString::fromStdString(endmembers[k].id);
-  }
-  plot.legend(names);
-  return plot.svg();
 }
 
 QString figure(const QuickLook& map, const QString& caption, const QString& colour) {
@@ -88,7 +68,8 @@ QString abundanceReport(const AbundanceResult& result, const AbundanceOptions& o
         figure(maps[k], QString::fromStdString(endmembers[k].id), svg::colour(static_cast<int>(k)));
   if (maps.size() > endmembers.size())
     page += figure(maps.back(), QObject::tr("RMSE (2nd-98th percentile)"), "#000");
-  page += QObject::tr("<h2>Endmember spectra</h2>") + spectraPlot(result);
+  page += QObject::tr("<h2>Endmember spectra</h2>") +
+          endmemberSpectraPlot(result.endmembers.endmembers, result.bands, result.input);
   page += html::pageEnd();
   return page;
 }

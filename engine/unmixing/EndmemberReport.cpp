@@ -33,30 +33,6 @@ QString methodText(const EndmemberResult& result, const EndmemberOptions& option
   return {};
 }
 
-// The spectra against wavelength where every band has one, else against band number, broken
-// where bands were left out.
-QString spectraPlot(const EndmemberResult& result) {
-  const RasterInfo& info = result.input;
-  double yLo = 0, yHi = 0;
-  for (const Endmember& e : result.table.endmembers)
-    for (const double v : e.spectrum) {
-      yLo = std::min(yLo, v);
-      yHi = std::max(yHi, v);
-    }
-  const svg::BandAxis bands(result.bands, info.wavelengths, info.wavelengthUnits);
-  svg::Plot plot(QObject::tr("Endmember spectra"), bands.axis(),
-                 {QObject::tr("value (the input's units)"), yLo, yHi});
-  plot.zeroLine();
-  QStringList names;
-  const auto& endmembers = result.table.endmembers;
-  for (size_t k = 0; k < endmembers.size(); ++k) {
-    plot.line(bands.x(), bands.values(endmembers[k].spectrum), svg::colour(static_cast<int>(k)));
-    names << QString::fromStdString(endmembers[k].id);
-  }
-  plot.legend(names);
-  return plot.svg();
-}
-
 // The preview with a numbered circle on each endmember's pixel.
 QString markedImage(const EndmemberResult& result, const QuickLook& image) {
   const int w = image.width * image.zoom(), h = image.height * image.zoom();
@@ -114,6 +90,27 @@ QString endmemberTable(const EndmemberResult& result) {
 
 }  // namespace
 
+QString endmemberSpectraPlot(const std::vector<Endmember>& endmembers,
+                             const std::vector<int>& bands, const RasterInfo& input) {
+  double yLo = 0, yHi = 0;
+  for (const Endmember& e : endmembers)
+    for (const double v : e.spectrum) {
+      yLo = std::min(yLo, v);
+      yHi = std::max(yHi, v);
+    }
+  const svg::BandAxis axis(bands, input.wavelengths, input.wavelengthUnits);
+  svg::Plot plot(QObject::tr("Endmember spectra"), axis.axis(),
+                 {QObject::tr("value (the input's units)"), yLo, yHi});
+  plot.zeroLine();
+  QStringList names;
+  for (size_t k = 0; k < endmembers.size(); ++k) {
+    plot.line(axis.x(), axis.values(endmembers[k].spectrum), svg::colour(static_cast<int>(k)));
+    names << QString::fromStdString(endmembers[k].id);
+  }
+  plot.legend(names);
+  return plot.svg();
+}
+
 QString endmemberReport(const EndmemberResult& result, const EndmemberOptions& options,
                         const QuickLook& image) {
   QString page = html::pageStart("Hyperstream endmembers");
@@ -139,7 +136,8 @@ QString endmemberReport(const EndmemberResult& result, const EndmemberOptions& o
   row(QObject::tr("Device"), QString::fromStdString(result.backend));
   row(QObject::tr("Seconds"), svg::number(result.seconds, 3));
   page += "</table>";
-  page += QObject::tr("<h2>Spectra</h2>") + spectraPlot(result);
+  page += QObject::tr("<h2>Spectra</h2>") +
+          endmemberSpectraPlot(result.table.endmembers, result.bands, result.input);
   if (!image.dataUrl.isEmpty()) {
     const std::vector<int> rgb = naturalColourBands(result.bands, result.input.wavelengths);
     page += QObject::tr(

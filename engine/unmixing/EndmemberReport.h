@@ -8,9 +8,14 @@
 #include <QString>
 
 #include <string>
+#include <vector>
 
 namespace hyperstream {
 
+// The spectra against wavelength where every selected band has one, else against band number,
+// broken where bands were left out; a legend of the ids.
+QString endmemberSpectraPlot(const std::vector<Endmember>& endmembers,
+                             const std::vector<int>& bands, const RasterInfo& input);
 // `image`: a preview of the input (naturalColourBands), where the endmembers are marked.
 QString endmemberReport(const EndmemberResult& result, const EndmemberOptions& options,
                         const QuickLook& image = {});
