@@ -126,6 +126,31 @@ class MnfTests : public QObject {
     compareWithReference(cube, result, options.output, kDirections[direction]);
   }
 
+  // 16-bit samples' noise is packed where the differences are made (band-major strips from a
+  // band-interleaved file too); rows whose differences spread past the integer kernel's 16 bits
+  // (0 next to 60000) take float64 DSYRK. Both against the reference.
+  void wideDifferencesAndBandInterleavedFiles() {
+    testing::Cube cube = testing::smoothScene(40, 33, 8, 5);
+    testing::roundValues(cube);
+    for (int64_t r = 10; r < 14; ++r)
+      for (int64_t c = 0; c < cube.cols; ++c)
+        for (int b = 0; b < cube.bands; ++b) cube.at(r, c, b) = (c + b) % 2 ? 60000 : 0;
+    punchHoles(cube, 1);
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/pixel.tif").toStdString(), GDT_UInt16);
+    testing::writeCube(cube, (dir + "/band.tif").toStdString(), GDT_UInt16, "GTiff",
+                       {"INTERLEAVE=BAND"});
+    for (const QString name : {"pixel", "band"})
+      for (int d = 0; d < 4; ++d) {
+        PcaOptions options =
+            mnfOptions(dir + "/" + name + ".tif", dir + "/out.tif", kDirections[d].direction);
+        options.stripRows = 6;
+        TestFeedback feedback;
+        const PcaResult result = runPca(options, feedback);
+        compareWithReference(cube, result, options.output, kDirections[d]);
+      }
+  }
+
   void stripHeightsAndBudgetsGiveTheSameBits_data() {
     QTest::addColumn<int>("fileType");
     QTest::newRow("uint16") << int(GDT_UInt16);

@@ -324,6 +324,38 @@ class CpuPcaKernels : public PcaKernels {
     return false;
   }
 
+  // MNF's noise from the strips themselves, packed straight into the exact integer moments' band
+  // rows, for band-major strips of samples of at most 16 bits on CPUs with AVX-512 VNNI; else the
+  // job differences the strips (from pixel-interleaved strips its differences, vectorised over
+  // each pixel's bands, and the pair-row kernel were faster than packing band rows here).
+  bool takesNoise(SampleType type, bool bandMajor) const override {
+    return bandMajor && !integer_.empty() && type != SampleType::Float32 &&
+           type != SampleType::Float64 && sampleSize(type) <= 2;
+  }
+
+  void prepareNoise(int rowStep, int columnStep, int64_t width) override {
+    noise_ = NoiseShape{rowStep, columnStep, width};
+    noiseTotal_ = Moments(total_.bands);
+    hasAbove_ = false;
+  }
+
+  void setNoiseRowAbove(const StripView& row) override {
+    withSampleType(row.type, [&](auto sample) {
+      using T = decltype(sample);
+      if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
+        markValid<T>(row);
+        keepRowAbove<T>(row, 0);
+      }
+    });
+  }
+
+  Moments takeNoiseMoments(int bands) override {
+    Moments result = std::move(noiseTotal_);
+    if (result.bands != bands) result = Moments(bands);
+    noiseTotal_ = Moments(bands);
+    return result;
+  }
+
   bool takesBandMajor() const override { return true; }
 
   void accumulateMoments(const StripView& strip) override {
@@ -381,6 +413,8 @@ class CpuPcaKernels : public PcaKernels {
     if constexpr (std::is_integral_v<T> && sizeof(T) <= 4) {
       if (!integer_.empty()) {
         accumulateExactly<T>(strip, group, total);
+        if constexpr (sizeof(T) <= 2)
+          if (noise_.width > 0) accumulateNoise<T>(strip, group / noise_.width);
         return;
       }
     }
@@ -417,6 +451,134 @@ class CpuPcaKernels : public PcaKernels {
         total.merge(results[k]);
       }
     }
+  }
+
+  // MNF's noise: the differences x(r - rowStep, c - columnStep) - x(r, c) over valid pairs, a
+  // pair counted at its second pixel (as NoiseDifferences makes them), group by group of rows as
+  // the signal; groups whose differences spread past 16 bits go through float64 DSYRK.
+  template <class T>
+  void accumulateNoise(const StripView& strip, int64_t rowsPerGroup) {
+    const NoiseShape& shape = noise_;
+    const int64_t width = shape.width, rows = strip.pixels / width;
+    const int64_t first = shape.columnStep > 0 ? shape.columnStep : 0;
+    const int64_t pairs = width - std::abs(shape.columnStep);
+    const T* data = static_cast<const T*>(strip.data);
+    const T* above = reinterpret_cast<const T*>(above_.data());
+    const SampleLayout layout = strip.layout();
+    const SampleLayout aboveLayout = strip.bandMajor ? SampleLayout::bandMajor(width)
+                                                     : SampleLayout::pixelInterleaved(strip.bands);
+    paired_.resize(static_cast<size_t>(rows * pairs));
+    std::vector<DifferenceRow<T>> differenceRows(rows);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t partnerRow = r - shape.rowStep;
+      unsigned char* paired = paired_.data() + r * pairs;
+      DifferenceRow<T>& row = differenceRows[r];
+      row.pixel = data + (r * width + first) * layout.pixelStep;
+      row.pixelLayout = layout;
+      row.paired = paired;
+      const unsigned char* partnerValid = nullptr;
+      if (partnerRow >= 0) {
+        row.partner = data + (partnerRow * width + first - shape.columnStep) * layout.pixelStep;
+        row.partnerLayout = layout;
+        partnerValid = valid_.data() + partnerRow * width + first - shape.columnStep;
+      } else if (hasAbove_) {
+        row.partner = above + (first - shape.columnStep) * aboveLayout.pixelStep;
+        row.partnerLayout = aboveLayout;
+        partnerValid = aboveValid_.data() + first - shape.columnStep;
+      } else {
+        row.partner = row.pixel;  // the image's first row: no pairs
+        row.partnerLayout = layout;
+      }
+      const unsigned char* valid = valid_.data() + r * width + first;
+      for (int64_t c = 0; c < pairs; ++c) paired[c] = partnerValid ? valid[c] & partnerValid[c] : 0;
+    }
+    const int64_t groups = (rows + rowsPerGroup - 1) / rowsPerGroup;
+    const int64_t batch = 4 * static_cast<int64_t>(workers_);
+    std::vector<Moments>& results = groupResults_;
+    results.resize(batch);
+    std::vector<unsigned char> exact(batch);
+    for (int64_t g0 = 0; g0 < groups; g0 += batch) {
+      const int64_t inBatch = std::min(batch, groups - g0);
+      threads_.onEach([&](int worker) {
+        for (int64_t k = worker; k < inBatch; k += workers_) {
+          const int64_t r0 = (g0 + k) * rowsPerGroup;
+          exact[k] = integer_[worker].computeDifferences(differenceRows.data() + r0,
+                                                         std::min(rowsPerGroup, rows - r0), pairs,
+                                                         strip.bands, results[k]);
+        }
+      });
+      for (int64_t k = 0; k < inBatch; ++k) {
+        const int64_t r0 = (g0 + k) * rowsPerGroup;
+        if (!exact[k])
+          results[k] = differenceMoments(differenceRows.data() + r0,
+                                         std::min(rowsPerGroup, rows - r0), pairs, strip.bands);
+        noiseTotal_.merge(results[k]);
+      }
+    }
+    keepRowAbove<T>(strip, rows - 1);
+  }
+
+  // The strip's row `row` and its validity, as the row above the next strip.
+  template <class T>
+  void keepRowAbove(const StripView& strip, int64_t row) {
+    const int64_t width = noise_.width;
+    const T* data = static_cast<const T*>(strip.data);
+    above_.resize(static_cast<size_t>(width * strip.bands) * sizeof(T));
+    T* kept = reinterpret_cast<T*>(above_.data());
+    if (strip.bandMajor) {
+      for (int b = 0; b < strip.bands; ++b)
+        std::copy_n(data + b * strip.pixels + row * width, width, kept + b * width);
+    } else {
+      std::copy_n(data + row * width * strip.bands, width * strip.bands, kept);
+    }
+    aboveValid_.assign(valid_.begin() + row * width, valid_.begin() + (row + 1) * width);
+    hasAbove_ = true;
+  }
+
+  // Moments of the differences of `count` rows in float64 (DSYRK about the first difference):
+  // for the rare groups whose differences do not fit the integer kernel.
+  template <class T>
+  static Moments differenceMoments(const DifferenceRow<T>* rows, int64_t count, int64_t pairs,
+                                   int bands) {
+    Moments result(bands);
+    std::vector<double> shift, sum(bands, 0.0), block;
+    int64_t filled = 0;
+    auto flush = [&] {
+      if (filled == 0) return;
+      cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, bands, static_cast<int>(filled), 1.0,
+                  block.data(), bands, 1.0, result.comoment.data(), bands);
+      filled = 0;
+    };
+    block.resize(static_cast<size_t>(kChunkPixels) * bands);
+    for (int64_t r = 0; r < count; ++r)
+      for (int64_t c = 0; c < pairs; ++c) {
+        if (!rows[r].paired[c]) continue;
+        const DifferenceRow<T>& row = rows[r];
+        double* out = block.data() + filled * bands;
+        for (int b = 0; b < bands; ++b) {
+          const double d =
+              static_cast<double>(
+                  row.partner[c * row.partnerLayout.pixelStep + b * row.partnerLayout.bandStep]) -
+              static_cast<double>(
+                  row.pixel[c * row.pixelLayout.pixelStep + b * row.pixelLayout.bandStep]);
+          if (shift.empty() || static_cast<int>(shift.size()) <= b) shift.push_back(d);
+          out[b] = d - shift[b];
+          sum[b] += out[b];
+        }
+        ++result.count;
+        if (++filled == kChunkPixels) flush();
+      }
+    flush();
+    if (result.count == 0) return result;
+    const auto n = static_cast<double>(result.count);
+    for (int b = 0; b < bands; ++b) result.mean[b] = shift[b] + sum[b] / n;
+    for (int i = 0; i < bands; ++i)
+      for (int j = i; j < bands; ++j) {
+        double& upper = result.comoment[static_cast<size_t>(i) * bands + j];
+        upper -= sum[i] * sum[j] / n;
+        result.comoment[static_cast<size_t>(j) * bands + i] = upper;
+      }
+    return result;
   }
 
   // Moments of one group in one pass: each valid pixel, shifted by the group's first valid pixel
@@ -648,6 +810,15 @@ class CpuPcaKernels : public PcaKernels {
   int workers_;                          // threads_.count()
   std::vector<IntegerMoments> integer_;  // one per worker thread; empty without AVX-512 VNNI
   bool integerInput_ = true;             // the cube prepared for has an integer type
+  struct NoiseShape {
+    int rowStep = 0, columnStep = 0;
+    int64_t width = 0;  // 0: no noise taken
+  };
+  NoiseShape noise_;
+  Moments noiseTotal_;
+  std::vector<unsigned char> paired_;
+  std::vector<unsigned char> above_, aboveValid_;  // the row above the next strip
+  bool hasAbove_ = false;
   std::vector<Moments> groupResults_;
   Moments total_;
   std::vector<unsigned char> valid_;

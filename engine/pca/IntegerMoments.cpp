@@ -92,6 +92,44 @@ void packBandAt(const T* band, const int64_t* offsets, int64_t count, uint32_t s
   }
 }
 
+// One band's differences partner[i] - pixel[i] of `count` contiguous pairs, as packBand packs
+// samples; the differences are added to the band's range.
+template <class T>
+HYPERSTREAM_VECTOR_CLONES void packBandDifferences(const T* __restrict partner,
+                                                   const T* __restrict pixel, int64_t count,
+                                                   int32_t shift, int32_t* lo, int32_t* hi,
+                                                   uint16_t* __restrict halves) {
+  int32_t smallest = *lo;
+  int32_t largest = *hi;
+  for (int64_t i = 0; i < count; ++i) {
+    const int32_t d = static_cast<int32_t>(partner[i]) - static_cast<int32_t>(pixel[i]);
+    smallest = d < smallest ? d : smallest;
+    largest = d > largest ? d : largest;
+    halves[i] = static_cast<uint16_t>(static_cast<uint32_t>(d - shift));
+  }
+  *lo = smallest;
+  *hi = largest;
+}
+
+// The same for pairs `step` samples apart (pixel-interleaved rows), or at `columns` when given.
+template <class T>
+void packStridedDifferences(const T* partner, int64_t partnerStep, const T* pixel,
+                            int64_t pixelStep, const int64_t* columns, int64_t count, int32_t shift,
+                            int32_t* lo, int32_t* hi, uint16_t* halves) {
+  int32_t smallest = *lo;
+  int32_t largest = *hi;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t c = columns ? columns[i] : i;
+    const int32_t d =
+        static_cast<int32_t>(partner[c * partnerStep]) - static_cast<int32_t>(pixel[c * pixelStep]);
+    smallest = std::min(smallest, d);
+    largest = std::max(largest, d);
+    halves[i] = static_cast<uint16_t>(static_cast<uint32_t>(d - shift));
+  }
+  *lo = smallest;
+  *hi = largest;
+}
+
 #define HYPERSTREAM_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
 #define HYPERSTREAM_ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -265,16 +303,29 @@ bool IntegerMoments::compute(const T* data, SampleLayout layout, const unsigned 
   const int64_t steps = byBand ? packBandRows(data, layout, count, bands, lo.data(), hi.data())
                                : packPairs(data, bands, lo.data(), hi.data());
 
-  // Deviations must fit 16 bits (else the packing wrapped), and 2·flushSteps·spread² 31 bits.
   int64_t spread = 1;
   for (int b = 0; b < bands; ++b)
     spread = std::max(
         {spread, static_cast<int64_t>(hi[b]) - shift_[b], shift_[b] - static_cast<int64_t>(lo[b])});
+  if (!productsFromPacked(steps, bands, spread, byBand)) return false;
+  result.minimum.resize(bands);
+  result.maximum.resize(bands);
+  for (int b = 0; b < bands; ++b) {
+    result.minimum[b] = static_cast<double>(lo[b]);
+    result.maximum[b] = static_cast<double>(hi[b]);
+  }
+  momentsFromSums(bands, static_cast<int64_t>(validPixels_.size()), roundUp(bands + 1, kRowBlock),
+                  result);
+  return true;
+}
+
+// The sums of products of the packed rows into total_. Deviations must fit 16 bits (else the
+// packing wrapped), and 2·flushSteps·spread² 31 bits.
+bool IntegerMoments::productsFromPacked(int64_t steps, int bands, int64_t spread, bool byBand) {
   if (spread > std::numeric_limits<int16_t>::max()) return false;
   const int64_t flushSteps =
       static_cast<int64_t>(std::numeric_limits<int32_t>::max()) / (2 * spread * spread);
   if (flushSteps < kMinFlushSteps) return false;
-
   const int paddedRows = roundUp(bands + 1, kRowBlock);
   total_.resize(static_cast<size_t>(bands + 1 + kColumnBlock) * paddedRows);
   if (byBand)
@@ -283,14 +334,111 @@ bool IntegerMoments::compute(const T* data, SampleLayout layout, const unsigned 
   else
     pairProducts(packed_.data(), steps, packedStride(bands), bands + 1, paddedRows, flushSteps,
                  total_.data());
-  result.minimum.resize(bands);
-  result.maximum.resize(bands);
-  for (int b = 0; b < bands; ++b) {
-    result.minimum[b] = static_cast<double>(lo[b]);
-    result.maximum[b] = static_cast<double>(hi[b]);
-  }
-  momentsFromSums(bands, paddedRows, result);
   return true;
+}
+
+template <class T>
+bool IntegerMoments::computeDifferences(const DifferenceRow<T>* rows, int64_t rowCount,
+                                        int64_t pairs, int bands, Moments& result) {
+  static_assert(std::is_integral_v<T> && sizeof(T) <= 2, "integer samples of at most 16 bits");
+  pairsInRow_.resize(rowCount);
+  int64_t n = 0;
+  for (int64_t r = 0; r < rowCount; ++r) {
+    int64_t count = 0;
+    for (int64_t c = 0; c < pairs; ++c) count += rows[r].paired[c];
+    pairsInRow_[r] = count;
+    n += count;
+  }
+  if (n == 0) {
+    result = Moments(bands);
+    return true;
+  }
+  chooseDifferenceShift(rows, n, bands);
+  std::vector<int32_t> lo(bands, std::numeric_limits<int32_t>::max());
+  std::vector<int32_t> hi(bands, std::numeric_limits<int32_t>::lowest());
+  packDifferenceRows(rows, rowCount, pairs, n, bands, lo.data(), hi.data());
+  int64_t spread = 1;
+  for (int b = 0; b < bands; ++b)
+    spread = std::max(
+        {spread, static_cast<int64_t>(hi[b]) - shift_[b], shift_[b] - static_cast<int64_t>(lo[b])});
+  if (!productsFromPacked((n + 1) / 2, bands, spread, true)) return false;
+  momentsFromSums(bands, n, roundUp(bands + 1, kRowBlock), result);
+  return true;
+}
+
+// chooseShift for the differences: the rounded mean of the same sample of valid pairs (the k-th
+// of n in row order) that compute() takes of their Int32 samples.
+template <class T>
+void IntegerMoments::chooseDifferenceShift(const DifferenceRow<T>* rows, int64_t n, int bands) {
+  const int64_t sample = std::min(n, kShiftSample);
+  shift_.assign(bands, 0);
+  int64_t row = 0, before = 0;  // pairs in the rows before `row`
+  for (int64_t k = 0; k < sample; ++k) {
+    const int64_t wanted = k * n / sample;  // increasing in k
+    while (before + pairsInRow_[row] <= wanted) before += pairsInRow_[row++];
+    const DifferenceRow<T>& r = rows[row];
+    int64_t c = -1;
+    for (int64_t seen = before - 1; seen < wanted;) seen += r.paired[++c];
+    for (int b = 0; b < bands; ++b)
+      shift_[b] +=
+          static_cast<int64_t>(
+              r.partner[c * r.partnerLayout.pixelStep + b * r.partnerLayout.bandStep]) -
+          static_cast<int64_t>(r.pixel[c * r.pixelLayout.pixelStep + b * r.pixelLayout.bandStep]);
+  }
+  for (int64_t& s : shift_) s = (2 * s + (s < 0 ? -sample : sample)) / (2 * sample);
+}
+
+// The differences of each row's pairs as band rows of deviations from shift_: a row whose pairs
+// are all valid band by band in one contiguous (band-major) or strided (pixel-interleaved) run,
+// 64 pairs at a time so that their samples stay in the cache while every band takes its share;
+// other rows through the list of their valid pairs.
+template <class T>
+void IntegerMoments::packDifferenceRows(const DifferenceRow<T>* rows, int64_t rowCount,
+                                        int64_t pairs, int64_t n, int bands, int32_t* lo,
+                                        int32_t* hi) {
+  const int64_t steps = (n + 1) / 2;
+  const int64_t stride = 2 * bandRowStride(steps);  // halves
+  const int rowsPacked = bands + 1 + kTileColumns;
+  bandRows_.resize(static_cast<size_t>(rowsPacked) * stride);
+  constexpr int64_t kBlock = 64;
+  int64_t columns[kBlock];
+  int64_t at = 0;  // pairs packed so far
+  for (int64_t r = 0; r < rowCount; ++r) {
+    const DifferenceRow<T>& row = rows[r];
+    const bool dense = pairsInRow_[r] == pairs;
+    const bool contiguous = row.pixelLayout.pixelStep == 1 && row.partnerLayout.pixelStep == 1;
+    for (int64_t c0 = 0; c0 < pairs; c0 += kBlock) {
+      const int64_t end = std::min(pairs, c0 + kBlock);
+      int64_t count = end - c0;
+      if (!dense) {
+        count = 0;
+        for (int64_t c = c0; c < end; ++c)
+          if (row.paired[c]) columns[count++] = c - c0;
+        if (count == 0) continue;
+      }
+      for (int b = 0; b < bands; ++b) {
+        const T* pixel = row.pixel + c0 * row.pixelLayout.pixelStep + b * row.pixelLayout.bandStep;
+        const T* partner =
+            row.partner + c0 * row.partnerLayout.pixelStep + b * row.partnerLayout.bandStep;
+        uint16_t* out = bandRows_.data() + b * stride + at;
+        const auto shift = static_cast<int32_t>(shift_[b]);
+        if (dense && contiguous)
+          packBandDifferences(partner, pixel, count, shift, lo + b, hi + b, out);
+        else
+          packStridedDifferences(partner, row.partnerLayout.pixelStep, pixel,
+                                 row.pixelLayout.pixelStep, dense ? nullptr : columns, count, shift,
+                                 lo + b, hi + b, out);
+      }
+      at += count;
+    }
+  }
+  for (int b = 0; b < bands; ++b) {
+    uint16_t* row = bandRows_.data() + b * stride;
+    std::fill(row + n, row + stride, 0);
+  }
+  uint16_t* ones = bandRows_.data() + bands * stride;
+  std::fill(ones, ones + n, 1);
+  std::fill(ones + n, bandRows_.data() + rowsPacked * stride, 0);
 }
 
 // Shifts each band by the rounded mean of a sample of the valid pixels, so the deviations are
@@ -364,11 +512,10 @@ int64_t IntegerMoments::packBandRows(const T* data, SampleLayout layout, int64_t
 
 // Moments about the mean: M = Σ(x-s)(x-s)^T - S S^T / n with S = Σ(x-s), rounded once. The
 // result's arrays are reused: a group's co-moment matrix is too large to allocate per group.
-void IntegerMoments::momentsFromSums(int bands, int paddedRows, Moments& result) {
+void IntegerMoments::momentsFromSums(int bands, int64_t n, int paddedRows, Moments& result) {
   auto sumOfProducts = [&](int i, int j) {  // i <= j
     return total_[static_cast<size_t>(j) * paddedRows + i];
   };
-  const auto n = static_cast<int64_t>(validPixels_.size());
   result.bands = bands;
   result.count = n;
   result.mean.resize(bands);
@@ -399,5 +546,11 @@ template bool IntegerMoments::compute(const int32_t*, SampleLayout, const unsign
                                       int, Moments&);
 template bool IntegerMoments::compute(const uint32_t*, SampleLayout, const unsigned char*, int64_t,
                                       int, Moments&);
+template bool IntegerMoments::computeDifferences(const DifferenceRow<uint8_t>*, int64_t, int64_t,
+                                                 int, Moments&);
+template bool IntegerMoments::computeDifferences(const DifferenceRow<int16_t>*, int64_t, int64_t,
+                                                 int, Moments&);
+template bool IntegerMoments::computeDifferences(const DifferenceRow<uint16_t>*, int64_t, int64_t,
+                                                 int, Moments&);
 
 }  // namespace hyperstream

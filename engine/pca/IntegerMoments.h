@@ -17,6 +17,18 @@
 
 namespace hyperstream {
 
+// One image row's pixel pairs for IntegerMoments::computeDifferences: pair c is the pixel at
+// pixel + c * pixelLayout.pixelStep and its partner at partner + c * partnerLayout.pixelStep (band
+// b a bandStep further), taken when paired[c] is set.
+template <class T>
+struct DifferenceRow {
+  const T* pixel = nullptr;
+  SampleLayout pixelLayout;
+  const T* partner = nullptr;
+  SampleLayout partnerLayout;
+  const unsigned char* paired = nullptr;
+};
+
 class IntegerMoments {
  public:
   // True when this CPU runs AVX-512 VNNI.
@@ -30,6 +42,13 @@ class IntegerMoments {
   template <class T>
   bool compute(const T* data, SampleLayout layout, const unsigned char* valid, int64_t count,
                int bands, Moments& result);
+  // The moments (count, mean, co-moment) of the differences partner - pixel over the pairs of
+  // `rows` rows of `pairs` pairs each, packed as they are made (MNF's noise): the same sums, in
+  // the same order, as compute() of the differences' Int32 samples. T holds at most 16 bits.
+  // Returns false, leaving `result` untouched, where compute() would.
+  template <class T>
+  bool computeDifferences(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs, int bands,
+                          Moments& result);
 
  private:
   template <class T>
@@ -39,7 +58,15 @@ class IntegerMoments {
   template <class T>
   int64_t packBandRows(const T* data, SampleLayout layout, int64_t count, int bands, T* lo, T* hi);
   static int64_t bandRowStride(int64_t pairs);
-  void momentsFromSums(int bands, int paddedRows, Moments& result);
+  // The pairs' deviations from shift_ as band rows (and the row of ones); `lo` and `hi` get each
+  // band's range of differences.
+  template <class T>
+  void chooseDifferenceShift(const DifferenceRow<T>* rows, int64_t n, int bands);
+  template <class T>
+  void packDifferenceRows(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs, int64_t n,
+                          int bands, int32_t* lo, int32_t* hi);
+  bool productsFromPacked(int64_t steps, int bands, int64_t spread, bool byBand);
+  void momentsFromSums(int bands, int64_t count, int paddedRows, Moments& result);
 
   std::vector<int64_t> validPixels_;
   std::vector<int64_t> shift_;
@@ -47,6 +74,7 @@ class IntegerMoments {
   std::vector<uint16_t> bandRows_;  // band-major: each band's deviations in a row, pairs in words
   std::vector<int64_t> total_;      // sums of products, [column][row]
   std::vector<double> deviationSum_;
+  std::vector<int64_t> pairsInRow_;  // computeDifferences: valid pairs per row
 };
 
 }  // namespace hyperstream

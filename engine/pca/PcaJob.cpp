@@ -212,6 +212,12 @@ class PcaRun {
   QuickLook componentsQuickLook();
 
   StripView stripView(const StripRange& range, const void* data) const;
+  // Whether strips will come band-major: straight from a band-interleaved file, and from any
+  // compressed one (GDAL keeps a decompressed block per band).
+  bool stripsBandMajor() const {
+    return kernels_->takesBandMajor() &&
+           (result_.input.bandInterleaved || result_.input.compressed);
+  }
   unsigned char* residentStrip(const StripRange& range) const {
     return cube_.get() + (range.row0 - share_.first) * inputRowBytes_;
   }
@@ -363,7 +369,7 @@ void PcaRun::planMemory() {
   const int64_t outputRowBytes =
       info.width * outputBands() * typeSize(gdalType(result_.outputType));
   // MNF on the host: the noise differences of a strip (Int32 or Float64) and their masks.
-  const bool hostNoise = isMnf() && !kernels_->takesNoise();
+  const bool hostNoise = isMnf() && !kernels_->takesNoise(input_.sampleType, stripsBandMajor());
   const int64_t differenceBytes = hostNoise ? info.width * bandCount() * 8 + 2 * info.width : 0;
   const int64_t mask = info.width + differenceBytes;
   needs_.firstRow = share_.first;
@@ -433,13 +439,14 @@ void PcaRun::prepareKernels() {
   if (isMnf()) prepareNoise();
 }
 
-// MNF: the kernels take the noise moments themselves when they can (a GPU: from the strips it
-// holds); else the strips are differenced on the host for a second set of CPU kernels. A worker
+// MNF: the kernels take the noise moments themselves when they can (a GPU from the strips it
+// holds, the CPU for samples of at most 16 bits with AVX-512 VNNI); else the strips are
+// differenced on the host for a second set of CPU kernels. A worker
 // that does not start at the image's first row reads the row above its own.
 void PcaRun::prepareNoise() {
   const RasterInfo& info = result_.input;
   const NoiseDirection direction = *options_.noise;
-  if (kernels_->takesNoise()) {
+  if (kernels_->takesNoise(input_.sampleType, bandMajor_)) {
     kernels_->prepareNoise(rowStep(direction), columnStep(direction), info.width);
   } else {
     noise_ = std::make_unique<NoiseDifferences>(direction, info.width, bandCount(),

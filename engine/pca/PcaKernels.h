@@ -114,8 +114,9 @@ class PcaKernels : public Kernels {
   // The moments of every strip accumulated since the last call, and starts afresh.
   virtual Moments takeMoments(int bands) = 0;
   // MNF: whether these kernels take the moments of the noise differences themselves (from the
-  // strips they hold); if not, the job differences the strips on the host for other kernels.
-  virtual bool takesNoise() const { return false; }
+  // strips they hold), for samples of `type` in band-major strips or not; if not, the job
+  // differences the strips on the host for other kernels.
+  virtual bool takesNoise(SampleType /*type*/, bool /*bandMajor*/) const { return false; }
   // Kernels that take the noise, once after prepare(): from every strip accumulateMoments takes
   // from now on, also the moments of its noise differences x(r - rowStep, c - columnStep) -
   // x(r, c) over valid pairs (as NoiseDifferences makes them), in rows of `width` pixels.
