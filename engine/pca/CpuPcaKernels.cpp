@@ -541,7 +541,7 @@ class CpuPcaKernels : public PcaKernels {
   static Moments differenceMoments(const DifferenceRow<T>* rows, int64_t count, int64_t pairs,
                                    int bands) {
     Moments result(bands);
-    std::vector<double> shift, sum(bands, 0.0), block;
+    std::vector<double> shift(bands, 0.0), sum(bands, 0.0), block;
     int64_t filled = 0;
     auto flush = [&] {
       if (filled == 0) return;
@@ -561,7 +561,7 @@ class CpuPcaKernels : public PcaKernels {
                   row.partner[c * row.partnerLayout.pixelStep + b * row.partnerLayout.bandStep]) -
               static_cast<double>(
                   row.pixel[c * row.pixelLayout.pixelStep + b * row.pixelLayout.bandStep]);
-          if (shift.empty() || static_cast<int>(shift.size()) <= b) shift.push_back(d);
+          if (result.count == 0 && filled == 0) shift[b] = d;  // the first pair's
           out[b] = d - shift[b];
           sum[b] += out[b];
         }
@@ -569,15 +569,7 @@ class CpuPcaKernels : public PcaKernels {
         if (++filled == kChunkPixels) flush();
       }
     flush();
-    if (result.count == 0) return result;
-    const auto n = static_cast<double>(result.count);
-    for (int b = 0; b < bands; ++b) result.mean[b] = shift[b] + sum[b] / n;
-    for (int i = 0; i < bands; ++i)
-      for (int j = i; j < bands; ++j) {
-        double& upper = result.comoment[static_cast<size_t>(i) * bands + j];
-        upper -= sum[i] * sum[j] / n;
-        result.comoment[static_cast<size_t>(j) * bands + i] = upper;
-      }
+    if (result.count > 0) takeOutShift(shift, sum, result);
     return result;
   }
 
@@ -626,8 +618,16 @@ class CpuPcaKernels : public PcaKernels {
       if (++filled == kChunkPixels) flush();
     }
     flush();
-    // Sum (x-s)(x-s)^T = M + n (m-s)(m-s)^T: subtract the shift's share, mirror the triangle.
-    const double n = static_cast<double>(result.count);
+    takeOutShift(shift, sum, result);
+    return result;
+  }
+
+  // Sum (x-s)(x-s)^T = M + n (m-s)(m-s)^T: the mean from the shift and the shifted sums, the
+  // shift's share subtracted from the upper triangle of result.comoment, mirrored.
+  static void takeOutShift(const std::vector<double>& shift, const std::vector<double>& sum,
+                           Moments& result) {
+    const int bands = result.bands;
+    const auto n = static_cast<double>(result.count);
     for (int b = 0; b < bands; ++b) result.mean[b] = shift[b] + sum[b] / n;
     for (int i = 0; i < bands; ++i)
       for (int j = i; j < bands; ++j) {
@@ -635,7 +635,6 @@ class CpuPcaKernels : public PcaKernels {
         upper -= sum[i] * sum[j] / n;
         result.comoment[static_cast<size_t>(j) * bands + i] = upper;
       }
-    return result;
   }
 
   // valid_[p] = whether pixel p of the strip is valid, on every worker thread.
