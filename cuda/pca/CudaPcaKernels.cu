@@ -148,7 +148,7 @@ class CudaPcaKernels final : public PcaKernels {
 
   // MNF's noise moments on the device: each moments chunk's differences (noiseDifferences) in
   // the work array, their Gram matrix by DGEMM and sums by DGEMV, after the chunk's own moments.
-  bool takesNoise(SampleType, bool) const override { return true; }
+  bool takesNoise(SampleType) const override { return true; }
 
   void prepareNoise(int rowStep, int columnStep, int64_t width) override {
     context_.select();

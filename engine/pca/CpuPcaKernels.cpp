@@ -325,12 +325,11 @@ class CpuPcaKernels : public PcaKernels {
   }
 
   // MNF's noise from the strips themselves, packed straight into the exact integer moments' band
-  // rows, for band-major strips of samples of at most 16 bits on CPUs with AVX-512 VNNI; else the
-  // job differences the strips (from pixel-interleaved strips its differences, vectorised over
-  // each pixel's bands, and the pair-row kernel were faster than packing band rows here).
-  bool takesNoise(SampleType type, bool bandMajor) const override {
-    return bandMajor && !integer_.empty() && type != SampleType::Float32 &&
-           type != SampleType::Float64 && sampleSize(type) <= 2;
+  // rows, for samples of at most 16 bits on CPUs with AVX-512 VNNI; else the job differences the
+  // strips.
+  bool takesNoise(SampleType type) const override {
+    return !integer_.empty() && type != SampleType::Float32 && type != SampleType::Float64 &&
+           sampleSize(type) <= 2;
   }
 
   void prepareNoise(int rowStep, int columnStep, int64_t width) override {

@@ -130,6 +130,21 @@ void packStridedDifferences(const T* partner, int64_t partnerStep, const T* pixe
   *hi = largest;
 }
 
+// One pixel-interleaved pair's differences over its contiguous bands, into `tile` (a row of the
+// tile packDifferenceRows transposes), added to the bands' ranges.
+template <class T>
+HYPERSTREAM_VECTOR_CLONES void differencePixel(const T* __restrict partner,
+                                               const T* __restrict pixel, int bands,
+                                               int32_t* __restrict lo, int32_t* __restrict hi,
+                                               int32_t* __restrict tile) {
+  for (int b = 0; b < bands; ++b) {
+    const int32_t d = static_cast<int32_t>(partner[b]) - static_cast<int32_t>(pixel[b]);
+    lo[b] = d < lo[b] ? d : lo[b];
+    hi[b] = d > hi[b] ? d : hi[b];
+    tile[b] = d;
+  }
+}
+
 #define HYPERSTREAM_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
 #define HYPERSTREAM_ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -403,10 +418,12 @@ void IntegerMoments::packDifferenceRows(const DifferenceRow<T>* rows, int64_t ro
   constexpr int64_t kBlock = 64;
   int64_t columns[kBlock];
   int64_t at = 0;  // pairs packed so far
+  tile_.resize(static_cast<size_t>(kBlock) * bands);
   for (int64_t r = 0; r < rowCount; ++r) {
     const DifferenceRow<T>& row = rows[r];
     const bool dense = pairsInRow_[r] == pairs;
     const bool contiguous = row.pixelLayout.pixelStep == 1 && row.partnerLayout.pixelStep == 1;
+    const bool pixelMajor = row.pixelLayout.bandStep == 1 && row.partnerLayout.bandStep == 1;
     for (int64_t c0 = 0; c0 < pairs; c0 += kBlock) {
       const int64_t end = std::min(pairs, c0 + kBlock);
       int64_t count = end - c0;
@@ -415,6 +432,22 @@ void IntegerMoments::packDifferenceRows(const DifferenceRow<T>* rows, int64_t ro
         for (int64_t c = c0; c < end; ++c)
           if (row.paired[c]) columns[count++] = c - c0;
         if (count == 0) continue;
+      }
+      if (pixelMajor) {  // pixel-interleaved: each pair's bands together, then the tile's columns
+        for (int64_t i = 0; i < count; ++i) {
+          const int64_t c = c0 + (dense ? i : columns[i]);
+          differencePixel(row.partner + c * row.partnerLayout.pixelStep,
+                          row.pixel + c * row.pixelLayout.pixelStep, bands, lo, hi,
+                          tile_.data() + i * bands);
+        }
+        for (int b = 0; b < bands; ++b) {
+          uint16_t* out = bandRows_.data() + b * stride + at;
+          const auto shift = static_cast<uint32_t>(shift_[b]);
+          for (int64_t i = 0; i < count; ++i)
+            out[i] = static_cast<uint16_t>(static_cast<uint32_t>(tile_[i * bands + b]) - shift);
+        }
+        at += count;
+        continue;
       }
       for (int b = 0; b < bands; ++b) {
         const T* pixel = row.pixel + c0 * row.pixelLayout.pixelStep + b * row.pixelLayout.bandStep;

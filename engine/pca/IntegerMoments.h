@@ -75,6 +75,7 @@ class IntegerMoments {
   std::vector<int64_t> total_;      // sums of products, [column][row]
   std::vector<double> deviationSum_;
   std::vector<int64_t> pairsInRow_;  // computeDifferences: valid pairs per row
+  std::vector<int32_t> tile_;        // ... and pixel-interleaved pairs' differences, 64 at a time
 };
 
 }  // namespace hyperstream

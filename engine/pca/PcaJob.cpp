@@ -212,12 +212,6 @@ class PcaRun {
   QuickLook componentsQuickLook();
 
   StripView stripView(const StripRange& range, const void* data) const;
-  // Whether strips will come band-major: straight from a band-interleaved file, and from any
-  // compressed one (GDAL keeps a decompressed block per band).
-  bool stripsBandMajor() const {
-    return kernels_->takesBandMajor() &&
-           (result_.input.bandInterleaved || result_.input.compressed);
-  }
   unsigned char* residentStrip(const StripRange& range) const {
     return cube_.get() + (range.row0 - share_.first) * inputRowBytes_;
   }
@@ -369,7 +363,7 @@ void PcaRun::planMemory() {
   const int64_t outputRowBytes =
       info.width * outputBands() * typeSize(gdalType(result_.outputType));
   // MNF on the host: the noise differences of a strip (Int32 or Float64) and their masks.
-  const bool hostNoise = isMnf() && !kernels_->takesNoise(input_.sampleType, stripsBandMajor());
+  const bool hostNoise = isMnf() && !kernels_->takesNoise(input_.sampleType);
   const int64_t differenceBytes = hostNoise ? info.width * bandCount() * 8 + 2 * info.width : 0;
   const int64_t mask = info.width + differenceBytes;
   needs_.firstRow = share_.first;
@@ -446,7 +440,7 @@ void PcaRun::prepareKernels() {
 void PcaRun::prepareNoise() {
   const RasterInfo& info = result_.input;
   const NoiseDirection direction = *options_.noise;
-  if (kernels_->takesNoise(input_.sampleType, bandMajor_)) {
+  if (kernels_->takesNoise(input_.sampleType)) {
     kernels_->prepareNoise(rowStep(direction), columnStep(direction), info.width);
   } else {
     noise_ = std::make_unique<NoiseDifferences>(direction, info.width, bandCount(),

@@ -113,10 +113,10 @@ class PcaKernels : public Kernels {
   virtual void accumulateMoments(const StripView& strip) = 0;
   // The moments of every strip accumulated since the last call, and starts afresh.
   virtual Moments takeMoments(int bands) = 0;
-  // MNF: whether these kernels take the moments of the noise differences themselves (from the
-  // strips they hold), for samples of `type` in band-major strips or not; if not, the job
-  // differences the strips on the host for other kernels.
-  virtual bool takesNoise(SampleType /*type*/, bool /*bandMajor*/) const { return false; }
+  // MNF: whether these kernels take the moments of the noise differences of samples of `type`
+  // themselves (from the strips they hold); if not, the job differences the strips on the host for
+  // other kernels.
+  virtual bool takesNoise(SampleType /*type*/) const { return false; }
   // Kernels that take the noise, once after prepare(): from every strip accumulateMoments takes
   // from now on, also the moments of its noise differences x(r - rowStep, c - columnStep) -
   // x(r, c) over valid pairs (as NoiseDifferences makes them), in rows of `width` pixels.
