@@ -24,8 +24,7 @@ BandList parseBandList(const std::string& text, const std::string& parameter) {
     if (!okFirst || (range.size() == 2 && !okLast) || range.size() > 2 || last < first)
       throw Error(parameter, "'" + part.trimmed().toStdString() +
                                  "' is not a band number or a range like 5-9");
-    if (first < 1)
-      throw Error(parameter, "band numbers start at 1, not " + std::to_string(first));
+    if (first < 1) throw Error(parameter, "band numbers start at 1, not " + std::to_string(first));
     bands.emplace_back(first, last);
   }
   if (bands.empty()) throw Error(parameter, "no band given");

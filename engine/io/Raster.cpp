@@ -611,8 +611,9 @@ void excludeBands(std::vector<int>& bands, GDALDataset& dataset, const RasterInf
                                       "excluded by wavelength");
     const auto excluded = [&](int b) {
       const double nm = nanometres(info.wavelengths[b - 1], info.wavelengthUnits);
-      return std::any_of(exclude.nanometres.begin(), exclude.nanometres.end(),
-                         [&](const auto& range) { return nm >= range.first && nm <= range.second; });
+      return std::any_of(
+          exclude.nanometres.begin(), exclude.nanometres.end(),
+          [&](const auto& range) { return nm >= range.first && nm <= range.second; });
     };
     bands.erase(std::remove_if(bands.begin(), bands.end(), excluded), bands.end());
     if (bands.size() < 2)

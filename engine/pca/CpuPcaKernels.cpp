@@ -429,24 +429,39 @@ class CpuPcaKernels : public PcaKernels {
     const T* data = static_cast<const T*>(strip.data);
     const SampleLayout layout = strip.layout();
     const int64_t groups = (strip.pixels + group - 1) / group;
+    mergeGroups(
+        groups,
+        [&](int worker, int64_t g, Moments& result) {
+          const int64_t first = g * group;
+          return integer_[worker].compute(
+              data + first * layout.pixelStep, layout, valid_.data() + first,
+              std::min(group, strip.pixels - first), strip.bands, result);
+        },
+        [&](int64_t g) {
+          const int64_t first = g * group;
+          return groupMoments<T>(strip, first, std::min(group, strip.pixels - first));
+        },
+        total);
+  }
+
+  // Groups [0, groups) through the exact kernel (exact(worker, g, result) returns false for a
+  // group it cannot take) on the worker threads, a batch at a time; the groups it refused through
+  // fallback(g) on this thread, which merges every group into `total` in group order, so that the
+  // result does not depend on the thread count.
+  template <class Exact, class Fallback>
+  void mergeGroups(int64_t groups, const Exact& exact, const Fallback& fallback, Moments& total) {
     const int64_t batch = 4 * static_cast<int64_t>(workers_);
     std::vector<Moments>& results = groupResults_;  // kept: each holds a bands x bands matrix
     results.resize(batch);
-    std::vector<unsigned char> exact(batch);
+    std::vector<unsigned char> taken(batch);
     for (int64_t g0 = 0; g0 < groups; g0 += batch) {
       const int64_t inBatch = std::min(batch, groups - g0);
       threads_.onEach([&](int worker) {
-        for (int64_t k = worker; k < inBatch; k += workers_) {
-          const int64_t first = (g0 + k) * group;
-          exact[k] = integer_[worker].compute(
-              data + first * layout.pixelStep, layout, valid_.data() + first,
-              std::min(group, strip.pixels - first), strip.bands, results[k]);
-        }
+        for (int64_t k = worker; k < inBatch; k += workers_)
+          taken[k] = exact(worker, g0 + k, results[k]);
       });
       for (int64_t k = 0; k < inBatch; ++k) {
-        const int64_t first = (g0 + k) * group;
-        if (!exact[k])
-          results[k] = groupMoments<T>(strip, first, std::min(group, strip.pixels - first));
+        if (!taken[k]) results[k] = fallback(g0 + k);
         total.merge(results[k]);
       }
     }
@@ -492,28 +507,20 @@ class CpuPcaKernels : public PcaKernels {
       for (int64_t c = 0; c < pairs; ++c) paired[c] = partnerValid ? valid[c] & partnerValid[c] : 0;
     }
     const int64_t groups = (rows + rowsPerGroup - 1) / rowsPerGroup;
-    const int64_t batch = 4 * static_cast<int64_t>(workers_);
-    std::vector<Moments>& results = groupResults_;
-    results.resize(batch);
-    std::vector<unsigned char> exact(batch);
-    for (int64_t g0 = 0; g0 < groups; g0 += batch) {
-      const int64_t inBatch = std::min(batch, groups - g0);
-      threads_.onEach([&](int worker) {
-        for (int64_t k = worker; k < inBatch; k += workers_) {
-          const int64_t r0 = (g0 + k) * rowsPerGroup;
-          exact[k] = integer_[worker].computeDifferences(differenceRows.data() + r0,
-                                                         std::min(rowsPerGroup, rows - r0), pairs,
-                                                         strip.bands, results[k]);
-        }
-      });
-      for (int64_t k = 0; k < inBatch; ++k) {
-        const int64_t r0 = (g0 + k) * rowsPerGroup;
-        if (!exact[k])
-          results[k] = differenceMoments(differenceRows.data() + r0,
-                                         std::min(rowsPerGroup, rows - r0), pairs, strip.bands);
-        noiseTotal_.merge(results[k]);
-      }
-    }
+    mergeGroups(
+        groups,
+        [&](int worker, int64_t g, Moments& result) {
+          const int64_t r0 = g * rowsPerGroup;
+          return integer_[worker].computeDifferences(differenceRows.data() + r0,
+                                                     std::min(rowsPerGroup, rows - r0), pairs,
+                                                     strip.bands, result);
+        },
+        [&](int64_t g) {
+          const int64_t r0 = g * rowsPerGroup;
+          return differenceMoments(differenceRows.data() + r0, std::min(rowsPerGroup, rows - r0),
+                                   pairs, strip.bands);
+        },
+        noiseTotal_);
     keepRowAbove<T>(strip, rows - 1);
   }
 

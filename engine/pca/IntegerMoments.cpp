@@ -27,6 +27,8 @@ constexpr int kTileRows = 4;
 constexpr int kTileColumns = 6;
 constexpr int64_t kBandChunk = 32;
 constexpr int kPairsPerVector = 16;
+// Pairs whose noise differences are packed at a time (their samples stay in the cache).
+constexpr int64_t kDifferenceBlock = 64;
 
 int roundUp(int value, int multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -111,17 +113,15 @@ HYPERSTREAM_VECTOR_CLONES void packBandDifferences(const T* __restrict partner,
   *hi = largest;
 }
 
-// The same for pairs `step` samples apart (pixel-interleaved rows), or at `columns` when given.
+// packBandDifferences for the pairs at `columns` only.
 template <class T>
-void packStridedDifferences(const T* partner, int64_t partnerStep, const T* pixel,
-                            int64_t pixelStep, const int64_t* columns, int64_t count, int32_t shift,
-                            int32_t* lo, int32_t* hi, uint16_t* halves) {
+void packListedDifferences(const T* partner, const T* pixel, const int64_t* columns, int64_t count,
+                           int32_t shift, int32_t* lo, int32_t* hi, uint16_t* halves) {
   int32_t smallest = *lo;
   int32_t largest = *hi;
   for (int64_t i = 0; i < count; ++i) {
-    const int64_t c = columns ? columns[i] : i;
     const int32_t d =
-        static_cast<int32_t>(partner[c * partnerStep]) - static_cast<int32_t>(pixel[c * pixelStep]);
+        static_cast<int32_t>(partner[columns[i]]) - static_cast<int32_t>(pixel[columns[i]]);
     smallest = std::min(smallest, d);
     largest = std::max(largest, d);
     halves[i] = static_cast<uint16_t>(static_cast<uint32_t>(d - shift));
@@ -403,10 +403,9 @@ void IntegerMoments::chooseDifferenceShift(const DifferenceRow<T>* rows, int64_t
   for (int64_t& s : shift_) s = (2 * s + (s < 0 ? -sample : sample)) / (2 * sample);
 }
 
-// The differences of each row's pairs as band rows of deviations from shift_: a row whose pairs
-// are all valid band by band in one contiguous (band-major) or strided (pixel-interleaved) run,
-// 64 pairs at a time so that their samples stay in the cache while every band takes its share;
-// other rows through the list of their valid pairs.
+// The differences of each row's pairs as band rows of deviations from shift_, 64 pairs at a time
+// (all of them, or the valid ones listed) so that their samples stay in the cache while every band
+// takes its share.
 template <class T>
 void IntegerMoments::packDifferenceRows(const DifferenceRow<T>* rows, int64_t rowCount,
                                         int64_t pairs, int64_t n, int bands, int32_t* lo,
@@ -415,17 +414,14 @@ void IntegerMoments::packDifferenceRows(const DifferenceRow<T>* rows, int64_t ro
   const int64_t stride = 2 * bandRowStride(steps);  // halves
   const int rowsPacked = bands + 1 + kTileColumns;
   bandRows_.resize(static_cast<size_t>(rowsPacked) * stride);
-  constexpr int64_t kBlock = 64;
-  int64_t columns[kBlock];
+  tile_.resize(static_cast<size_t>(kDifferenceBlock) * bands);
+  int64_t columns[kDifferenceBlock];
   int64_t at = 0;  // pairs packed so far
-  tile_.resize(static_cast<size_t>(kBlock) * bands);
   for (int64_t r = 0; r < rowCount; ++r) {
     const DifferenceRow<T>& row = rows[r];
     const bool dense = pairsInRow_[r] == pairs;
-    const bool contiguous = row.pixelLayout.pixelStep == 1 && row.partnerLayout.pixelStep == 1;
-    const bool pixelMajor = row.pixelLayout.bandStep == 1 && row.partnerLayout.bandStep == 1;
-    for (int64_t c0 = 0; c0 < pairs; c0 += kBlock) {
-      const int64_t end = std::min(pairs, c0 + kBlock);
+    for (int64_t c0 = 0; c0 < pairs; c0 += kDifferenceBlock) {
+      const int64_t end = std::min(pairs, c0 + kDifferenceBlock);
       int64_t count = end - c0;
       if (!dense) {
         count = 0;
@@ -433,35 +429,11 @@ void IntegerMoments::packDifferenceRows(const DifferenceRow<T>* rows, int64_t ro
           if (row.paired[c]) columns[count++] = c - c0;
         if (count == 0) continue;
       }
-      if (pixelMajor) {  // pixel-interleaved: each pair's bands together, then the tile's columns
-        for (int64_t i = 0; i < count; ++i) {
-          const int64_t c = c0 + (dense ? i : columns[i]);
-          differencePixel(row.partner + c * row.partnerLayout.pixelStep,
-                          row.pixel + c * row.pixelLayout.pixelStep, bands, lo, hi,
-                          tile_.data() + i * bands);
-        }
-        for (int b = 0; b < bands; ++b) {
-          uint16_t* out = bandRows_.data() + b * stride + at;
-          const auto shift = static_cast<uint32_t>(shift_[b]);
-          for (int64_t i = 0; i < count; ++i)
-            out[i] = static_cast<uint16_t>(static_cast<uint32_t>(tile_[i * bands + b]) - shift);
-        }
-        at += count;
-        continue;
-      }
-      for (int b = 0; b < bands; ++b) {
-        const T* pixel = row.pixel + c0 * row.pixelLayout.pixelStep + b * row.pixelLayout.bandStep;
-        const T* partner =
-            row.partner + c0 * row.partnerLayout.pixelStep + b * row.partnerLayout.bandStep;
-        uint16_t* out = bandRows_.data() + b * stride + at;
-        const auto shift = static_cast<int32_t>(shift_[b]);
-        if (dense && contiguous)
-          packBandDifferences(partner, pixel, count, shift, lo + b, hi + b, out);
-        else
-          packStridedDifferences(partner, row.partnerLayout.pixelStep, pixel,
-                                 row.pixelLayout.pixelStep, dense ? nullptr : columns, count, shift,
-                                 lo + b, hi + b, out);
-      }
+      const int64_t* listed = dense ? nullptr : columns;
+      if (row.pixelLayout.isPixelInterleaved())
+        packPixelBlock(row, c0, listed, count, bands, stride, at, lo, hi);
+      else
+        packBandBlock(row, c0, listed, count, bands, stride, at, lo, hi);
       at += count;
     }
   }
@@ -472,6 +444,43 @@ void IntegerMoments::packDifferenceRows(const DifferenceRow<T>* rows, int64_t ro
   uint16_t* ones = bandRows_.data() + bands * stride;
   std::fill(ones, ones + n, 1);
   std::fill(ones + n, bandRows_.data() + rowsPacked * stride, 0);
+}
+
+// Pixel-interleaved pairs: each pair's differences over its contiguous bands into a tile, then the
+// tile read back band by band into the band rows from position `at`.
+template <class T>
+void IntegerMoments::packPixelBlock(const DifferenceRow<T>& row, int64_t c0, const int64_t* listed,
+                                    int64_t count, int bands, int64_t stride, int64_t at,
+                                    int32_t* lo, int32_t* hi) {
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t c = c0 + (listed ? listed[i] : i);
+    differencePixel(row.partner + c * row.partnerLayout.pixelStep,
+                    row.pixel + c * row.pixelLayout.pixelStep, bands, lo, hi,
+                    tile_.data() + i * bands);
+  }
+  for (int b = 0; b < bands; ++b) {
+    uint16_t* out = bandRows_.data() + b * stride + at;
+    const auto shift = static_cast<uint32_t>(shift_[b]);
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = static_cast<uint16_t>(static_cast<uint32_t>(tile_[i * bands + b]) - shift);
+  }
+}
+
+// Band-major pairs: each band's run of differences straight into its band row from `at`.
+template <class T>
+void IntegerMoments::packBandBlock(const DifferenceRow<T>& row, int64_t c0, const int64_t* listed,
+                                   int64_t count, int bands, int64_t stride, int64_t at,
+                                   int32_t* lo, int32_t* hi) {
+  for (int b = 0; b < bands; ++b) {
+    const T* pixel = row.pixel + c0 + b * row.pixelLayout.bandStep;
+    const T* partner = row.partner + c0 + b * row.partnerLayout.bandStep;
+    uint16_t* out = bandRows_.data() + b * stride + at;
+    const auto shift = static_cast<int32_t>(shift_[b]);
+    if (listed)
+      packListedDifferences(partner, pixel, listed, count, shift, lo + b, hi + b, out);
+    else
+      packBandDifferences(partner, pixel, count, shift, lo + b, hi + b, out);
+  }
 }
 
 // Shifts each band by the rounded mean of a sample of the valid pixels, so the deviations are

@@ -65,6 +65,12 @@ class IntegerMoments {
   template <class T>
   void packDifferenceRows(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs, int64_t n,
                           int bands, int32_t* lo, int32_t* hi);
+  template <class T>
+  void packPixelBlock(const DifferenceRow<T>& row, int64_t c0, const int64_t* listed, int64_t count,
+                      int bands, int64_t stride, int64_t at, int32_t* lo, int32_t* hi);
+  template <class T>
+  void packBandBlock(const DifferenceRow<T>& row, int64_t c0, const int64_t* listed, int64_t count,
+                     int bands, int64_t stride, int64_t at, int32_t* lo, int32_t* hi);
   bool productsFromPacked(int64_t steps, int bands, int64_t spread, bool byBand);
   void momentsFromSums(int bands, int64_t count, int paddedRows, Moments& result);
 
