@@ -115,8 +115,8 @@ QuickLook makeQuickLook(GDALDataset& dataset, const std::vector<int>& bands, int
   const size_t pixels = static_cast<size_t>(look.width) * look.height;
   std::vector<uint8_t> rgba(pixels * 4, 0);
   std::vector<bool> valid(pixels, true);
-  for (size_t c = 0; c < 3; ++c) {
-    const int b = bands[std::min(c, bands.size() - 1)];
+  for (size_t c = 0; c < bands.size() && c < 3; ++c) {
+    const int b = bands[c];
     if (b < 1 || b > dataset.GetRasterCount()) return {};
     const std::vector<double> values =
         readDecimated(*dataset.GetRasterBand(b), look.width, look.height);
@@ -127,6 +127,8 @@ QuickLook makeQuickLook(GDALDataset& dataset, const std::vector<int>& bands, int
       rgba[p * 4 + c] = std::isfinite(values[p]) ? stretched(values[p], stretch) : 0;
     }
   }
+  if (bands.size() == 1)  // grey: the one band read once, in all three channels
+    for (size_t p = 0; p < pixels; ++p) rgba[p * 4 + 1] = rgba[p * 4 + 2] = rgba[p * 4];
   for (size_t p = 0; p < pixels; ++p) rgba[p * 4 + 3] = valid[p] ? 255 : 0;
   const QByteArray png = encodePng(rgba, look.width, look.height);
   if (png.isEmpty()) return {};
