@@ -6,6 +6,7 @@
 
 #include <QCommandLineParser>
 
+#include <cmath>
 #include <cstdio>
 
 namespace hyperstream {
@@ -20,6 +21,7 @@ void readSppOptions(const QCommandLineParser& parser, SppOptions& options) {
     options.border = SppBorder::Mirror;
   else if (!border.isEmpty() && border != "truncate")
     usage("--border is truncate or mirror, not '" + border + "'");
+  options.noiseAdjusted = parser.isSet("noise-adjusted");
   options.outputType = outputTypeOption(parser, {OutputType::Float32, OutputType::Float64});
   options.alphaOutput = parser.value("alpha").toStdString();
   options.rhoOutput = parser.value("rho").toStdString();
@@ -29,6 +31,10 @@ void printSppSummary(const SppResult& result, const SppOptions& options) {
   std::printf("%lld valid pixels, mean alpha %.4g rad, %.2f s on %s\n",
               static_cast<long long>(result.validPixels), result.meanAlpha, result.seconds,
               result.backend.c_str());
+  if (result.noisePairs > 0)
+    std::printf("noise: %.4g per band (RMS standard deviation, %lld diagonal pairs)\n",
+                std::sqrt(result.noiseVariance / static_cast<double>(result.bands.size())),
+                static_cast<long long>(result.noisePairs));
   if (result.device.spp > 0)
     std::printf("GPU: upload %.1f ms, SPP kernels %.2f ms, download %.1f ms\n",
                 result.device.upload * 1e3, result.device.spp * 1e3, result.device.download * 1e3);
@@ -45,6 +51,10 @@ int runSppCommand(const QStringList& arguments) {
       {"window", "Odd window size in pixels, 3 to 15 (default 5).", "N"},
       {"border", "truncate (default: neighbours outside the image are left out) or mirror.",
        "MODE"},
+      {"noise-adjusted",
+       "Discount from each angle what the sensor noise explains (estimated from diagonal "
+       "neighbours, as MNF does), so that dark homogeneous areas such as water are not pulled "
+       "toward the mean; SPP as published without it."},
       {"type", "float32 (default) or float64.", "TYPE"},
       {"alpha", "Also write alpha (the weighted mean spectral angle) as one band here.", "FILE"},
       {"rho", "Also write rho = (1 + sqrt(alpha))^2 as one band here.", "FILE"},

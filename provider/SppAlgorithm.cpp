@@ -14,6 +14,10 @@ void SppAlgorithm::addJobParameters() {
   addDocumented(new QgsProcessingParameterEnum(QStringLiteral("BORDER"), QObject::tr("Border"),
                                                {QObject::tr("Truncate"), QObject::tr("Mirror")},
                                                false, 0));
+  addDocumented(new QgsProcessingParameterBoolean(
+      QStringLiteral("NOISE_ADJUSTED"),
+      QObject::tr("Discount the angles the sensor noise explains (keeps dark homogeneous areas)"),
+      false, true));  // optional: models saved before it existed stay valid
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("OUTPUT_TYPE"), QObject::tr("Output data type"),
       {QStringLiteral("Float32"), QStringLiteral("Float64")}, false, 0));
@@ -32,6 +36,8 @@ void SppAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContex
   options_.border = parameterAsEnum(parameters, QStringLiteral("BORDER"), context) == 1
                         ? SppBorder::Mirror
                         : SppBorder::Truncate;
+  options_.noiseAdjusted =
+      parameterAsBoolean(parameters, QStringLiteral("NOISE_ADJUSTED"), context);
   options_.outputType = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context) == 1
                             ? OutputType::Float64
                             : OutputType::Float32;

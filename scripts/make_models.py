@@ -2,8 +2,8 @@
 out for the Model Designer, every child parameter set (the Designer marks a model invalid while a
 mandatory one is unset), validated before it is written.
   - pca_then_statistics.model3: PCA, then the first component's statistics (native).
-  - spp_endmembers_abundances.model3: SPP, N-FINDR endmembers searched in the SPP output with their
-    spectra taken from the image, then FCLS abundances.
+  - spp_endmembers_abundances.model3: noise-adjusted SPP, N-FINDR endmembers searched in the SPP
+    output with their spectra taken from the image, then FCLS abundances.
 
 Run with QGIS's Python and the plugin installed (its algorithms must be known):
     python3 scripts/make_models.py PLUGINS_DIR OUTPUT_DIR
@@ -83,7 +83,8 @@ add_child(pca, "stats", "native:rasterlayerstatistics", "Statistics of PC1", 260
 write(pca, "pca_then_statistics.model3")
 
 chain = QgsProcessingModelAlgorithm("SPP, endmembers and abundances", "Hyperstream examples")
-chain.setHelpContent({"ALG_DESC": "The unmixing chain: spatial preprocessing, N-FINDR endmembers "
+chain.setHelpContent({"ALG_DESC": "The unmixing chain: spatial preprocessing (noise-adjusted, so "
+                      "that dark homogeneous areas such as water keep their place), N-FINDR endmembers "
                       "searched in the preprocessed image with their spectra taken from the "
                       "original (each the mean of the most homogeneous 3 x 3 window), then each "
                       "pixel's FCLS abundances."})
@@ -92,7 +93,8 @@ add_input(chain, QgsProcessingParameterNumber("endmember_count", "Number of endm
                                               QgsProcessingParameterNumber.Integer, 5, False, 2,
                                               32), 420, 60)
 image = Source.fromModelParameter("image")
-add_child(chain, "spp", "hyperstream:spp", "Spatial preprocessing", 200, 190, {"INPUT": image}, {})
+add_child(chain, "spp", "hyperstream:spp", "Spatial preprocessing", 200, 190,
+          {"INPUT": image, "NOISE_ADJUSTED": Source.fromStaticValue(True)}, {})
 add_child(chain, "endmembers", "hyperstream:endmembers", "N-FINDR endmembers", 420, 320,
           {"INPUT": image, "LOCATIONS": Source.fromChildOutput("spp", "OUTPUT"),
            "COUNT": Source.fromModelParameter("endmember_count"),

@@ -597,18 +597,26 @@ class GpuTests : public QObject {
     QTest::addColumn<bool>("mirror");
     QTest::addColumn<int>("stripRows");
     QTest::addColumn<int>("type");
-    QTest::newRow("window 3, truncate, int16") << 3 << false << 0 << int(GDT_Int16);
-    QTest::newRow("window 11, mirror, uint16, strips of 7") << 11 << true << 7 << int(GDT_UInt16);
+    QTest::addColumn<bool>("noiseAdjusted");
+    QTest::newRow("window 3, truncate, int16") << 3 << false << 0 << int(GDT_Int16) << false;
+    QTest::newRow("window 11, mirror, uint16, strips of 7")
+        << 11 << true << 7 << int(GDT_UInt16) << false;
     QTest::newRow("window 15, truncate, float32, strips of 1")
-        << 15 << false << 1 << int(GDT_Float32);
-    QTest::newRow("window 15, mirror, uint16, strips of 20") << 15 << true << 20 << int(GDT_UInt16);
-    QTest::newRow("window 5, mirror, float64") << 5 << true << 0 << int(GDT_Float64);
+        << 15 << false << 1 << int(GDT_Float32) << false;
+    QTest::newRow("window 15, mirror, uint16, strips of 20")
+        << 15 << true << 20 << int(GDT_UInt16) << false;
+    QTest::newRow("window 5, mirror, float64") << 5 << true << 0 << int(GDT_Float64) << false;
+    QTest::newRow("noise-adjusted, window 5, truncate, uint16, strips of 7")
+        << 5 << false << 7 << int(GDT_UInt16) << true;
+    QTest::newRow("noise-adjusted, window 13, mirror, float32")
+        << 13 << true << 0 << int(GDT_Float32) << true;
   }
   void spatialPreprocessing() {
     QFETCH(int, window);
     QFETCH(bool, mirror);
     QFETCH(int, stripRows);
     QFETCH(int, type);
+    QFETCH(bool, noiseAdjusted);
     // 75 columns: GPU tiles of 32 columns, the last one partial; 23 bands: a partial band chunk.
     testing::Cube cube = testing::correlatedCube(41, 75, 23, 5 + window, 3000.0, 400.0);
     testing::roundValues(cube);
@@ -622,6 +630,7 @@ class GpuTests : public QObject {
     options.window = window;
     options.border = mirror ? SppBorder::Mirror : SppBorder::Truncate;
     options.stripRows = stripRows;
+    options.noiseAdjusted = noiseAdjusted;
     SppResult results[2];
     for (int gpu = 0; gpu < 2; ++gpu) {
       options.device = gpu ? DeviceChoice::anyGpu() : DeviceChoice::cpu();
@@ -632,6 +641,7 @@ class GpuTests : public QObject {
     }
     QVERIFY(QString::fromStdString(results[1].backend).startsWith("gpu"));
     QCOMPARE(results[1].validPixels, results[0].validPixels);
+    QCOMPARE(results[1].noiseVariance, results[0].noiseVariance);  // the same host pass
     const testing::Cube cpuAlpha = testing::readCube((dir + "/cpu-alpha.tif").toStdString());
     const testing::Cube gpuAlpha = testing::readCube((dir + "/gpu-alpha.tif").toStdString());
     const testing::Cube cpuOut = testing::readCube((dir + "/cpu.tif").toStdString());

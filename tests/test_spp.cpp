@@ -17,16 +17,42 @@ using namespace hyperstream;
 namespace {
 
 struct SppReference {
-  std::vector<double> alpha;      // per pixel, NaN where invalid
-  std::vector<double> displaced;  // pixel-interleaved, NaN where invalid
+  std::vector<double> alpha;           // per pixel, NaN where invalid
+  std::vector<double> displaced;       // pixel-interleaved, NaN where invalid
+  double noiseVariance = 0;            // tr N, when noise-adjusted
+  int64_t angles = 0, belowNoise = 0;  // neighbour angles measured; of them, at most the noise's
 };
 
-// The definition of the issue, spelled out as directly as possible.
-SppReference referenceSpp(const testing::Cube& cube, int window, bool mirror) {
+// tr N: half the variance (two passes) of the differences between each valid pixel and its valid
+// upper-left neighbour, summed over the bands.
+double referenceNoiseVariance(const testing::Cube& cube, const std::vector<bool>& valid) {
+  const int n = cube.bands;
+  std::vector<std::vector<double>> differences(n);
+  for (int64_t r = 1; r < cube.rows; ++r)
+    for (int64_t c = 1; c < cube.cols; ++c) {
+      const int64_t p = r * cube.cols + c, q = p - cube.cols - 1;
+      if (!valid[p] || !valid[q]) continue;
+      for (int b = 0; b < n; ++b)
+        differences[b].push_back(cube.values[p * n + b] - cube.values[q * n + b]);
+    }
+  double trace = 0;
+  for (const std::vector<double>& d : differences) {
+    double mean = 0, squares = 0;
+    for (double v : d) mean += v / static_cast<double>(d.size());
+    for (double v : d) squares += (v - mean) * (v - mean);
+    trace += 0.5 * squares / static_cast<double>(d.size() - 1);
+  }
+  return trace;
+}
+
+// The definition of the issue, spelled out as directly as possible; noise-adjusted, each angle
+// less sqrt(tr N (1/|y_p|² + 1/|y_q|²)), not below 0.
+SppReference referenceSpp(const testing::Cube& cube, int window, bool mirror,
+                          bool noiseAdjusted = false) {
   const int64_t h = cube.rows, w = cube.cols;
   const int n = cube.bands, d = window / 2;
   std::vector<bool> valid(cube.pixels());
-  std::vector<double> unit(cube.values.size());
+  std::vector<double> unit(cube.values.size()), norm2(cube.pixels());
   std::vector<double> centroid(n, 0.0);
   int64_t count = 0;
   for (int64_t p = 0; p < cube.pixels(); ++p) {
@@ -37,6 +63,7 @@ SppReference referenceSpp(const testing::Cube& cube, int window, bool mirror) {
       ok = ok && std::isfinite(v) && !(v == cube.nodata[b]);
       norm += v * v;
     }
+    norm2[p] = norm;
     norm = std::sqrt(norm);
     valid[p] = ok && norm > 0;
     if (!valid[p]) continue;
@@ -54,6 +81,7 @@ SppReference referenceSpp(const testing::Cube& cube, int window, bool mirror) {
     return k >= 0 && k < size ? k : -1;
   };
   SppReference ref;
+  if (noiseAdjusted) ref.noiseVariance = referenceNoiseVariance(cube, valid);
   ref.alpha.assign(cube.pixels(), NAN);
   ref.displaced.assign(cube.values.size(), NAN);
   for (int64_t r = 0; r < h; ++r)
@@ -72,8 +100,13 @@ SppReference referenceSpp(const testing::Cube& cube, int window, bool mirror) {
             dist += diff * diff;
           }
           const double beta = 1.0 / (a * a + b * b);
+          const double noise =
+              std::sqrt(ref.noiseVariance * (1 / norm2[p] + 1 / norm2[rr * w + cc]));
+          const double angle = 2 * std::asin(std::sqrt(dist) / 2);
+          ++ref.angles;
+          ref.belowNoise += angle <= noise;
           betaSum += beta;
-          sum += beta * 2 * std::asin(std::sqrt(dist) / 2);
+          sum += beta * std::max(0.0, angle - noise);
         }
       const double alpha = betaSum > 0 ? sum / betaSum : 0;
       const double rho = std::pow(1 + std::sqrt(alpha), 2);
@@ -131,24 +164,32 @@ class SppTests : public QObject {
     QTest::addColumn<int>("stripRows");
     QTest::addColumn<double>("spread");
     QTest::addColumn<int>("cols");
+    QTest::addColumn<bool>("noiseAdjusted");
     QTest::newRow("window 3, truncate, int16")
-        << 23 << 3 << false << int(GDT_Int16) << 0 << 400.0 << 17;
+        << 23 << 3 << false << int(GDT_Int16) << 0 << 400.0 << 17 << false;
     QTest::newRow("window 7, truncate, float32, strips of 4")
-        << 23 << 7 << false << int(GDT_Float32) << 4 << 400.0 << 17;
+        << 23 << 7 << false << int(GDT_Float32) << 4 << 400.0 << 17 << false;
     QTest::newRow("window 5, mirror, int16, strips of 1")
-        << 23 << 5 << true << int(GDT_Int16) << 1 << 400.0 << 17;
+        << 23 << 5 << true << int(GDT_Int16) << 1 << 400.0 << 17 << false;
     QTest::newRow("window 15, mirror, float64")
-        << 23 << 15 << true << int(GDT_Float64) << 0 << 400.0 << 17;
-    QTest::newRow("one row, mirror") << 1 << 5 << true << int(GDT_Float32) << 0 << 400.0 << 17;
+        << 23 << 15 << true << int(GDT_Float64) << 0 << 400.0 << 17 << false;
+    QTest::newRow("one row, mirror")
+        << 1 << 5 << true << int(GDT_Float32) << 0 << 400.0 << 17 << false;
     // Neighbours 1e-6 rad apart: arccos of a dot product could not tell them from 0.
     QTest::newRow("tiny angles, float64")
-        << 9 << 5 << false << int(GDT_Float64) << 0 << 0.002 << 17;
-    QTest::newRow("one row, truncate") << 1 << 3 << false << int(GDT_Float32) << 0 << 400.0 << 17;
+        << 9 << 5 << false << int(GDT_Float64) << 0 << 0.002 << 17 << false;
+    QTest::newRow("one row, truncate")
+        << 1 << 3 << false << int(GDT_Float32) << 0 << 400.0 << 17 << false;
     // Angles up to π (spectra of both signs), over several 16-pixel vectors of a row.
     QTest::newRow("wide angles, 50 columns, window 9, mirror, strips of 3")
-        << 11 << 9 << true << int(GDT_Float32) << 3 << 4000.0 << 50;
+        << 11 << 9 << true << int(GDT_Float32) << 3 << 4000.0 << 50 << false;
     QTest::newRow("wide angles, 50 columns, window 11, truncate")
-        << 14 << 11 << false << int(GDT_Int16) << 0 << 4000.0 << 50;
+        << 14 << 11 << false << int(GDT_Int16) << 0 << 4000.0 << 50 << false;
+    // Noise-adjusted: part of this cube's angles lie below the noise's and become 0.
+    QTest::newRow("noise-adjusted, window 5, mirror, int16, strips of 1")
+        << 23 << 5 << true << int(GDT_Int16) << 1 << 400.0 << 17 << true;
+    QTest::newRow("noise-adjusted, window 7, truncate, float32, strips of 4, 50 columns")
+        << 19 << 7 << false << int(GDT_Float32) << 4 << 400.0 << 50 << true;
   }
   void againstReference() {
     QFETCH(int, rows);
@@ -158,6 +199,7 @@ class SppTests : public QObject {
     QFETCH(int, stripRows);
     QFETCH(double, spread);
     QFETCH(int, cols);
+    QFETCH(bool, noiseAdjusted);
     const QString dir = testing::tempDir();
     testing::writeCube(nastyCube(rows, cols, 9, 3 + window, spread),
                        (dir + "/in.tif").toStdString(), GDALDataType(type));
@@ -169,9 +211,11 @@ class SppTests : public QObject {
     options.rhoOutput = (dir + "/rho.tif").toStdString();
     options.outputType = OutputType::Float64;
     options.stripRows = stripRows;
+    options.noiseAdjusted = noiseAdjusted;
     TestFeedback feedback;
     const SppResult result = runSpp(options, feedback);
-    const SppReference ref = referenceSpp(cube, window, mirror);
+    const SppReference ref = referenceSpp(cube, window, mirror, noiseAdjusted);
+    QVERIFY(std::abs(result.noiseVariance - ref.noiseVariance) <= 1e-12 * ref.noiseVariance);
     const testing::Cube out = testing::readCube(options.output);
     const testing::Cube alpha = testing::readCube(options.alphaOutput);
     const testing::Cube rho = testing::readCube(options.rhoOutput);
@@ -198,6 +242,10 @@ class SppTests : public QObject {
     double meanAlpha = 0;
     for (double a : ref.alpha)
       if (!std::isnan(a)) meanAlpha += a / valid;
+    // Noise-adjusted: some of the angles lie below the noise's, and not all.
+    if (noiseAdjusted)
+      QVERIFY2(ref.belowNoise > ref.angles / 10 && ref.belowNoise < ref.angles * 9 / 10,
+               qPrintable(QString("%1 of %2 below the noise").arg(ref.belowNoise).arg(ref.angles)));
     qInfo("alpha within %.1e (mean alpha %.1e), output within %.1e relative (%lld valid pixels)",
           worstAlpha, meanAlpha, worstOut, static_cast<long long>(valid));
   }
@@ -311,7 +359,11 @@ class SppTests : public QObject {
     empty.values.assign(empty.values.size(), 0.0);  // zero spectra are not valid
     testing::writeCube(empty, (dir + "/zero.tif").toStdString(), GDT_Int16);
     expectError(optionsFor(dir + "/zero.tif", dir + "/z.tif"), "INPUT", "no valid pixel");
-    QCOMPARE(testing::filesIn(dir).size(), 2);  // nothing but the inputs
+    testing::writeCube(nastyCube(1, 30, 4, 1), (dir + "/row.tif").toStdString(), GDT_Int16);
+    SppOptions oneRow = optionsFor(dir + "/row.tif", dir + "/r.tif");
+    oneRow.noiseAdjusted = true;  // a single row has no diagonal pairs to estimate the noise from
+    expectError(oneRow, "NOISE_ADJUSTED", "0 found");
+    QCOMPARE(testing::filesIn(dir).size(), 3);  // nothing but the inputs
   }
 };
 

@@ -35,6 +35,7 @@ class CudaSppKernels final : public SppKernels {
     const int outputSize = strip.outputType == OutputType::Float64 ? 8 : 4;
     grow(unit_, static_cast<size_t>(blockPixels) * bands);
     grow(valid_, blockPixels);
+    grow(noise_, blockPixels);
     grow(cube_, static_cast<size_t>(pixels) * bands * outputSize);
     grow(alpha_, 2 * static_cast<size_t>(pixels));
     grow(centroid_, bands);
@@ -65,10 +66,11 @@ class CudaSppKernels final : public SppKernels {
       float* rho = alpha + pixels;
       context_.timed(times_.spp, context_.computeStream(), [&] {
         sppUnitSpectra(raw, blockPixels, bands, reinterpret_cast<const T*>(nodata_.get()),
-                       hasNodata_.get(), unit_.get(), valid_.get(), context_.computeStream());
-        sppAlpha(unit_.get(), valid_.get(), strip.width, strip.height, strip.blockRow0,
-                 strip.blockRows, strip.row0, strip.rows, bands, strip.halo, strip.mirror, alpha,
-                 rho, context_.computeStream());
+                       hasNodata_.get(), strip.noiseVariance, unit_.get(), valid_.get(),
+                       noise_.get(), context_.computeStream());
+        sppAlpha(unit_.get(), valid_.get(), noise_.get(), strip.width, strip.height,
+                 strip.blockRow0, strip.blockRows, strip.row0, strip.rows, bands, strip.halo,
+                 strip.mirror, alpha, rho, context_.computeStream());
         const int64_t skip = (strip.row0 - strip.blockRow0) * strip.width;
         if (strip.outputType == OutputType::Float64)
           sppDisplace(raw + skip * bands, valid_.get() + skip, rho, pixels, bands, centroid_.get(),
@@ -105,7 +107,7 @@ class CudaSppKernels final : public SppKernels {
   DeviceTimes& times_ = context_.times();
   // Grown to the largest strip.
   DeviceArray<unsigned char> raw_, nodata_, hasNodata_, valid_, cube_;
-  DeviceArray<float> unit_, alpha_;
+  DeviceArray<float> unit_, noise_, alpha_;
   DeviceArray<double> centroid_;
 };
 

@@ -28,8 +28,9 @@ __device__ double warpMax(double value) {
 template <class T>
 __global__ void sppUnitKernel(const T* __restrict__ raw, int64_t pixels, int bands,
                               const T* __restrict__ nodataValue,
-                              const unsigned char* __restrict__ hasNodata, float* __restrict__ unit,
-                              unsigned char* __restrict__ valid) {
+                              const unsigned char* __restrict__ hasNodata, double noiseVariance,
+                              float* __restrict__ unit, unsigned char* __restrict__ valid,
+                              float* __restrict__ noise) {
   const int lane = threadIdx.x & 31;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
   for (int64_t p = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); p < pixels;
@@ -60,7 +61,10 @@ __global__ void sppUnitKernel(const T* __restrict__ raw, int64_t pixels, int ban
     }
     for (int b = lane; b < bands; b += 32)
       unit[p * bands + b] = ok ? static_cast<float>(static_cast<double>(pixel[b]) * scale) : 0.0f;
-    if (lane == 0) valid[p] = ok;
+    if (lane == 0) {
+      valid[p] = ok;
+      noise[p] = ok ? static_cast<float>(noiseVariance * scale * scale) : 0.0f;
+    }
   }
 }
 
@@ -99,12 +103,14 @@ struct SppTile {
 };
 
 // source[i] = the index in the block of the tile region's pixel i (the tile and its halo, borders
-// resolved), or -1 where it is outside the block or invalid.
+// resolved), or -1 where it is outside the block or invalid; regionNoise[i] its noise.
 template <int Halo>
 __device__ __forceinline__ void sppRegionSources(const unsigned char* __restrict__ valid,
-                                                 int64_t width, int64_t height, int64_t blockRow0,
+                                                 const float* __restrict__ noise, int64_t width,
+                                                 int64_t height, int64_t blockRow0,
                                                  int64_t blockRows, int64_t tileRow0,
-                                                 int64_t tileCol0, bool mirror, int64_t* source) {
+                                                 int64_t tileCol0, bool mirror, int64_t* source,
+                                                 float* regionNoise) {
   using Tile = SppTile<Halo>;
   for (int i = threadIdx.x; i < Tile::kRegionPixels; i += blockDim.x) {
     const int64_t r =
@@ -113,6 +119,7 @@ __device__ __forceinline__ void sppRegionSources(const unsigned char* __restrict
     // Rows past the block are only ever neighbours of rows past the strip's output.
     const bool inside = r >= 0 && r < blockRows && c >= 0;
     source[i] = inside && valid[r * width + c] ? r * width + c : -1;
+    regionNoise[i] = source[i] >= 0 ? noise[source[i]] : 0.0f;
   }
 }
 
@@ -159,11 +166,13 @@ __device__ __forceinline__ void sppAddChords(
   }
 }
 
-// Adds this pass's neighbours' spectral angles, weighted by 1/distance², to the sums.
+// Adds this pass's neighbours' spectral angles, less their noise, weighted by 1/distance², to the
+// sums.
 template <int Halo>
 __device__ __forceinline__ void sppAddAngles(
     const float (&chord2)[SppTile<Halo>::kRowsPerPass][SppTile<Halo>::kWindow], int pass,
-    const int64_t* source, int ty, int tx, double& weights, double& weighted) {
+    const int64_t* source, const float* regionNoise, int ty, int tx, double& weights,
+    double& weighted) {
   using Tile = SppTile<Halo>;
 #pragma unroll
   for (int i = 0; i < Tile::kRowsPerPass; ++i) {
@@ -174,8 +183,13 @@ __device__ __forceinline__ void sppAddAngles(
       if ((dr == Halo && dc == Halo) || source[(ty + dr) * Tile::kRegionCols + tx + dc] < 0)
         continue;
       const double beta = 1.0 / ((dr - Halo) * (dr - Halo) + (dc - Halo) * (dc - Halo));
+      const int own = (ty + Halo) * Tile::kRegionCols + tx + Halo;
+      const int other = (ty + dr) * Tile::kRegionCols + tx + dc;
+      const float angle = 2.0f * asinf(fminf(1.0f, sqrtf(chord2[i][dc]) * 0.5f));
       weights += beta;
-      weighted += beta * 2.0f * asinf(fminf(1.0f, sqrtf(chord2[i][dc]) * 0.5f));
+      weighted +=
+          beta *
+          (angle > 0 ? fmaxf(0.0f, angle - sqrtf(regionNoise[own] + regionNoise[other])) : angle);
     }
   }
 }
@@ -183,17 +197,18 @@ __device__ __forceinline__ void sppAddAngles(
 template <int Halo>
 __global__ void __launch_bounds__(kSppTileCols* kSppTileRows, 1)
     sppAlphaKernel(const float* __restrict__ unit, const unsigned char* __restrict__ valid,
-                   int64_t width, int64_t height, int64_t blockRow0, int64_t blockRows,
-                   int64_t row0, int64_t rows, int bands, bool mirror, float* __restrict__ alpha,
-                   float* __restrict__ rho) {
+                   const float* __restrict__ noise, int64_t width, int64_t height,
+                   int64_t blockRow0, int64_t blockRows, int64_t row0, int64_t rows, int bands,
+                   bool mirror, float* __restrict__ alpha, float* __restrict__ rho) {
   using Tile = SppTile<Halo>;
   extern __shared__ float staged[];                // [2][kSppChunk][kStride]
   __shared__ int64_t source[Tile::kRegionPixels];  // the region pixel's index in the block, or -1
+  __shared__ float regionNoise[Tile::kRegionPixels];
 
   const int64_t tileRow0 = row0 + static_cast<int64_t>(blockIdx.y) * kSppTileRows;
   const int64_t tileCol0 = static_cast<int64_t>(blockIdx.x) * kSppTileCols;
-  sppRegionSources<Halo>(valid, width, height, blockRow0, blockRows, tileRow0, tileCol0, mirror,
-                         source);
+  sppRegionSources<Halo>(valid, noise, width, height, blockRow0, blockRows, tileRow0, tileCol0,
+                         mirror, source, regionNoise);
   __syncthreads();
   const int ty = threadIdx.x / kSppTileCols, tx = threadIdx.x % kSppTileCols;
   const int own = (ty + Halo) * Tile::kRegionCols + tx + Halo;
@@ -214,7 +229,7 @@ __global__ void __launch_bounds__(kSppTileCols* kSppTileRows, 1)
       sppAddChords<Halo>(staged + slot * kChunkFloats, own, ty, tx, pass, chord2);
       __syncthreads();  // this buffer is used up before the next stage overwrites it
     }
-    sppAddAngles<Halo>(chord2, pass, source, ty, tx, weights, weighted);
+    sppAddAngles<Halo>(chord2, pass, source, regionNoise, ty, tx, weights, weighted);
   }
   const int64_t row = tileRow0 + ty, col = tileCol0 + tx;
   if (row >= row0 + rows || col >= width) return;
@@ -250,11 +265,11 @@ __global__ void sppDisplaceKernel(const T* __restrict__ raw,
 
 template <class T>
 void sppUnitSpectra(const T* raw, int64_t pixels, int bands, const T* nodataValue,
-                    const unsigned char* hasNodata, float* unit, unsigned char* valid,
-                    cudaStream_t stream) {
+                    const unsigned char* hasNodata, double noiseVariance, float* unit,
+                    unsigned char* valid, float* noise, cudaStream_t stream) {
   if (pixels <= 0) return;
   sppUnitKernel<T><<<gridFor(pixels, kWarps), kThreads, 0, stream>>>(
-      raw, pixels, bands, nodataValue, hasNodata, unit, valid);
+      raw, pixels, bands, nodataValue, hasNodata, noiseVariance, unit, valid, noise);
   checkLaunch("SPP unit-spectra kernel");
 }
 
@@ -269,9 +284,9 @@ void launchForHalo(int halo, Launch& launch, std::integer_sequence<int, Halos...
                       " is outside 3..15");
 }
 
-void sppAlpha(const float* unit, const unsigned char* valid, int64_t width, int64_t height,
-              int64_t blockRow0, int64_t blockRows, int64_t row0, int64_t rows, int bands, int halo,
-              bool mirror, float* alpha, float* rho, cudaStream_t stream) {
+void sppAlpha(const float* unit, const unsigned char* valid, const float* noise, int64_t width,
+              int64_t height, int64_t blockRow0, int64_t blockRows, int64_t row0, int64_t rows,
+              int bands, int halo, bool mirror, float* alpha, float* rho, cudaStream_t stream) {
   if (rows * width <= 0) return;
   const dim3 grid(static_cast<unsigned>((width + kSppTileCols - 1) / kSppTileCols),
                   static_cast<unsigned>((rows + kSppTileRows - 1) / kSppTileRows));
@@ -280,8 +295,8 @@ void sppAlpha(const float* unit, const unsigned char* valid, int64_t width, int6
     check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(sharedBytes)),
           "SPP alpha kernel");
-    kernel<<<grid, block, sharedBytes, stream>>>(unit, valid, width, height, blockRow0, blockRows,
-                                                 row0, rows, bands, mirror, alpha, rho);
+    kernel<<<grid, block, sharedBytes, stream>>>(unit, valid, noise, width, height, blockRow0,
+                                                 blockRows, row0, rows, bands, mirror, alpha, rho);
   };
   launchForHalo(halo, launch, std::integer_sequence<int, 1, 2, 3, 4, 5, 6, 7>());
   checkLaunch("SPP alpha kernel");
@@ -304,8 +319,8 @@ void sppDisplace(const T* raw, const unsigned char* valid, const float* rho, int
 
 // The sample types GDAL hands us.
 #define HYPERSTREAM_SAMPLE_TYPE(T)                                                                 \
-  template void sppUnitSpectra<T>(const T*, int64_t, int, const T*, const unsigned char*, float*,  \
-                                  unsigned char*, cudaStream_t);                                   \
+  template void sppUnitSpectra<T>(const T*, int64_t, int, const T*, const unsigned char*, double,  \
+                                  float*, unsigned char*, float*, cudaStream_t);                   \
   template void sppDisplace<T, float>(const T*, const unsigned char*, const float*, int64_t, int,  \
                                       const double*, double, float*, cudaStream_t);                \
   template void sppDisplace<T, double>(const T*, const unsigned char*, const float*, int64_t, int, \

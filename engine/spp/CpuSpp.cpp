@@ -57,18 +57,18 @@ constexpr int kMaxGroup = 8;
 // Spectral angles between 16 pixels and their neighbours at N consecutive column offsets:
 // out[j][l] = γ(pixel l, its neighbour at the j-th offset), or -1 when either pixel is unusable.
 // `centre` and `neighbour` point at the first band's line (the neighbour's moved to the first
-// offset already), lines of consecutive bands `lineLength` apart; the validity lines likewise.
+// offset already), lines of consecutive bands `lineLength` apart; the validity and noise lines
+// likewise. Each angle is less the noise's, sqrt(q_p + q_q), but not below 0 (q = 0: unchanged).
 // γ = 2 asin(t), t = |u - v| / 2: accurate for small angles, where arccos of a dot product is not.
 // Neighbours' angles are mostly small; there asin's Taylor series (to t^11, relative error below
 // 1e-8 for t < 0.25) vectorises and asinf does not.
 // Each lane sums its bands in order; only the fusing of multiply-adds may differ with W.
 template <int N, int W>
-HYPERSTREAM_VECTOR_CLONES void measureLanes(const float* __restrict centre,
-                                            const float* __restrict centreValid,
-                                            const float* __restrict neighbour,
-                                            const float* __restrict neighbourValid,
-                                            int64_t lineLength, int bands,
-                                            float (*__restrict out)[CpuSpp::kLanes]) {
+HYPERSTREAM_VECTOR_CLONES void measureLanes(
+    const float* __restrict centre, const float* __restrict centreValid,
+    const float* __restrict neighbour, const float* __restrict neighbourValid,
+    const float* __restrict centreNoise, const float* __restrict neighbourNoise, int64_t lineLength,
+    int bands, float (*__restrict out)[CpuSpp::kLanes]) {
   constexpr int kLanes = CpuSpp::kLanes;
   using Vector = typename FloatVector<W>::type;
   float chord2[N][kLanes];
@@ -103,10 +103,14 @@ HYPERSTREAM_VECTOR_CLONES void measureLanes(const float* __restrict centre,
   for (int j = 0; j < N; ++j)
     for (int l = 0; l < kLanes; ++l)
       if (chord2[j][l] >= 0.25f && out[j][l] >= 0) out[j][l] = 2.0f * std::asin(chord2[j][l]);
+  for (int j = 0; j < N; ++j)
+    for (int l = 0; l < kLanes; ++l)
+      if (out[j][l] > 0)
+        out[j][l] = std::max(0.0f, out[j][l] - std::sqrt(centreNoise[l] + neighbourNoise[j + l]));
 }
 
-using MeasureLanes = void (*)(const float*, const float*, const float*, const float*, int64_t, int,
-                              float (*)[CpuSpp::kLanes]);
+using MeasureLanes = void (*)(const float*, const float*, const float*, const float*, const float*,
+                              const float*, int64_t, int, float (*)[CpuSpp::kLanes]);
 
 template <int W, size_t... N>
 constexpr std::array<MeasureLanes, sizeof...(N)> measureTable(std::index_sequence<N...>) {
@@ -138,17 +142,22 @@ void CpuSpp::unitRows(const SppStrip& strip, const T* samples) {
   const ValidPixel<T> isValid(strip.nodata, bands_);
   unit_.resize(static_cast<size_t>(strip.blockRows) * bands_ * lineLength_);
   valid_.resize(static_cast<size_t>(strip.blockRows) * lineLength_);
+  noise_.resize(valid_.size());
   threads_.split(strip.blockRows, [&](int64_t first, int64_t last) {
     for (int64_t i = first; i < last; ++i) {
       float* unit = &unit_[static_cast<size_t>(i) * bands_ * lineLength_ + kPad];
       float* valid = &valid_[static_cast<size_t>(i) * lineLength_];
+      float* noise = &noise_[static_cast<size_t>(i) * lineLength_];
       std::fill(valid, valid + lineLength_, 0.0f);  // the border and the lanes past the width
+      std::fill(noise, noise + lineLength_, 0.0f);
       valid += kPad;
+      noise += kPad;
       for (int64_t col = 0; col < width; ++col) {
         const T* pixel = samples + (i * width + col) * bands_;
         const bool usable = validSpectrum(pixel, bands_, isValid);
         const double scale = usable ? unitScale(pixel, bands_) : 0.0;
         valid[col] = usable ? 1.0f : 0.0f;
+        noise[col] = static_cast<float>(strip.noiseVariance * scale * scale);
         for (int b = 0; b < bands_; ++b)
           unit[b * lineLength_ + col] = usable ? static_cast<float>(pixel[b] * scale) : 0.0f;
       }
@@ -159,6 +168,7 @@ void CpuSpp::unitRows(const SppStrip& strip, const T* samples) {
           const int64_t source = neighbour(col, 0, width, true, reflected);
           if (source < 0) continue;
           valid[col] = valid[source];
+          noise[col] = noise[source];
           for (int b = 0; b < bands_; ++b)
             unit[b * lineLength_ + col] = unit[b * lineLength_ + source];
         }
@@ -183,7 +193,8 @@ void CpuSpp::measureGroup(const SppStrip& strip, int64_t row, int64_t neighbourR
   else
     measureLanesFor[wideVectors_][count - 1](
         unitLine(row, 0) + col, validLine(row) + col, unitLine(neighbourRow, 0) + col + dcFirst,
-        validLine(neighbourRow) + col + dcFirst, lineLength_, bands_, out);
+        validLine(neighbourRow) + col + dcFirst, noiseLine(row) + col,
+        noiseLine(neighbourRow) + col + dcFirst, lineLength_, bands_, out);
   for (int j = 0; j < count; ++j) {
     std::copy(out[j], out[j] + kLanes, angles(first + j, row) + col);
     if (!storeReverse) continue;
@@ -249,6 +260,7 @@ void CpuSpp::prepare(const SppStrip& strip) {
   const auto largestBlock = static_cast<size_t>(strip.rows + int64_t{2} * strip.halo);
   unit_.reserve(largestBlock * bands_ * lineLength_);
   valid_.reserve(largestBlock * lineLength_);
+  noise_.reserve(largestBlock * lineLength_);
   withSampleType(strip.type, [&](auto sample) {
     unitRows(strip, static_cast<const decltype(sample)*>(strip.data));
   });

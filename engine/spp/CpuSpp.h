@@ -36,10 +36,10 @@ class CpuSpp {
   static constexpr int kLanes = 16;
   static constexpr int kPad = 16;  // columns either side of a line (≥ the largest halo, 7)
 
-  // Working memory per image row: its unit spectra and validity, and its angle table.
+  // Working memory per image row: its unit spectra, validity and noise, and its angle table.
   static int64_t bytesPerRow(int64_t width, int bands, int window) {
     const int64_t line = roundUp(width);
-    return int64_t{4} * ((int64_t{3} * kPad + line) * (bands + 1) + line * window * window);
+    return int64_t{4} * ((int64_t{3} * kPad + line) * (bands + 2) + line * window * window);
   }
 
   // wideVectors: 16-float vectors (AVX-512), else 8-float ones; the results agree to rounding.
@@ -69,6 +69,9 @@ class CpuSpp {
   const float* validLine(int64_t row) const {
     return &valid_[static_cast<size_t>(row - blockRow0_) * lineLength_ + kPad];
   }
+  const float* noiseLine(int64_t row) const {
+    return &noise_[static_cast<size_t>(row - blockRow0_) * lineLength_ + kPad];
+  }
 
   WorkerThreads& threads_;
   bool wideVectors_;
@@ -79,6 +82,7 @@ class CpuSpp {
   int64_t tableLine_ = 0;      // the width rounded up to kLanes
   std::vector<float> unit_;    // [block row][band][line]
   std::vector<float> valid_;   // [block row][line]: 1 for a usable pixel, else 0
+  std::vector<float> noise_;   // [block row][line]: tr N / |y|², 0 where unusable
   std::vector<float> angles_;  // [offset][output row][table line]; < 0: no neighbour, NaN: to do
   std::vector<double> alphas_;
 };

@@ -10,6 +10,7 @@
 #include "run/StripPlan.h"
 #include "spp/CpuSpp.h"
 #include "spp/SppKernels.h"
+#include "spp/SppNoise.h"
 
 #include <QElapsedTimer>
 #include <QThread>
@@ -18,6 +19,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 
 namespace hyperstream {
 
@@ -66,6 +68,7 @@ class SppRun {
   void startKernels();
   void centroidPass();
   void checkCentroid(double largest);
+  void reportNoise(const SppNoise& noise);
   void createOutputs();
   void sppPass();
   SppStrip sppStrip(const StripRange& range, const void* data) const;
@@ -163,10 +166,13 @@ void SppRun::startKernels() {
   if (result_.resident) cube_ = kernels_->allocateHost(static_cast<size_t>(plan_.cubeBytes()));
 }
 
-// Pass 1: the centroid c of the valid pixels, summed in pixel order (the same for any strips).
+// Pass 1: the centroid c of the valid pixels, summed in pixel order (the same for any strips),
+// and for noise-adjusted SPP the noise.
 void SppRun::centroidPass() {
   const int bands = bandCount();
   const int64_t width = result_.input.width;
+  std::optional<SppNoise> noise;
+  if (options_.noiseAdjusted) noise.emplace(width, bands);
   std::vector<double> sum(bands, 0.0);
   int64_t count = 0;
   double largest = 0;  // |value| over the valid pixels
@@ -183,6 +189,7 @@ void SppRun::centroidPass() {
       using T = decltype(sample);
       const ValidPixel<T> isValid(input_.nodata.data(), bands);
       const T* pixel = static_cast<const T*>(data);
+      if (noise) noise->add(pixel, range.rows, isValid);
       for (int64_t p = 0; p < range.rows * width; ++p, pixel += bands) {
         if (!validSpectrum(pixel, bands, isValid)) continue;
         ++count;
@@ -201,6 +208,16 @@ void SppRun::centroidPass() {
   result_.centroid.resize(bands);
   for (int b = 0; b < bands; ++b) result_.centroid[b] = sum[b] / static_cast<double>(count);
   checkCentroid(largest);
+  if (noise) reportNoise(*noise);
+}
+
+void SppRun::reportNoise(const SppNoise& noise) {
+  result_.noiseVariance = noise.trace();
+  result_.noisePairs = noise.pairs();
+  feedback_.info(QString("noise: %1 per band (RMS standard deviation, from %2 diagonal pairs); "
+                         "each angle less what it explains")
+                     .arg(std::sqrt(result_.noiseVariance / bandCount()), 0, 'g', 4)
+                     .arg(result_.noisePairs));
 }
 
 // Values near float64's limit overflow the sums; beyond Float32's, they become infinities in a
@@ -257,6 +274,7 @@ SppStrip SppRun::sppStrip(const StripRange& range, const void* data) const {
   strip.halo = halo();
   strip.mirror = options_.border == SppBorder::Mirror;
   strip.centroid = result_.centroid.data();
+  strip.noiseVariance = result_.noiseVariance;
   strip.outputType = options_.outputType;
   strip.outputNodata = outputNodata_;
   return strip;

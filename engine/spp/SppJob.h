@@ -8,6 +8,11 @@
 //              gamma = 2 asin(|u_p - u_q| / 2) with u the unit spectra (accurate for small angles);
 //   rho(p) = (1 + sqrt(alpha))^2;  y'_p = (y_p - c) / rho(p) + c.
 //
+// Noise-adjusted (an option, not in the paper): each angle less the angle the sensor noise alone
+// would make between the two pixels, gamma' = max(0, gamma - sqrt(tr N (1/|y_p|^2 + 1/|y_q|^2))),
+// tr N from diagonal neighbours' differences (spp/SppNoise.h). Published SPP pulls a dark
+// homogeneous area (water) toward the mean, its noisy pixels' angles being large; this keeps it.
+//
 // A pixel is valid when every band is finite, not nodata, and its spectrum's norm is positive.
 
 #include "core/Feedback.h"
@@ -30,7 +35,8 @@ enum class SppBorder {
 struct SppOptions : JobOptions {
   int window = 5;  // odd, 3 ... 15
   SppBorder border = SppBorder::Truncate;
-  std::string alphaOutput;  // optional single-band rasters
+  bool noiseAdjusted = false;  // discount the angles the noise explains (see above)
+  std::string alphaOutput;     // optional single-band rasters
   std::string rhoOutput;
 };
 
@@ -39,6 +45,8 @@ struct SppResult {
   std::vector<int> bands;
   int64_t validPixels = 0;
   std::vector<double> centroid;  // c, per band
+  double noiseVariance = 0;      // tr N when noise-adjusted, else 0
+  int64_t noisePairs = 0;        // the pixel pairs it was estimated from
   int64_t stripRows = 0;
   bool resident = false;  // the cube stayed in memory between the passes
   double meanAlpha = 0;   // over valid pixels

@@ -24,6 +24,8 @@ struct SppStrip {
   int halo = 0;                // window / 2
   bool mirror = false;         // border rule: mirror, else truncate
   const double* centroid = nullptr;
+  double noiseVariance =
+      0;  // tr N: each angle less sqrt(tr N (1/|y_p|² + 1/|y_q|²)); 0: as published
   OutputType outputType = OutputType::Float32;  // of the displaced spectra: Float32 or Float64
   double outputNodata = 0;
 };
