@@ -33,7 +33,7 @@ struct Run {
 
 // mpirun -np N [wrapper] hyperstream-mpi COMMAND ARGS.
 Run mpirun(int ranks, const QStringList& arguments, const QString& wrapper = {},
-           const QString& command = "pca") {
+           const QString& command = "pca", const QStringList& mpirunOptions = {}) {
   QProcess process;
   QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
   if (getuid() == 0) {  // CI containers run as root, which Open MPI refuses unless told
@@ -43,6 +43,7 @@ Run mpirun(int ranks, const QStringList& arguments, const QString& wrapper = {},
   process.setProcessEnvironment(environment);
   process.setProcessChannelMode(QProcess::MergedChannels);
   QStringList all{"--oversubscribe", "-np", QString::number(ranks)};
+  all << mpirunOptions;
   if (!wrapper.isEmpty()) all << wrapper;
   all << HYPERSTREAM_MPI_PROGRAM << command << arguments;
   process.start(HYPERSTREAM_MPIEXEC, all);
@@ -307,9 +308,11 @@ class MpiTests : public QObject {
     script.close();
     script.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
     QDir(dir).mkdir("out");
+    // mpirun sends SIGTERM, then SIGKILL after odls_base_sigkill_timeout (1 s): on a loaded machine
+    // a rank could wait longer than that for the CPU. The test asks whether SIGTERM cleans up.
     const Run run = mpirun(
         3, {dir + "/in.tif", dir + "/out/pc.tif", "--components", "all", "--device", "cpu", "-q"},
-        wrapper);
+        wrapper, "pca", {"--mca", "odls_base_sigkill_timeout", "3"});
     QVERIFY2(run.status != 0, qPrintable(run.output));
     QVERIFY2(run.output.contains("rank 1"), qPrintable(run.output));
     QCOMPARE(testing::filesIn(dir + "/out"), QStringList());

@@ -52,8 +52,9 @@ CPLStringList creationOptionList(const RasterFormat& format) {
   return options;
 }
 
-// A new hidden folder beside `destination`, unique to this object.
-std::string makePendingFolder(const std::string& destination) {
+// A new hidden folder beside `destination`, unique to this object; registered before it is made,
+// so that a signal arriving just after leaves nothing behind.
+std::string makePendingFolder(const std::string& destination, PendingFiles& pending) {
   const QFileInfo info(QString::fromStdString(destination));
   const QDir parent = info.absoluteDir();
   for (int attempt = 0; attempt < 16; ++attempt) {
@@ -61,6 +62,7 @@ std::string makePendingFolder(const std::string& destination) {
                              .arg(info.fileName(), QString::fromStdString(PendingRaster::hostTag()))
                              .arg(QCoreApplication::applicationPid())
                              .arg(QRandomGenerator::global()->generate(), 8, 16, QChar('0'));
+    pending.add(parent.filePath(name).toStdString());
     if (parent.mkdir(name)) return parent.filePath(name).toStdString();
     if (!parent.exists() || !QFileInfo(parent.path()).isWritable()) break;
   }
@@ -95,8 +97,7 @@ PendingRaster::PendingRaster(const std::string& destination, const RasterFormat&
                              int64_t width, int64_t height, int bands, GDALDataType type)
     : destination_(destination), driver_(format.driver) {
   const CPLStringList options = creationOptionList(format);
-  folder_ = makePendingFolder(destination);
-  pending_.add(folder_);
+  folder_ = makePendingFolder(destination, pending_);
   temporary_ =
       folder_ + "/" + QFileInfo(QString::fromStdString(destination)).fileName().toStdString();
   pending_.add(temporary_);
