@@ -20,7 +20,7 @@ r=$demo/reports
 "$cli" mnf "$demo/scene.tif" "$r/mnf.tif" --components 10 --html "$r/mnf.html" --quiet
 "$cli" denoise "$demo/scene.tif" "$r/denoised.tif" --transform mnf --components 10 \
   --html "$r/denoise.html" --quiet
-"$cli" spp "$demo/mixed.tif" "$r/spp.tif" --quiet
+"$cli" spp "$demo/mixed.tif" "$r/spp.tif" --noise-adjusted --quiet
 "$cli" endmembers "$demo/mixed.tif" "$r/em.csv" --count 5 --method nfindr \
   --locations-from "$r/spp.tif" --average-window 3 --exclude-nm 1340-1450,1790-1960 \
   --html "$r/endmembers.html" --quiet

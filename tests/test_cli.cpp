@@ -116,13 +116,19 @@ class CliTests : public QObject {
     QCOMPARE(synthScene(dir + "/s.tif", 40, 30, 20), 0);
     const Run help = run({"spp", "--help"});
     QCOMPARE(help.exitCode, 0);
-    for (const char* option : {"--window", "--border", "--type", "--alpha", "--rho", "--device"})
+    for (const char* option :
+         {"--window", "--border", "--noise-adjusted", "--type", "--alpha", "--rho", "--device"})
       QVERIFY2(help.out.contains(option), option);
     const Run spp = run({"spp", dir + "/s.tif", dir + "/spp.tif", "--window", "7", "--border",
                          "mirror", "--alpha", dir + "/alpha.tif", "-q"});
     QCOMPARE(spp.exitCode, 0);
     QCOMPARE(testing::readCube((dir + "/spp.tif").toStdString()).bands, 20);
     QCOMPARE(testing::readCube((dir + "/alpha.tif").toStdString()).bands, 1);
+    // Noise-adjusted: the summary names the noise it discounted.
+    const Run adjusted = run({"spp", dir + "/s.tif", dir + "/spp2.tif", "--noise-adjusted"});
+    QCOMPARE(adjusted.exitCode, 0);
+    QVERIFY2(adjusted.out.contains(QRegularExpression("noise: [0-9.e+]+ per band")),
+             qPrintable(adjusted.out));
     const Run bad = run({"spp", dir + "/s.tif", dir + "/bad.tif", "--window", "4"});
     QCOMPARE(bad.exitCode, 1);
     QVERIFY(bad.err.startsWith("hyperstream: error [WINDOW]: "));
