@@ -1,6 +1,7 @@
 #include "io/Raster.h"
 
 #include "core/Error.h"
+#include "core/Samples.h"
 #include "io/BandRuns.h"
 #include "io/BlockDecoder.h"
 
@@ -14,8 +15,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
+#include <vector>
 
 namespace hyperstream {
 
@@ -467,18 +470,82 @@ std::string rowsOf(const GDALDataset& dataset, int64_t row0, int64_t rows) {
   throw Error("OUTPUT", "cannot write " + what + " (disk full?)" + lastGdalError());
 }
 
+// `pixels` pixel-interleaved samples of `bands` bands, as band after band, through tiles of 8
+// pixels x 8 bands of constant size (which the compiler turns into shuffles: twice the speed of
+// gathering each band's samples at the pixel's stride).
+template <class Word>
+HYPERSTREAM_VECTOR_CLONES void toBandMajor(const Word* __restrict in, int64_t pixels, int bands,
+                                           Word* __restrict out) {
+  constexpr int kTile = 8;
+  Word tile[kTile][kTile];
+  int64_t p0 = 0;
+  for (; p0 + kTile <= pixels; p0 += kTile) {
+    int b0 = 0;
+    for (; b0 + kTile <= bands; b0 += kTile) {
+      for (int i = 0; i < kTile; ++i)
+        std::memcpy(tile[i], in + (p0 + i) * bands + b0, sizeof tile[i]);
+      for (int j = 0; j < kTile; ++j)
+        for (int i = 0; i < kTile; ++i) out[(b0 + j) * pixels + p0 + i] = tile[i][j];
+    }
+    for (; b0 < bands; ++b0)
+      for (int i = 0; i < kTile; ++i) out[b0 * pixels + p0 + i] = in[(p0 + i) * bands + b0];
+  }
+  for (; p0 < pixels; ++p0)
+    for (int b = 0; b < bands; ++b) out[b * pixels + p0] = in[p0 * bands + b];
+}
+
+// Writes pixel-interleaved rows. GDAL is handed them band after band (`bandMajor`, room for the
+// rows): its copy from a pixel-interleaved buffer goes sample by sample at the pixel's stride and
+// made a 2.09 GB GeoTIFF (198 bands) take 5.3-6.7 s to write against 3.1-3.5 s band after band,
+// ENVI BIP and BSQ alike (docs/benchmarks.md).
 void writeRows(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t rows,
-               const unsigned char* buffer) {
+               const unsigned char* buffer, std::vector<unsigned char>& bandMajor) {
   const int bandCount = dataset.GetRasterCount();
-  const GSpacing pixelSpace = static_cast<GSpacing>(bandCount) * typeSize(type);
-  const GSpacing lineSpace = pixelSpace * dataset.GetRasterXSize();
-  QuietGdalErrors quiet;
-  CPLErrorReset();
-  const CPLErr status = dataset.RasterIO(
-      GF_Write, 0, static_cast<int>(row0), dataset.GetRasterXSize(), static_cast<int>(rows),
-      const_cast<unsigned char*>(buffer), dataset.GetRasterXSize(), static_cast<int>(rows), type,
-      bandCount, nullptr, pixelSpace, lineSpace, typeSize(type), nullptr);
-  if (status != CE_None) failedWriting(quiet, rowsOf(dataset, row0, rows));
+  const int64_t width = dataset.GetRasterXSize();
+  const int size = typeSize(type);
+  const int64_t lineBytes = width * bandCount * size;
+  // At most a part at a time (the file's blocks may be taller): GDAL holds them till the flush.
+  const int64_t chunkRows =
+      bandCount > 1 ? std::max<int64_t>(1, kWritePartBytes / lineBytes) : rows;
+  for (int64_t first = 0; first < rows; first += chunkRows) {
+    const int64_t count = std::min(chunkRows, rows - first);
+    const int64_t pixels = count * width;
+    const unsigned char* data = buffer + first * lineBytes;
+    GSpacing pixelSpace = static_cast<GSpacing>(bandCount) * size, bandSpace = size;
+    if (bandCount > 1) {
+      bandMajor.resize(static_cast<size_t>(pixels * bandCount * size));
+      auto transpose = [&](auto word) {
+        using Word = decltype(word);
+        toBandMajor(reinterpret_cast<const Word*>(data), pixels, bandCount,
+                    reinterpret_cast<Word*>(bandMajor.data()));
+      };
+      switch (size) {
+        case 1:
+          transpose(uint8_t{});
+          break;
+        case 2:
+          transpose(uint16_t{});
+          break;
+        case 4:
+          transpose(uint32_t{});
+          break;
+        default:
+          transpose(uint64_t{});
+          break;
+      }
+      data = bandMajor.data();
+      pixelSpace = size;
+      bandSpace = static_cast<GSpacing>(pixels) * size;
+    }
+    QuietGdalErrors quiet;
+    CPLErrorReset();
+    const CPLErr status =
+        dataset.RasterIO(GF_Write, 0, static_cast<int>(row0 + first), static_cast<int>(width),
+                         static_cast<int>(count), const_cast<unsigned char*>(data),
+                         static_cast<int>(width), static_cast<int>(count), type, bandCount, nullptr,
+                         pixelSpace, pixelSpace * width, bandSpace, nullptr);
+    if (status != CE_None) failedWriting(quiet, rowsOf(dataset, row0 + first, count));
+  }
 }
 
 // Writes the blocks GDAL holds (whole rows of blocks: a compressed block written before it is
@@ -502,11 +569,12 @@ void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t r
   const int64_t blocks = std::max<int64_t>(1, kWritePartBytes / (lineBytes * blockHeight));
   const int64_t partRows = blocks * blockHeight;
   const auto* bytes = static_cast<const unsigned char*>(buffer);
+  std::vector<unsigned char> bandMajor;  // a part, band after band
   for (int64_t row = row0; row < row0 + rows;) {
     if (feedback.isCanceled()) throw Canceled();
     // Parts end on block boundaries of the file, so that no block is written twice.
     const int64_t end = std::min(row0 + rows, (row / partRows + 1) * partRows);
-    writeRows(dataset, type, row, end - row, bytes + (row - row0) * lineBytes);
+    writeRows(dataset, type, row, end - row, bytes + (row - row0) * lineBytes, bandMajor);
     if (end % blockHeight == 0 || end == dataset.GetRasterYSize())
       flushBlocks(dataset, row, end - row);
     row = end;
