@@ -26,6 +26,11 @@ class DeviceChoice {
   }
   static DeviceChoice gpus(std::vector<int> indices);  // throws Error("DEVICE") on repeats
   static DeviceChoice everyGpu() { return DeviceChoice(Kind::Gpus, {}, true); }
+  // `workers` workers on GPU `index`, each with its band of rows: the several-GPU path on a
+  // machine with one GPU (how the tests run it there); not offered to users.
+  static DeviceChoice sharedGpu(int index, int workers) {
+    return DeviceChoice(Kind::Gpus, std::vector<int>(workers, index), false);
+  }
 
   Kind kind() const { return kind_; }
   bool isAuto() const { return kind_ == Kind::Auto; }
