@@ -6,7 +6,9 @@
 #   bench/run_multi_gpu_bench.sh BUNDLE WORKDIR OUTDIR [ROUNDS]
 # For each cube from `hyperstream synth`: the I/O floor (bench_io_floor: read once, write 10
 # Float32 bands), then PCA with 10 components on GPU 0 alone, on GPUs 0 and 1 in one process
-# (--gpus 0,1) and as two MPI ranks (one GPU each); wall time per run and the JSON reports, whose
+# (--gpus 0,1) and as two MPI ranks (one GPU each), MNF (10 components) and FCLS abundances (12
+# VCA endmembers found once per cube) on one GPU and on two; wall time per run and the JSON
+# reports, whose
 # "gpu" object holds the device stages (for several GPUs, the slowest GPU's) as the job saw them:
 # cold, and waiting for the reader. The warm compute stages on 1 and 2 GPUs come from
 # bench_backend, run here first.
@@ -28,7 +30,7 @@ hs=$bundle/bin/hyperstream
 # Every run writes a new file: replacing a finished one would add freeing its pages to the run.
 timed() {  # name kind round command...: appends "name kind round seconds"
   local name=$1 kind=$2 round=$3; shift 3
-  rm -f "$work/floor.tif" "$work/pc.tif"
+  rm -f "$work/floor.tif" "$work/pc.tif" "$work/ab.tif"
   local start; start=$(date +%s.%N)
   "$@" < /dev/null > "$work/last.log" 2>&1 || { cat "$work/last.log"; return 1; }
   printf '%s\t%s\t%s\t%s\n' "$name" "$kind" "$round" \
@@ -40,6 +42,8 @@ while read -r name rows cols bands type; do
   cube=$work/$name.tif
   timed "$name" synth 1 "$run" "$hs" synth "$cube" --rows "$rows" --cols "$cols" \
     --bands "$bands" --type "$type" --quiet
+  timed "$name" endmembers 1 "$run" "$hs" endmembers "$cube" "$work/em.csv" --count 12 \
+    --method vca --device gpu:0 --quiet
   for round in $(seq "$rounds"); do
     timed "$name" floor "$round" "$run" "$bundle/bin/bench_io_floor" "$cube" "$work/floor.tif" 10
     timed "$name" gpu1 "$round" "$run" "$hs" pca "$cube" "$work/pc.tif" --components 10 \
@@ -49,10 +53,19 @@ while read -r name rows cols bands type; do
     timed "$name" ranks2 "$round" "$run" mpirun --allow-run-as-root --bind-to none -np 2 \
       "$bundle/bin/hyperstream-mpi" pca "$cube" "$work/pc.tif" --components 10 --device gpu \
       --stats "$out/${name}_ranks2_$round.json" --quiet
+    timed "$name" mnf_gpu1 "$round" "$run" "$hs" mnf "$cube" "$work/pc.tif" --components 10 \
+      --device gpu:0 --stats "$out/${name}_mnf_gpu1_$round.json" --quiet
+    timed "$name" mnf_gpus2 "$round" "$run" "$hs" mnf "$cube" "$work/pc.tif" --components 10 \
+      --gpus 0,1 --stats "$out/${name}_mnf_gpus2_$round.json" --quiet
+    timed "$name" fcls_gpu1 "$round" "$run" "$hs" abundances "$cube" "$work/em.csv" \
+      "$work/ab.tif" --device gpu:0 --quiet
+    timed "$name" fcls_gpus2 "$round" "$run" "$hs" abundances "$cube" "$work/em.csv" \
+      "$work/ab.tif" --device gpu:0,1 --quiet
   done
-  rm -f "$cube" "$work"/*.tif
+  rm -f "$cube" "$work"/*.tif "$work/em.csv"
 done <<'CUBES'
 jasper2300 2300 2300 198 uint16
 gpca6955 6955 1562 224 int16
 gpca13910 13910 1562 224 int16
+gpca27820 27820 1562 224 int16
 CUBES

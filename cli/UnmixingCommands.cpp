@@ -16,6 +16,10 @@ namespace {
 const char* kDeviceHelp =
     "auto (default: the GPU when one is usable and the image large enough for it, else the "
     "CPU), cpu, gpu or gpu:N.";
+const char* kAbundanceDeviceHelp =
+    "auto (default: the GPU when one is usable and the image large enough for it, else the "
+    "CPU), cpu, gpu, gpu:N, or several GPUs (gpu:N,M,... or gpu:all), each unmixing a band of "
+    "rows.";
 
 void readEndmemberOptions(const QCommandLineParser& parser, EndmemberOptions& options) {
   readSharedOptions(parser, options);
@@ -134,7 +138,7 @@ int runAbundancesCommand(const QStringList& arguments) {
        "FILE.html"},
       {"type", "float32 (default) or float64.", "TYPE"},
   });
-  addSharedOptions(parser, {"1-100,120", "the outputs", kDeviceHelp});
+  addSharedOptions(parser, {"1-100,120", "the outputs", kAbundanceDeviceHelp});
   parseOrExit(parser, arguments,
               {{"INPUT", "Input raster (any GDAL format)."},
                {"ENDMEMBERS", "Endmember table, as 'hyperstream endmembers' writes it."},

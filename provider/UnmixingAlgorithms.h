@@ -27,6 +27,7 @@ class AbundancesAlgorithm : public JobAlgorithm<AbundancesAlgorithm, AbundanceOp
   AbundancesAlgorithm() : JobAlgorithm(QStringLiteral("abundances")) {}
 
  protected:
+  bool runsOnSeveralGpus() const override { return true; }
   void addJobParameters() override;
   void addJobOutputs() override;
   void prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) override;

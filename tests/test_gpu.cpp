@@ -735,34 +735,45 @@ class GpuTests : public QObject {
       options.method = method;
       options.outputType = OutputType::Float64;
       options.stripRows = stripRows;
-      AbundanceResult results[2];
-      for (int gpu = 0; gpu < 2; ++gpu) {
-        options.device = gpu ? DeviceChoice::anyGpu() : DeviceChoice::cpu();
-        options.output = (dir + (gpu ? "/gpu.tif" : "/cpu.tif")).toStdString();
-        options.rmseOutput = (dir + (gpu ? "/gpu_rmse.tif" : "/cpu_rmse.tif")).toStdString();
-        results[gpu] = runAbundances(options, feedback);
+      // The CPU, one GPU, and two workers sharing GPU 0's rows (the several-GPU path).
+      const DeviceChoice devices[] = {DeviceChoice::cpu(), DeviceChoice::anyGpu(),
+                                      DeviceChoice::sharedGpu(0, 2)};
+      const char* names[] = {"cpu", "gpu", "gpus"};
+      AbundanceResult results[3];
+      for (int d = 0; d < 3; ++d) {
+        options.device = devices[d];
+        options.output = (dir + "/" + names[d] + ".tif").toStdString();
+        options.rmseOutput = (dir + "/" + names[d] + "_rmse.tif").toStdString();
+        options.htmlReport = d == 2 ? (dir + "/gpus.html").toStdString() : std::string();
+        results[d] = runAbundances(options, feedback);
       }
       QVERIFY(QString::fromStdString(results[1].backend).startsWith("gpu"));
-      QCOMPARE(results[1].validPixels, results[0].validPixels);
+      QVERIFY2(QString::fromStdString(results[2].backend).startsWith("2 x gpu 0"),
+               results[2].backend.c_str());
+      QVERIFY(QFileInfo::exists(dir + "/gpus.html"));
       const testing::Cube cpu = testing::readCube((dir + "/cpu.tif").toStdString());
-      const testing::Cube gpu = testing::readCube((dir + "/gpu.tif").toStdString());
       const testing::Cube cpuRmse = testing::readCube((dir + "/cpu_rmse.tif").toStdString());
-      const testing::Cube gpuRmse = testing::readCube((dir + "/gpu_rmse.tif").toStdString());
-      double worst = 0, worstRmse = 0;
-      for (size_t i = 0; i < cpu.values.size(); ++i) {
-        QCOMPARE(std::isnan(gpu.values[i]), std::isnan(cpu.values[i]));
-        if (!std::isnan(cpu.values[i]))
-          worst = std::max(worst, std::abs(gpu.values[i] - cpu.values[i]));
+      for (int d = 1; d < 3; ++d) {
+        QCOMPARE(results[d].validPixels, results[0].validPixels);
+        const testing::Cube gpu = testing::readCube((dir + "/" + names[d] + ".tif").toStdString());
+        const testing::Cube gpuRmse =
+            testing::readCube((dir + "/" + names[d] + "_rmse.tif").toStdString());
+        double worst = 0, worstRmse = 0;
+        for (size_t i = 0; i < cpu.values.size(); ++i) {
+          QCOMPARE(std::isnan(gpu.values[i]), std::isnan(cpu.values[i]));
+          if (!std::isnan(cpu.values[i]))
+            worst = std::max(worst, std::abs(gpu.values[i] - cpu.values[i]));
+        }
+        // Relative, above 1 DN: an endmember's own pixel has an RMSE of 0 up to rounding.
+        for (size_t i = 0; i < cpuRmse.values.size(); ++i)
+          if (!std::isnan(cpuRmse.values[i]))
+            worstRmse = std::max(worstRmse, std::abs(gpuRmse.values[i] - cpuRmse.values[i]) /
+                                                std::max(1.0, cpuRmse.values[i]));
+        qInfo("%s %s vs CPU: abundances within %.2g, RMSE within %.2g relative",
+              abundanceMethodName(method).c_str(), names[d], worst, worstRmse);
+        QVERIFY2(worst <= 1e-6, qPrintable(QString::number(worst)));
+        QVERIFY2(worstRmse <= 1e-6, qPrintable(QString::number(worstRmse)));
       }
-      // Relative, above 1 DN: an endmember's own pixel has an RMSE of 0 up to rounding.
-      for (size_t i = 0; i < cpuRmse.values.size(); ++i)
-        if (!std::isnan(cpuRmse.values[i]))
-          worstRmse = std::max(worstRmse, std::abs(gpuRmse.values[i] - cpuRmse.values[i]) /
-                                              std::max(1.0, cpuRmse.values[i]));
-      qInfo("%s GPU vs CPU: abundances within %.2g, RMSE within %.2g relative",
-            abundanceMethodName(method).c_str(), worst, worstRmse);
-      QVERIFY2(worst <= 1e-6, qPrintable(QString::number(worst)));
-      QVERIFY2(worstRmse <= 1e-6, qPrintable(QString::number(worstRmse)));
     }
   }
 

@@ -863,6 +863,19 @@ class UnmixingTests : public QObject {
     expectError(
         [&] { unmixFile(dir + "/scene.tif", dir + "/broken.csv", output, AbundanceMethod::Fcls); },
         output, "ENDMEMBERS", "not an endmember table");
+    // Several GPUs that this machine lacks (no GPU at all, or not GPUs 7 and 8).
+    writeTable(tableOf(spectra, 3, 6), dir + "/three.csv");
+    expectError(
+        [&] {
+          AbundanceOptions options;
+          options.input = (dir + "/scene.tif").toStdString();
+          options.endmembers = (dir + "/three.csv").toStdString();
+          options.output = output.toStdString();
+          options.device = parseDevice("gpu:7,8");
+          TestFeedback feedback;
+          runAbundances(options, feedback);
+        },
+        output, "DEVICE", "GPU");
   }
 };
 

@@ -26,4 +26,16 @@ class SilentFeedback : public Feedback {
   bool isCanceled() const override { return false; }
 };
 
+// Forwards cancel only: the other workers of a job shared by several GPUs report nothing.
+class CancelOnly : public Feedback {
+ public:
+  explicit CancelOnly(Feedback& feedback) : feedback_(feedback) {}
+  void setProgress(double) override {}
+  void log(Level, const QString&) override {}
+  bool isCanceled() const override { return feedback_.isCanceled(); }
+
+ private:
+  Feedback& feedback_;
+};
+
 }  // namespace hyperstream

@@ -105,16 +105,6 @@ DeviceTimes slowest(const std::vector<std::vector<double>>& workers) {
   return t;
 }
 
-// "gpu 0 (...)" for one worker; "gpu 0 (...) + gpu 1 (...)"; "3 x cpu (...)" when all alike.
-std::string describeBackends(const std::vector<std::string>& names) {
-  if (names.size() == 1) return names[0];
-  if (std::all_of(names.begin(), names.end(), [&](const std::string& n) { return n == names[0]; }))
-    return std::to_string(names.size()) + " x " + names[0];
-  std::string joined;
-  for (const std::string& name : names) joined += (joined.empty() ? "" : " + ") + name;
-  return joined;
-}
-
 }  // namespace
 
 namespace {
@@ -875,18 +865,6 @@ static PcaResult runPcaOn(const PcaOptions& options, const DeviceChoice& device,
                           JobGroup& group) {
   return PcaRun(options, device, feedback, group).run();
 }
-
-// Forwards cancel only: the other GPUs' threads of a job on several GPUs report nothing.
-class CancelOnly : public Feedback {
- public:
-  explicit CancelOnly(Feedback& feedback) : feedback_(feedback) {}
-  void setProgress(double) override {}
-  void log(Level, const QString&) override {}
-  bool isCanceled() const override { return feedback_.isCanceled(); }
-
- private:
-  Feedback& feedback_;
-};
 
 // One thread per GPU, each with its share of the rows and of the RAM budget.
 static PcaResult runPcaOnGpus(const PcaOptions& options, const std::vector<int>& gpus,

@@ -14,8 +14,17 @@ JobGroup::JobGroup() = default;
 JobGroup::~JobGroup() = default;
 
 PendingRaster& JobGroup::shareOutput(std::unique_ptr<PendingRaster> rankZeros) {
-  output_ = std::move(rankZeros);
-  return *output_;
+  outputs_.push_back(std::move(rankZeros));
+  return *outputs_.back();
+}
+
+std::string describeBackends(const std::vector<std::string>& names) {
+  if (names.size() == 1) return names[0];
+  if (std::all_of(names.begin(), names.end(), [&](const std::string& n) { return n == names[0]; }))
+    return std::to_string(names.size()) + " x " + names[0];
+  std::string joined;
+  for (const std::string& name : names) joined += (joined.empty() ? "" : " + ") + name;
+  return joined;
 }
 
 // What the threads share: an exchange area filled by every member, then read by all.
@@ -66,7 +75,7 @@ struct ThreadGroup::Shared {
   std::exception_ptr failure;
   int failedRank = std::numeric_limits<int>::max();
   std::string failedMessage;
-  std::unique_ptr<PendingRaster> output;  // rank 0's, alive until every thread is done
+  std::vector<std::unique_ptr<PendingRaster>> outputs;  // rank 0's, alive till every thread ends
   QMutex outputLock;
 };
 
@@ -115,9 +124,9 @@ class ThreadGroup::Member : public JobGroup {
   }
   void synchronize() override { shared_.exchange(rank_, {}); }
   PendingRaster& shareOutput(std::unique_ptr<PendingRaster> rankZeros) override {
-    if (rank_ == 0) shared_.output = std::move(rankZeros);
+    if (rank_ == 0) shared_.outputs.push_back(std::move(rankZeros));
     synchronize();  // rank 0 has created it
-    return *shared_.output;
+    return *shared_.outputs[sharedOutputs_++];
   }
   QMutex& outputLock() override { return shared_.outputLock; }
 
@@ -128,6 +137,7 @@ class ThreadGroup::Member : public JobGroup {
  private:
   Shared& shared_;
   const int rank_;
+  size_t sharedOutputs_ = 0;  // the outputs shared so far
 };
 
 ThreadGroup::ThreadGroup(int size) : shared_(std::make_unique<Shared>(size)) {
@@ -155,7 +165,7 @@ void ThreadGroup::run(const std::function<void(JobGroup&)>& work) {
     threads.back()->start();
   }
   for (auto& thread : threads) thread->wait();
-  shared_->output.reset();  // committed, or removed now that no thread writes to it
+  shared_->outputs.clear();  // committed, or removed now that no thread writes to it
   if (shared_->failure) std::rethrow_exception(shared_->failure);
 }
 

@@ -51,14 +51,19 @@ class JobGroup {
   virtual void synchronize() {}
 
   // Workers in one process: rank 0's output (null on the other ranks), kept by the group until
-  // every worker is done with it; writes to it take outputLock().
+  // every worker is done with it; writes to it take outputLock(). A job with several outputs
+  // shares them one call each, in the same order on every worker.
   virtual PendingRaster& shareOutput(std::unique_ptr<PendingRaster> rankZeros);
   virtual QMutex& outputLock() { return outputLock_; }
 
  private:
-  std::unique_ptr<PendingRaster> output_;
+  std::vector<std::unique_ptr<PendingRaster>> outputs_;
   QMutex outputLock_;
 };
+
+// The workers' backends as one line: "gpu 0 (...)" for one worker, "gpu 0 (...) + gpu 1 (...)",
+// "3 x cpu (...)" when all alike.
+std::string describeBackends(const std::vector<std::string>& names);
 
 // The rows [first, first + count) that worker `rank` of `size` handles: rank r gets
 // [r * height / size, (r + 1) * height / size).

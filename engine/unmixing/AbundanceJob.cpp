@@ -5,12 +5,14 @@
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "run/DeviceSelection.h"
+#include "run/JobGroup.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
 #include "unmixing/AbundanceReport.h"
 #include "unmixing/JobStrips.h"
 
 #include <QElapsedTimer>
+#include <QMutexLocker>
 
 #include <lapacke.h>
 
@@ -45,11 +47,14 @@ std::vector<double> gramEigenvalues(std::vector<double> gram, int n) {
   return values;
 }
 
+// One worker's run: the whole image, or its band of rows when several GPUs share the job.
 class AbundanceRun {
  public:
-  AbundanceRun(const AbundanceOptions& options, const DeviceChoice& device, Feedback& feedback)
+  AbundanceRun(const AbundanceOptions& options, const DeviceChoice& device, Feedback& feedback,
+               JobGroup& group)
       : options_(options),
         feedback_(feedback),
+        group_(group),
         starting_(device, 0, {makeCpuUnmixingKernels, &GpuRuntime::createUnmixingKernels}) {
     total_.start();
   }
@@ -75,10 +80,15 @@ class AbundanceRun {
   void startKernels();
   void createOutputs();
   void unmixPass();
+  void mergeStats();
   AbundanceResult finish();
+  PendingRaster& output(std::unique_ptr<PendingRaster> rankZeros,
+                        std::unique_ptr<PendingRaster>& own);
 
   const AbundanceOptions& options_;
   Feedback& feedback_;
+  JobGroup& group_;
+  RowShare share_;
   QElapsedTimer total_;
   KernelStart<UnmixingKernels> starting_;
   JobInput input_;
@@ -91,15 +101,21 @@ class AbundanceRun {
   std::unique_ptr<UnmixingKernels> kernels_;
   std::unique_ptr<DecompressedCopy> copy_;
   std::unique_ptr<StripReader> reader_;
-  std::unique_ptr<PendingRaster> output_, rmseRaster_;
+  std::unique_ptr<PendingRaster> ownOutput_, ownRmse_;  // alone; a group keeps shared ones
+  PendingRaster* output_ = nullptr;
+  PendingRaster* rmseRaster_ = nullptr;
   UnmixStats stats_;
 };
 
 void AbundanceRun::openInput() {
   input_ = openJobInput(options_.input, options_.bands, options_.exclude, "unmixing");
   const RasterInfo& info = input_.info;
+  share_ = rowShare(group_.rank(), group_.size(), info.height);
+  if (share_.count < 1)
+    throw Error("DEVICE", std::to_string(group_.size()) + " GPUs for an image of " +
+                              std::to_string(info.height) + " rows: at most one per row");
   starting_.weigh(
-      {info.width * info.height * static_cast<int64_t>(input_.bands.size()) * typeSize(info.type),
+      {info.width * share_.count * static_cast<int64_t>(input_.bands.size()) * typeSize(info.type),
        1.0});
   result_.input = info;
   if (checkAddressSpace(options_.ramBytes)) result_.input.mappable = false;
@@ -132,7 +148,10 @@ void AbundanceRun::planMemory() {
   abundanceRowBytes_ = info.width * model_.endmembers * size;
   rmseRowBytes_ = model_.rmse ? info.width * size : 0;
   StripNeeds needs;
-  needs.rowsToDo = info.height;
+  needs.firstRow = share_.first;
+  needs.rowsToDo = share_.count;
+  needs.sharing = group_.size();
+  needs.mayCopyInput = group_.size() == 1;  // workers sharing the image read their rows of it
   needs.bands = bandCount();
   needs.residentRowBytes = kOutputBuffers * (abundanceRowBytes_ + rmseRowBytes_);
   needs.streamingRowBytes = kInputBuffers * inputRowBytes_ + needs.residentRowBytes;
@@ -151,7 +170,7 @@ void AbundanceRun::planMemory() {
 
 void AbundanceRun::startKernels() {
   kernels_ = starting_.get(feedback_);
-  result_.backend = kernels_->name();
+  result_.backend = describeBackends(group_.gatherText(kernels_->name()));
   const RasterInfo& info = result_.input;
   CubeLayout layout;
   layout.bands = bandCount();
@@ -172,19 +191,35 @@ void AbundanceRun::startKernels() {
                      .arg(QString::fromStdString(result_.backend)));
 }
 
+// Rank 0 creates the outputs; workers sharing the job write their rows into the same ones.
 void AbundanceRun::createOutputs() {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  output_ = createLike(result_.input, options_.output, format_, model_.endmembers, outputType());
-  for (int e = 0; e < model_.endmembers; ++e) {
-    GDALRasterBand* band = output_->dataset().GetRasterBand(e + 1);
-    band->SetNoDataValue(nan);
-    band->SetDescription(result_.endmembers.endmembers[e].id.c_str());
+  const bool creates = group_.rank() == 0;
+  std::unique_ptr<PendingRaster> abundances, rmse;
+  if (creates) {
+    abundances =
+        createLike(result_.input, options_.output, format_, model_.endmembers, outputType());
+    for (int e = 0; e < model_.endmembers; ++e) {
+      GDALRasterBand* band = abundances->dataset().GetRasterBand(e + 1);
+      band->SetNoDataValue(nan);
+      band->SetDescription(result_.endmembers.endmembers[e].id.c_str());
+    }
   }
-  if (model_.rmse) {
-    rmseRaster_ = createLike(result_.input, options_.rmseOutput, format_, 1, outputType());
-    rmseRaster_->dataset().GetRasterBand(1)->SetNoDataValue(nan);
-    rmseRaster_->dataset().GetRasterBand(1)->SetDescription("RMSE");
+  output_ = &output(std::move(abundances), ownOutput_);
+  if (!model_.rmse) return;
+  if (creates) {
+    rmse = createLike(result_.input, options_.rmseOutput, format_, 1, outputType());
+    rmse->dataset().GetRasterBand(1)->SetNoDataValue(nan);
+    rmse->dataset().GetRasterBand(1)->SetDescription("RMSE");
   }
+  rmseRaster_ = &output(std::move(rmse), ownRmse_);
+}
+
+PendingRaster& AbundanceRun::output(std::unique_ptr<PendingRaster> rankZeros,
+                                    std::unique_ptr<PendingRaster>& own) {
+  if (group_.size() > 1) return group_.shareOutput(std::move(rankZeros));
+  own = std::move(rankZeros);
+  return *own;
 }
 
 void AbundanceRun::unmixPass() {
@@ -211,6 +246,7 @@ void AbundanceRun::unmixPass() {
     stats_.unsolved += strip.unsolved;
   };
   stages.write = [&](const StripRange& range, const unsigned char* out) {
+    QMutexLocker lock(group_.size() > 1 ? &group_.outputLock() : nullptr);
     writeStrip(output_->dataset(), outputType(), range.row0, range.rows, out, feedback_);
     if (rmseRaster_)
       writeStrip(rmseRaster_->dataset(), outputType(), range.row0, range.rows, out + abundanceBytes,
@@ -219,9 +255,23 @@ void AbundanceRun::unmixPass() {
   pipeline.run(plan_.strips, stages, feedback_, 0.0, 100.0);
 }
 
+// Every worker's counts, summed in rank order.
+void AbundanceRun::mergeStats() {
+  const std::vector<std::vector<double>> all = group_.gatherNumbers(
+      {static_cast<double>(stats_.validPixels), static_cast<double>(stats_.unsolved)});
+  stats_ = UnmixStats{};
+  for (const std::vector<double>& worker : all) {
+    stats_.validPixels += static_cast<int64_t>(worker[0]);
+    stats_.unsolved += static_cast<int64_t>(worker[1]);
+  }
+}
+
+// Rank 0 writes the report and commits once every worker has written its rows; the others wait
+// for that, so that the shared outputs outlive no writer.
 AbundanceResult AbundanceRun::finish() {
   input_.dataset.reset();
   if (feedback_.isCanceled()) throw Canceled();
+  mergeStats();  // also: every worker's rows are written
   if (stats_.unsolved > 0)
     feedback_.warning(QString("%1 pixel(s) did not settle within the active-set iterations and "
                               "were written as nodata")
@@ -229,11 +279,16 @@ AbundanceResult AbundanceRun::finish() {
   result_.validPixels = stats_.validPixels;
   result_.device = kernels_->deviceTimes();
   result_.seconds = total_.nsecsElapsed() * 1e-9;
+  if (group_.rank() != 0) {
+    group_.synchronize();
+    return result_;
+  }
   if (!options_.htmlReport.empty())
     writeAbundanceReport(result_, options_, output_->dataset(),
                          rmseRaster_ ? &rmseRaster_->dataset() : nullptr);
   output_->commit();
   if (rmseRaster_) rmseRaster_->commit();
+  group_.synchronize();
   result_.seconds = total_.nsecsElapsed() * 1e-9;
   return result_;
 }
@@ -243,8 +298,6 @@ void checkOptions(const AbundanceOptions& options) {
     throw Error("OUTPUT_TYPE", "abundances are written as Float32 or Float64");
   if (options.ramBytes < (16ll << 20))
     throw Error("RAM_MB", "the RAM budget must be at least 16 MiB");
-  if (options.device.severalGpus())
-    throw Error("DEVICE", "abundances run on one device: auto, cpu, gpu or gpu:N");
 }
 
 }  // namespace
@@ -300,12 +353,56 @@ Unmixing unmixingModel(const EndmemberTable& table, int bands, AbundanceMethod m
   return model;
 }
 
+namespace {
+
+// One thread per GPU, each with its band of rows and its share of the RAM budget. A GPU's error
+// fails the job: the others cannot finish it alone (device cpu reruns it on the CPU).
+AbundanceResult runOnGpus(const AbundanceOptions& options, const std::vector<int>& gpus,
+                          Feedback& feedback) {
+  const int count = static_cast<int>(gpus.size());
+  feedback.info(QString("%1 GPUs, one band of rows each").arg(count));
+  AbundanceResult result;
+  ThreadGroup threads(count);
+  try {
+    threads.run([&](JobGroup& group) {
+      AbundanceOptions mine = options;
+      mine.device = DeviceChoice::gpu(gpus[group.rank()]);
+      mine.ramBytes = std::max<int64_t>(16ll << 20, options.ramBytes / count);
+      if (group.rank() == 0) {
+        result = AbundanceRun(mine, mine.device, feedback, group).run();
+      } else {
+        CancelOnly quiet(feedback);
+        AbundanceRun(mine, mine.device, quiet, group).run();
+      }
+    });
+  } catch (const DeviceError& e) {
+    throw Error("DEVICE", std::string("a GPU failed: ") + e.what() +
+                              "; a job shared by several GPUs is not rerun on the CPU (device "
+                              "cpu does that)");
+  }
+  return result;
+}
+
+AbundanceResult runOnDevices(const AbundanceOptions& options, Feedback& feedback) {
+  checkOptions(options);
+  if (options.device.severalGpus()) {
+    const std::vector<int> gpus = resolveGpus(options.device);
+    if (gpus.size() > 1) return runOnGpus(options, gpus, feedback);
+    AbundanceOptions one = options;
+    one.device = DeviceChoice::gpu(gpus[0]);
+    return runOnDevices(one, feedback);
+  }
+  return retryingOnTheCpu(options.device, feedback, [&](const DeviceChoice& device) {
+    JobGroup alone;
+    return AbundanceRun(options, device, feedback, alone).run();
+  });
+}
+
+}  // namespace
+
 AbundanceResult runAbundances(const AbundanceOptions& options, Feedback& feedback) {
   try {
-    checkOptions(options);
-    return retryingOnTheCpu(options.device, feedback, [&](const DeviceChoice& device) {
-      return AbundanceRun(options, device, feedback).run();
-    });
+    return runOnDevices(options, feedback);
   } catch (...) {
     rethrowAsJobError(options.ramBytes);
   }
