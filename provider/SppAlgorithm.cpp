@@ -16,8 +16,8 @@ void SppAlgorithm::addJobParameters() {
                                                false, 0));
   addDocumented(new QgsProcessingParameterBoolean(
       QStringLiteral("NOISE_ADJUSTED"),
-      QObject::tr("Discount the angles the sensor noise explains (keeps dark homogeneous areas)"),
-      false, true));  // optional: models saved before it existed stay valid
+      QObject::tr("Noise-adjusted (keeps dark homogeneous areas such as water)"), false,
+      true));  // optional: models saved before it existed stay valid
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("OUTPUT_TYPE"), QObject::tr("Output data type"),
       {QStringLiteral("Float32"), QStringLiteral("Float64")}, false, 0));
