@@ -18,6 +18,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <numeric>
 #include <random>
 
 using namespace hyperstream;
@@ -320,6 +321,85 @@ class UnitTests : public QObject {
     const Moments ref = testing::referenceMoments(values, std::vector<unsigned char>(2000, 1), 6);
     QCOMPARE(m.count, ref.count);
     QVERIFY(testing::comomentError(m, ref) < 1e-12);
+  }
+
+  // Groups added to exact sums about one shift give the same bits whatever the split over sums
+  // (threads) and the order; a group too far from the shift is refused, the sums untouched.
+  void exactSumsAddInAnyOrder() {
+    if (!IntegerMoments::supported()) QSKIP("this CPU has no AVX-512 VNNI");
+    constexpr int kBands = 37, kGroups = 12;
+    constexpr int64_t kGroupPixels = 333;
+    std::vector<uint16_t> samples;
+    std::vector<double> values;
+    std::vector<unsigned char> valid;
+    randomIntegers<uint16_t>(kGroups * kGroupPixels, kBands, 20000, 2500, 11, samples, values,
+                             valid);
+    const SampleLayout layout = SampleLayout::pixelInterleaved(kBands);
+    IntegerMoments integer;
+    auto addGroup = [&](int g, ExactSums& sums) {
+      const int64_t first = g * kGroupPixels;
+      return integer.add(samples.data() + first * kBands, layout, valid.data() + first,
+                         kGroupPixels, kBands, sums);
+    };
+    const std::vector<int64_t> shift =
+        integer.shiftFor(samples.data(), layout, valid.data(), kGroupPixels, kBands);
+    QCOMPARE(static_cast<int>(shift.size()), kBands);
+    ExactSums inOrder(kBands, shift);
+    for (int g = 0; g < kGroups; ++g) QVERIFY(addGroup(g, inOrder));
+    std::vector<int> order(kGroups);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), std::mt19937(5));
+    std::vector<ExactSums> threads(3, ExactSums(kBands, shift));
+    for (int k = 0; k < kGroups; ++k) QVERIFY(addGroup(order[k], threads[k % 3]));
+    threads[2].add(threads[0]);
+    threads[2].add(threads[1]);
+    const Moments a = inOrder.moments(), b = threads[2].moments();
+    QCOMPARE(b.count, a.count);
+    QCOMPARE(b.mean, a.mean);
+    QCOMPARE(b.comoment, a.comoment);
+    QCOMPARE(b.minimum, a.minimum);
+    QCOMPARE(b.maximum, a.maximum);
+    const Moments ref = testing::referenceMoments(values, valid, kBands);
+    QCOMPARE(a.count, ref.count);
+    QCOMPARE(a.minimum, ref.minimum);
+    QCOMPARE(a.maximum, ref.maximum);
+    QVERIFY(testing::maxRelativeDifference(a.mean, ref.mean) < 1e-15);
+    QVERIFY(testing::comomentError(a, ref) < 1e-13);
+    // Pixels 35000 above the shift: refused, nothing added.
+    std::vector<uint16_t> far(samples.begin(), samples.begin() + kGroupPixels * kBands);
+    for (uint16_t& v : far) v = static_cast<uint16_t>(std::min(65535, v + 35000));
+    QVERIFY(!integer.add(far.data(), layout, valid.data(), kGroupPixels, kBands, inOrder));
+    QCOMPARE(inOrder.moments().comoment, a.comoment);
+    QCOMPARE(inOrder.moments().count, a.count);
+  }
+
+  // The backend's groups that its exact sums refuse (values drifting far from the first group's)
+  // are taken about a shift of their own, and the moments stay those of the reference.
+  void driftingGroupsStayExact() {
+    constexpr int kBands = 9;
+    constexpr int64_t kPixels = 4000;
+    std::vector<uint16_t> samples;
+    std::vector<double> values;
+    std::vector<unsigned char> valid;
+    randomIntegers<uint16_t>(kPixels, kBands, 1000, 500, 7, samples, values, valid);
+    for (int64_t p = kPixels / 2; p < kPixels; ++p)  // the second half 45000 brighter
+      for (int b = 0; b < kBands; ++b) {
+        samples[p * kBands + b] = static_cast<uint16_t>(samples[p * kBands + b] + 45000);
+        values[p * kBands + b] += 45000;
+      }
+    std::vector<double> nodata(kBands, NAN);
+    auto backend = makeCpuPcaKernels();
+    StripView view{samples.data(), SampleType::UInt16, kPixels, kBands, nodata.data(), 250};
+    backend->accumulateMoments(view);
+    const Moments m = backend->takeMoments(kBands);
+    const Moments ref =
+        testing::referenceMoments(values, std::vector<unsigned char>(kPixels, 1), kBands);
+    QCOMPARE(m.count, ref.count);
+    QCOMPARE(m.minimum, ref.minimum);
+    QCOMPARE(m.maximum, ref.maximum);
+    QVERIFY(testing::maxRelativeDifference(m.mean, ref.mean) < 1e-15);
+    QVERIFY2(testing::comomentError(m, ref) < 1e-13,
+             qPrintable(QString::number(testing::comomentError(m, ref))));
   }
 
   void integerProjectionMatchesReference() {

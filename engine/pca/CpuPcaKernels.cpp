@@ -12,6 +12,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -320,6 +321,7 @@ class CpuPcaKernels : public PcaKernels {
 
   bool prepare(const CubeLayout& layout) override {
     total_ = Moments(layout.bands);
+    exactSignal_.clear();
     integerInput_ = layout.type != SampleType::Float32 && layout.type != SampleType::Float64;
     return false;
   }
@@ -335,6 +337,7 @@ class CpuPcaKernels : public PcaKernels {
   void prepareNoise(int rowStep, int columnStep, int64_t width) override {
     noise_ = NoiseShape{rowStep, columnStep, width};
     noiseTotal_ = Moments(total_.bands);
+    exactNoise_.clear();
     hasAbove_ = false;
   }
 
@@ -349,8 +352,7 @@ class CpuPcaKernels : public PcaKernels {
   }
 
   Moments takeNoiseMoments(int bands) override {
-    Moments result = std::move(noiseTotal_);
-    if (result.bands != bands) result = Moments(bands);
+    Moments result = takeExact(exactNoise_, noiseTotal_, bands);
     noiseTotal_ = Moments(bands);
     return result;
   }
@@ -363,8 +365,7 @@ class CpuPcaKernels : public PcaKernels {
   }
 
   Moments takeMoments(int bands) override {
-    Moments result = std::move(total_);
-    if (result.bands != bands) result = Moments(bands);
+    Moments result = takeExact(exactSignal_, total_, bands);
     total_ = Moments(bands);
     return result;
   }
@@ -421,50 +422,80 @@ class CpuPcaKernels : public PcaKernels {
       total.merge(groupMoments<T>(strip, first, std::min(group, strip.pixels - first)));
   }
 
-  // Integer samples: each worker thread takes whole groups through the exact VNNI kernel; groups
-  // it cannot take (values spread over most of 16 bits) go through DSYRK on this thread, which
-  // then merges every group in image order, so the result does not depend on the thread count.
+  // Integer samples: the groups go to the worker threads' exact sums (see addGroups).
   template <class T>
   void accumulateExactly(const StripView& strip, int64_t group, Moments& total) {
     const T* data = static_cast<const T*>(strip.data);
     const SampleLayout layout = strip.layout();
     const int64_t groups = (strip.pixels + group - 1) / group;
-    mergeGroups(
+    const auto count = [&](int64_t g) { return std::min(group, strip.pixels - g * group); };
+    startExactSums(
         groups,
-        [&](int worker, int64_t g, Moments& result) {
-          const int64_t first = g * group;
-          return integer_[worker].compute(
-              data + first * layout.pixelStep, layout, valid_.data() + first,
-              std::min(group, strip.pixels - first), strip.bands, result);
-        },
         [&](int64_t g) {
-          const int64_t first = g * group;
-          return groupMoments<T>(strip, first, std::min(group, strip.pixels - first));
+          return integer_[0].shiftFor(data + g * group * layout.pixelStep, layout,
+                                      valid_.data() + g * group, count(g), strip.bands);
         },
-        total);
+        strip.bands, exactSignal_);
+    if (exactSignal_.empty()) return;  // no valid pixel yet
+    addGroups(
+        groups,
+        [&](int worker, int64_t g) {
+          return integer_[worker].add(data + g * group * layout.pixelStep, layout,
+                                      valid_.data() + g * group, count(g), strip.bands,
+                                      exactSignal_[worker]);
+        },
+        [&](int worker, int64_t g, Moments& result) {
+          return integer_[worker].compute(data + g * group * layout.pixelStep, layout,
+                                          valid_.data() + g * group, count(g), strip.bands, result);
+        },
+        [&](int64_t g) { return groupMoments<T>(strip, g * group, count(g)); }, total);
   }
 
-  // Groups [0, groups) through the exact kernel (exact(worker, g, result) returns false for a
-  // group it cannot take) on the worker threads, a batch at a time; the groups it refused through
-  // fallback(g) on this thread, which merges every group into `total` in group order, so that the
-  // result does not depend on the thread count.
-  template <class Exact, class Fallback>
-  void mergeGroups(int64_t groups, const Exact& exact, const Fallback& fallback, Moments& total) {
-    const int64_t batch = 4 * static_cast<int64_t>(workers_);
-    std::vector<Moments>& results = groupResults_;  // kept: each holds a bands x bands matrix
-    results.resize(batch);
-    std::vector<unsigned char> taken(batch);
-    for (int64_t g0 = 0; g0 < groups; g0 += batch) {
-      const int64_t inBatch = std::min(batch, groups - g0);
-      threads_.onEach([&](int worker) {
-        for (int64_t k = worker; k < inBatch; k += workers_)
-          taken[k] = exact(worker, g0 + k, results[k]);
-      });
-      for (int64_t k = 0; k < inBatch; ++k) {
-        if (!taken[k]) results[k] = fallback(g0 + k);
-        total.merge(results[k]);
-      }
+  // Every worker's exact sums, about the shift of the pass's first group that has one
+  // (shiftOf(g) is empty for a group without valid pixels), once a strip has such a group. The
+  // shift does not depend on the strips or the threads, and neither do the exact sums.
+  template <class ShiftOf>
+  void startExactSums(int64_t groups, const ShiftOf& shiftOf, int bands,
+                      std::vector<ExactSums>& sums) {
+    for (int64_t g = 0; g < groups && sums.empty(); ++g) {
+      std::vector<int64_t> shift = shiftOf(g);
+      if (!shift.empty()) sums.assign(workers_, ExactSums(bands, std::move(shift)));
     }
+  }
+
+  // Groups [0, groups), each to the next free worker thread: add(worker, g) adds it to the
+  // worker's exact sums, or returns false where they cannot take it (values too far from their
+  // shift); then own(worker, g, result) makes its moments about a shift of its own, or returns
+  // false, and fallback(g) makes them on this thread. Those groups are merged into `rest` in group
+  // order, so that nothing depends on the thread count.
+  template <class Add, class Own, class Fallback>
+  void addGroups(int64_t groups, const Add& add, const Own& own, const Fallback& fallback,
+                 Moments& rest) {
+    enum : unsigned char { kAdded, kOwn, kRefused };
+    std::vector<Moments>& results = groupResults_;  // kept: each holds a bands x bands matrix
+    if (static_cast<int64_t>(results.size()) < groups) results.resize(groups);
+    groupState_.assign(groups, kAdded);
+    std::atomic<int64_t> next{0};
+    threads_.onEach([&](int worker) {
+      for (int64_t g = next++; g < groups; g = next++)
+        if (!add(worker, g)) groupState_[g] = own(worker, g, results[g]) ? kOwn : kRefused;
+    });
+    for (int64_t g = 0; g < groups; ++g) {
+      if (groupState_[g] == kOwn) rest.merge(results[g]);
+      if (groupState_[g] == kRefused) rest.merge(fallback(g));
+    }
+  }
+
+  // The workers' exact sums, added and rounded, then the groups they refused (`rest`); both reset.
+  static Moments takeExact(std::vector<ExactSums>& sums, Moments& rest, int bands) {
+    Moments result(bands);
+    if (!sums.empty()) {
+      for (size_t w = 1; w < sums.size(); ++w) sums[0].add(sums[w]);
+      result = sums[0].moments();
+      sums.clear();
+    }
+    if (rest.bands == bands) result.merge(rest);
+    return result;
   }
 
   // MNF's noise: the differences x(r - rowStep, c - columnStep) - x(r, c) over valid pairs, a
@@ -507,20 +538,30 @@ class CpuPcaKernels : public PcaKernels {
       for (int64_t c = 0; c < pairs; ++c) paired[c] = partnerValid ? valid[c] & partnerValid[c] : 0;
     }
     const int64_t groups = (rows + rowsPerGroup - 1) / rowsPerGroup;
-    mergeGroups(
+    const DifferenceRow<T>* rowsOf = differenceRows.data();
+    const auto count = [&](int64_t g) { return std::min(rowsPerGroup, rows - g * rowsPerGroup); };
+    startExactSums(
         groups,
-        [&](int worker, int64_t g, Moments& result) {
-          const int64_t r0 = g * rowsPerGroup;
-          return integer_[worker].computeDifferences(differenceRows.data() + r0,
-                                                     std::min(rowsPerGroup, rows - r0), pairs,
-                                                     strip.bands, result);
-        },
         [&](int64_t g) {
-          const int64_t r0 = g * rowsPerGroup;
-          return differenceMoments(differenceRows.data() + r0, std::min(rowsPerGroup, rows - r0),
-                                   pairs, strip.bands);
+          return integer_[0].differenceShiftFor(rowsOf + g * rowsPerGroup, count(g), pairs,
+                                                strip.bands);
         },
-        noiseTotal_);
+        strip.bands, exactNoise_);
+    if (!exactNoise_.empty())
+      addGroups(
+          groups,
+          [&](int worker, int64_t g) {
+            return integer_[worker].addDifferences(rowsOf + g * rowsPerGroup, count(g), pairs,
+                                                   strip.bands, exactNoise_[worker]);
+          },
+          [&](int worker, int64_t g, Moments& result) {
+            return integer_[worker].computeDifferences(rowsOf + g * rowsPerGroup, count(g), pairs,
+                                                       strip.bands, result);
+          },
+          [&](int64_t g) {
+            return differenceMoments(rowsOf + g * rowsPerGroup, count(g), pairs, strip.bands);
+          },
+          noiseTotal_);
     keepRowAbove<T>(strip, rows - 1);
   }
 
@@ -825,6 +866,10 @@ class CpuPcaKernels : public PcaKernels {
   std::vector<unsigned char> above_, aboveValid_;  // the row above the next strip
   bool hasAbove_ = false;
   std::vector<Moments> groupResults_;
+  std::vector<unsigned char> groupState_;  // addGroups: how each group of the strip was taken
+  // Integer samples: each worker's exact sums of the signal and of MNF's noise (not started until
+  // the first valid pixel); groups they refused are merged into total_ and noiseTotal_.
+  std::vector<ExactSums> exactSignal_, exactNoise_;
   Moments total_;
   std::vector<unsigned char> valid_;
   std::vector<double> shift_, sum_;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace hyperstream {
 
@@ -295,42 +296,119 @@ void bandProducts(const uint16_t* rows, int64_t stride, int64_t vectors, int col
 
 }  // namespace
 
+ExactSums::ExactSums(int bands, std::vector<int64_t> shift)
+    : bands_(bands),
+      shift_(std::move(shift)),
+      products_(static_cast<size_t>(bands + 1) * (bands + 1), 0),
+      minimum_(bands, std::numeric_limits<double>::infinity()),
+      maximum_(bands, -std::numeric_limits<double>::infinity()) {}
+
+void ExactSums::add(const ExactSums& other) {
+  for (size_t k = 0; k < products_.size(); ++k) products_[k] += other.products_[k];
+  count_ += other.count_;
+  for (int b = 0; b < bands_; ++b) {
+    minimum_[b] = std::min(minimum_[b], other.minimum_[b]);
+    maximum_[b] = std::max(maximum_[b], other.maximum_[b]);
+  }
+}
+
+void ExactSums::addProducts(const int64_t* total, int paddedRows, int64_t count, const double* lo,
+                            const double* hi) {
+  for (int j = 0; j <= bands_; ++j) {
+    const int64_t* column = total + static_cast<int64_t>(j) * paddedRows;
+    __int128* sums = products_.data() + at(0, j);
+    for (int i = 0; i <= j; ++i) sums[i] += column[i];
+  }
+  count_ += count;
+  for (int b = 0; b < bands_; ++b) {
+    minimum_[b] = std::min(minimum_[b], lo[b]);
+    maximum_[b] = std::max(maximum_[b], hi[b]);
+  }
+}
+
+Moments ExactSums::moments() const {
+  Moments result(bands_);
+  if (count_ == 0) return result;
+  result.count = count_;
+  const auto pixels = static_cast<double>(count_);
+  std::vector<double> deviationSum(bands_);
+  for (int b = 0; b < bands_; ++b) {
+    deviationSum[b] = static_cast<double>(products_[at(b, bands_)]);
+    result.mean[b] = static_cast<double>(shift_[b]) + deviationSum[b] / pixels;
+  }
+  for (int j = 0; j < bands_; ++j)
+    for (int i = 0; i <= j; ++i) {
+      const double value =
+          static_cast<double>(products_[at(i, j)]) - deviationSum[i] * deviationSum[j] / pixels;
+      result.comoment[static_cast<size_t>(i) * bands_ + j] = value;
+      result.comoment[static_cast<size_t>(j) * bands_ + i] = value;
+    }
+  result.minimum = minimum_;
+  result.maximum = maximum_;
+  return result;
+}
+
 bool IntegerMoments::supported() {
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vnni");
 }
 
-template <class T>
-bool IntegerMoments::compute(const T* data, SampleLayout layout, const unsigned char* valid,
-                             int64_t count, int bands, Moments& result) {
-  static_assert(std::is_integral_v<T> && sizeof(T) <= 4, "integer samples of at most 32 bits");
+void IntegerMoments::listValid(const unsigned char* valid, int64_t count) {
   validPixels_.clear();
   for (int64_t p = 0; p < count; ++p)
     if (valid[p]) validPixels_.push_back(p);
+}
+
+template <class T>
+std::vector<int64_t> IntegerMoments::shiftFor(const T* data, SampleLayout layout,
+                                              const unsigned char* valid, int64_t count,
+                                              int bands) {
+  listValid(valid, count);
+  if (validPixels_.empty()) return {};
+  return sampleShift(data, layout, bands);
+}
+
+template <class T>
+bool IntegerMoments::add(const T* data, SampleLayout layout, const unsigned char* valid,
+                         int64_t count, int bands, ExactSums& sums) {
+  static_assert(std::is_integral_v<T> && sizeof(T) <= 4, "integer samples of at most 32 bits");
+  listValid(valid, count);
+  return validPixels_.empty() || multiply(data, layout, count, bands, sums);
+}
+
+template <class T>
+bool IntegerMoments::compute(const T* data, SampleLayout layout, const unsigned char* valid,
+                             int64_t count, int bands, Moments& result) {
+  listValid(valid, count);
   if (validPixels_.empty()) {
     result = Moments(bands);
     return true;
   }
-  chooseShift(data, layout, bands);
+  ExactSums own(bands, sampleShift(data, layout, bands));
+  if (!multiply(data, layout, count, bands, own)) return false;
+  result = own.moments();
+  return true;
+}
+
+// The products of the valid pixels' deviations from sums.shift(), added to `sums`.
+template <class T>
+bool IntegerMoments::multiply(const T* data, SampleLayout layout, int64_t count, int bands,
+                              ExactSums& sums) {
+  shift_ = sums.shift();
   std::vector<T> lo(bands, std::numeric_limits<T>::max());
   std::vector<T> hi(bands, std::numeric_limits<T>::lowest());
   const bool byBand = !layout.isPixelInterleaved();
   const int64_t steps = byBand ? packBandRows(data, layout, count, bands, lo.data(), hi.data())
                                : packPairs(data, bands, lo.data(), hi.data());
-
   int64_t spread = 1;
   for (int b = 0; b < bands; ++b)
     spread = std::max(
         {spread, static_cast<int64_t>(hi[b]) - shift_[b], shift_[b] - static_cast<int64_t>(lo[b])});
   if (!productsFromPacked(steps, bands, spread, byBand)) return false;
-  result.minimum.resize(bands);
-  result.maximum.resize(bands);
-  for (int b = 0; b < bands; ++b) {
-    result.minimum[b] = static_cast<double>(lo[b]);
-    result.maximum[b] = static_cast<double>(hi[b]);
-  }
-  momentsFromSums(bands, static_cast<int64_t>(validPixels_.size()), roundUp(bands + 1, kRowBlock),
-                  result);
+  lo_.assign(lo.begin(), lo.end());
+  hi_.assign(hi.begin(), hi.end());
+  sums.addProducts(total_.data(), roundUp(bands + 1, kRowBlock),
+                   static_cast<int64_t>(validPixels_.size()), lo_.data(), hi_.data());
   return true;
 }
 
@@ -352,10 +430,9 @@ bool IntegerMoments::productsFromPacked(int64_t steps, int bands, int64_t spread
   return true;
 }
 
+// pairsInRow_ for the rows, and the pairs in all.
 template <class T>
-bool IntegerMoments::computeDifferences(const DifferenceRow<T>* rows, int64_t rowCount,
-                                        int64_t pairs, int bands, Moments& result) {
-  static_assert(std::is_integral_v<T> && sizeof(T) <= 2, "integer samples of at most 16 bits");
+int64_t IntegerMoments::countPairs(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs) {
   pairsInRow_.resize(rowCount);
   int64_t n = 0;
   for (int64_t r = 0; r < rowCount; ++r) {
@@ -364,11 +441,44 @@ bool IntegerMoments::computeDifferences(const DifferenceRow<T>* rows, int64_t ro
     pairsInRow_[r] = count;
     n += count;
   }
+  return n;
+}
+
+template <class T>
+std::vector<int64_t> IntegerMoments::differenceShiftFor(const DifferenceRow<T>* rows,
+                                                        int64_t rowCount, int64_t pairs,
+                                                        int bands) {
+  const int64_t n = countPairs(rows, rowCount, pairs);
+  if (n == 0) return {};
+  return sampleDifferenceShift(rows, pairs, n, bands);
+}
+
+template <class T>
+bool IntegerMoments::addDifferences(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs,
+                                    int bands, ExactSums& sums) {
+  static_assert(std::is_integral_v<T> && sizeof(T) <= 2, "integer samples of at most 16 bits");
+  const int64_t n = countPairs(rows, rowCount, pairs);
+  return n == 0 || multiplyDifferences(rows, rowCount, pairs, n, bands, sums);
+}
+
+template <class T>
+bool IntegerMoments::computeDifferences(const DifferenceRow<T>* rows, int64_t rowCount,
+                                        int64_t pairs, int bands, Moments& result) {
+  const int64_t n = countPairs(rows, rowCount, pairs);
   if (n == 0) {
     result = Moments(bands);
     return true;
   }
-  chooseDifferenceShift(rows, n, bands);
+  ExactSums own(bands, sampleDifferenceShift(rows, pairs, n, bands));
+  if (!multiplyDifferences(rows, rowCount, pairs, n, bands, own)) return false;
+  result = own.moments();
+  return true;
+}
+
+template <class T>
+bool IntegerMoments::multiplyDifferences(const DifferenceRow<T>* rows, int64_t rowCount,
+                                         int64_t pairs, int64_t n, int bands, ExactSums& sums) {
+  shift_ = sums.shift();
   std::vector<int32_t> lo(bands, std::numeric_limits<int32_t>::max());
   std::vector<int32_t> hi(bands, std::numeric_limits<int32_t>::lowest());
   packDifferenceRows(rows, rowCount, pairs, n, bands, lo.data(), hi.data());
@@ -377,33 +487,42 @@ bool IntegerMoments::computeDifferences(const DifferenceRow<T>* rows, int64_t ro
     spread = std::max(
         {spread, static_cast<int64_t>(hi[b]) - shift_[b], shift_[b] - static_cast<int64_t>(lo[b])});
   if (!productsFromPacked((n + 1) / 2, bands, spread, true)) return false;
-  momentsFromSums(bands, n, roundUp(bands + 1, kRowBlock), result);
+  lo_.assign(lo.begin(), lo.end());
+  hi_.assign(hi.begin(), hi.end());
+  sums.addProducts(total_.data(), roundUp(bands + 1, kRowBlock), n, lo_.data(), hi_.data());
   return true;
 }
 
-// chooseShift for the differences: the rounded mean of the same sample of valid pairs (the k-th
-// of n in row order) that compute() takes of their Int32 samples.
+// The shift for the differences: the rounded mean of the same sample of valid pairs (the k-th
+// of n in row order) that sampleShift takes of their Int32 samples.
 template <class T>
-void IntegerMoments::chooseDifferenceShift(const DifferenceRow<T>* rows, int64_t n, int bands) {
+std::vector<int64_t> IntegerMoments::sampleDifferenceShift(const DifferenceRow<T>* rows,
+                                                           int64_t pairs, int64_t n,
+                                                           int bands) const {
   const int64_t sample = std::min(n, kShiftSample);
-  shift_.assign(bands, 0);
+  std::vector<int64_t> shift(bands, 0);
   int64_t row = 0, before = 0;  // pairs in the rows before `row`
   for (int64_t k = 0; k < sample; ++k) {
     const int64_t wanted = k * n / sample;  // increasing in k
     while (before + pairsInRow_[row] <= wanted) before += pairsInRow_[row++];
     const DifferenceRow<T>& r = rows[row];
-    int64_t c = -1;
-    for (int64_t seen = before - 1; seen < wanted;) seen += r.paired[++c];
+    int64_t c = wanted - before;  // in a row with every pair valid
+    if (pairsInRow_[row] != pairs) {
+      c = -1;
+      for (int64_t seen = before - 1; seen < wanted;) seen += r.paired[++c];
+    }
     for (int b = 0; b < bands; ++b)
-      shift_[b] +=
+      shift[b] +=
           static_cast<int64_t>(
               r.partner[c * r.partnerLayout.pixelStep + b * r.partnerLayout.bandStep]) -
           static_cast<int64_t>(r.pixel[c * r.pixelLayout.pixelStep + b * r.pixelLayout.bandStep]);
   }
-  for (int64_t& s : shift_) s = (2 * s + (s < 0 ? -sample : sample)) / (2 * sample);
+  for (int64_t& s : shift) s = (2 * s + (s < 0 ? -sample : sample)) / (2 * sample);
+  return shift;
 }
 
-// The differences of each row's pairs as band rows of deviations from shift_, 64 pairs at a time
+// The differences of each row's pairs as band rows of deviations from shift_: band-major rows a
+// whole row per band (each band's run is contiguous), pixel-interleaved ones 64 pairs at a time
 // (all of them, or the valid ones listed) so that their samples stay in the cache while every band
 // takes its share.
 template <class T>
@@ -415,21 +534,22 @@ void IntegerMoments::packDifferenceRows(const DifferenceRow<T>* rows, int64_t ro
   const int rowsPacked = bands + 1 + kTileColumns;
   bandRows_.resize(static_cast<size_t>(rowsPacked) * stride);
   tile_.resize(static_cast<size_t>(kDifferenceBlock) * bands);
-  int64_t columns[kDifferenceBlock];
+  listed_.resize(pairs);
   int64_t at = 0;  // pairs packed so far
   for (int64_t r = 0; r < rowCount; ++r) {
     const DifferenceRow<T>& row = rows[r];
     const bool dense = pairsInRow_[r] == pairs;
-    for (int64_t c0 = 0; c0 < pairs; c0 += kDifferenceBlock) {
-      const int64_t end = std::min(pairs, c0 + kDifferenceBlock);
+    const int64_t block = row.pixelLayout.isPixelInterleaved() ? kDifferenceBlock : pairs;
+    for (int64_t c0 = 0; c0 < pairs; c0 += block) {
+      const int64_t end = std::min(pairs, c0 + block);
       int64_t count = end - c0;
       if (!dense) {
         count = 0;
         for (int64_t c = c0; c < end; ++c)
-          if (row.paired[c]) columns[count++] = c - c0;
+          if (row.paired[c]) listed_[count++] = c - c0;
         if (count == 0) continue;
       }
-      const int64_t* listed = dense ? nullptr : columns;
+      const int64_t* listed = dense ? nullptr : listed_.data();
       if (row.pixelLayout.isPixelInterleaved())
         packPixelBlock(row, c0, listed, count, bands, stride, at, lo, hi);
       else
@@ -483,18 +603,19 @@ void IntegerMoments::packBandBlock(const DifferenceRow<T>& row, int64_t c0, cons
   }
 }
 
-// Shifts each band by the rounded mean of a sample of the valid pixels, so the deviations are
-// small.
+// Each band's rounded mean over a sample of validPixels_, so that the deviations are small.
 template <class T>
-void IntegerMoments::chooseShift(const T* data, SampleLayout layout, int bands) {
+std::vector<int64_t> IntegerMoments::sampleShift(const T* data, SampleLayout layout,
+                                                 int bands) const {
   const auto n = static_cast<int64_t>(validPixels_.size());
   const int64_t sample = std::min(n, kShiftSample);
-  shift_.assign(bands, 0);
+  std::vector<int64_t> shift(bands, 0);
   for (int64_t k = 0; k < sample; ++k) {
     const T* pixel = data + validPixels_[k * n / sample] * layout.pixelStep;
-    for (int b = 0; b < bands; ++b) shift_[b] += static_cast<int64_t>(pixel[b * layout.bandStep]);
+    for (int b = 0; b < bands; ++b) shift[b] += static_cast<int64_t>(pixel[b * layout.bandStep]);
   }
-  for (int64_t& s : shift_) s = (2 * s + (s < 0 ? -sample : sample)) / (2 * sample);
+  for (int64_t& s : shift) s = (2 * s + (s < 0 ? -sample : sample)) / (2 * sample);
+  return shift;
 }
 
 // Packs the valid pixels in pairs, with a last band of ones: its products with the other bands
@@ -552,47 +673,27 @@ int64_t IntegerMoments::packBandRows(const T* data, SampleLayout layout, int64_t
   return steps;
 }
 
-// Moments about the mean: M = Σ(x-s)(x-s)^T - S S^T / n with S = Σ(x-s), rounded once. The
-// result's arrays are reused: a group's co-moment matrix is too large to allocate per group.
-void IntegerMoments::momentsFromSums(int bands, int64_t n, int paddedRows, Moments& result) {
-  auto sumOfProducts = [&](int i, int j) {  // i <= j
-    return total_[static_cast<size_t>(j) * paddedRows + i];
-  };
-  result.bands = bands;
-  result.count = n;
-  result.mean.resize(bands);
-  result.comoment.resize(static_cast<size_t>(bands) * bands);
-  const auto pixels = static_cast<double>(n);
-  std::vector<double>& deviationSum = deviationSum_;
-  deviationSum.resize(bands);
-  for (int b = 0; b < bands; ++b) {
-    deviationSum[b] = static_cast<double>(sumOfProducts(b, bands));
-    result.mean[b] = static_cast<double>(shift_[b]) + deviationSum[b] / pixels;
-  }
-  for (int j = 0; j < bands; ++j)
-    for (int i = 0; i <= j; ++i) {
-      const double value =
-          static_cast<double>(sumOfProducts(i, j)) - deviationSum[i] * deviationSum[j] / pixels;
-      result.comoment[static_cast<size_t>(i) * bands + j] = value;
-      result.comoment[static_cast<size_t>(j) * bands + i] = value;
-    }
-}
-
-template bool IntegerMoments::compute(const uint8_t*, SampleLayout, const unsigned char*, int64_t,
-                                      int, Moments&);
-template bool IntegerMoments::compute(const int16_t*, SampleLayout, const unsigned char*, int64_t,
-                                      int, Moments&);
-template bool IntegerMoments::compute(const uint16_t*, SampleLayout, const unsigned char*, int64_t,
-                                      int, Moments&);
-template bool IntegerMoments::compute(const int32_t*, SampleLayout, const unsigned char*, int64_t,
-                                      int, Moments&);
-template bool IntegerMoments::compute(const uint32_t*, SampleLayout, const unsigned char*, int64_t,
-                                      int, Moments&);
-template bool IntegerMoments::computeDifferences(const DifferenceRow<uint8_t>*, int64_t, int64_t,
-                                                 int, Moments&);
-template bool IntegerMoments::computeDifferences(const DifferenceRow<int16_t>*, int64_t, int64_t,
-                                                 int, Moments&);
-template bool IntegerMoments::computeDifferences(const DifferenceRow<uint16_t>*, int64_t, int64_t,
-                                                 int, Moments&);
+#define HYPERSTREAM_INTEGER_MOMENTS(T)                                                          \
+  template std::vector<int64_t> IntegerMoments::shiftFor(const T*, SampleLayout,                \
+                                                         const unsigned char*, int64_t, int);   \
+  template bool IntegerMoments::add(const T*, SampleLayout, const unsigned char*, int64_t, int, \
+                                    ExactSums&);                                                \
+  template bool IntegerMoments::compute(const T*, SampleLayout, const unsigned char*, int64_t,  \
+                                        int, Moments&);
+#define HYPERSTREAM_DIFFERENCE_MOMENTS(T)                                                          \
+  template std::vector<int64_t> IntegerMoments::differenceShiftFor(const DifferenceRow<T>*,        \
+                                                                   int64_t, int64_t, int);         \
+  template bool IntegerMoments::addDifferences(const DifferenceRow<T>*, int64_t, int64_t, int,     \
+                                               ExactSums&);                                        \
+  template bool IntegerMoments::computeDifferences(const DifferenceRow<T>*, int64_t, int64_t, int, \
+                                                   Moments&);
+HYPERSTREAM_INTEGER_MOMENTS(uint8_t)
+HYPERSTREAM_INTEGER_MOMENTS(int16_t)
+HYPERSTREAM_INTEGER_MOMENTS(uint16_t)
+HYPERSTREAM_INTEGER_MOMENTS(int32_t)
+HYPERSTREAM_INTEGER_MOMENTS(uint32_t)
+HYPERSTREAM_DIFFERENCE_MOMENTS(uint8_t)
+HYPERSTREAM_DIFFERENCE_MOMENTS(int16_t)
+HYPERSTREAM_DIFFERENCE_MOMENTS(uint16_t)
 
 }  // namespace hyperstream

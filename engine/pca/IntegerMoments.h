@@ -4,10 +4,11 @@
 // Each band is shifted by the rounded mean of a sample of pixels, so the deviations fit 16 bits for
 // any real sensor's DN; VPDPWSSD then multiplies pairs of pixels in 16-bit integers and adds them
 // into 32-bit sums, 32 multiply-adds per instruction, which are moved into 64-bit sums before they
-// can overflow. The co-moment sums are therefore exact, and only the final Σ(x-s)(x-s)^T - S S^T /
-// n is rounded, once, in float64. OpenBLAS has no integer GEMM and its DSYRK reaches about a third
-// of these cores' float64 peak, so this runs several times faster than converting to float64 for
-// DSYRK, and is more accurate.
+// can overflow, and each group's into 128-bit ones (ExactSums). With one shift for every group of
+// a pass, the sums of the whole image are exact whatever the threads and strips, and only the
+// final Σ(x-s)(x-s)^T - S S^T / n is rounded, once, in float64. OpenBLAS has no integer GEMM and
+// its DSYRK reaches about a third of these cores' float64 peak, so this runs several times faster
+// than converting to float64 for DSYRK, and is more accurate.
 
 #include "core/Samples.h"
 #include "pca/Moments.h"
@@ -29,39 +30,91 @@ struct DifferenceRow {
   const unsigned char* paired = nullptr;
 };
 
+// Sums of products of pixels' deviations from one shift per band, held exactly (128-bit integers),
+// so that groups added on any thread, in any order, give the same bits; rounded once, by moments().
+class ExactSums {
+ public:
+  ExactSums() = default;
+  ExactSums(int bands, std::vector<int64_t> shift);
+
+  bool started() const { return bands_ > 0; }
+  const std::vector<int64_t>& shift() const { return shift_; }
+  // Adds sums about the same shift.
+  void add(const ExactSums& other);
+  // Count, mean, co-moment (Σ(x-s)(x-s)^T - S S^T / n, S = Σ(x-s)) and range.
+  Moments moments() const;
+
+ private:
+  friend class IntegerMoments;
+  // Adds one group's products: total[j * paddedRows + i] for i <= j <= bands, column `bands` (the
+  // row of ones) holding the deviation sums.
+  void addProducts(const int64_t* total, int paddedRows, int64_t count, const double* lo,
+                   const double* hi);
+  size_t at(int i, int j) const { return static_cast<size_t>(j) * (bands_ + 1) + i; }
+
+  int bands_ = 0;
+  std::vector<int64_t> shift_;
+  std::vector<__int128> products_;  // at(i, j), i <= j
+  int64_t count_ = 0;
+  std::vector<double> minimum_, maximum_;
+};
+
 class IntegerMoments {
  public:
   // True when this CPU runs AVX-512 VNNI.
   static bool supported();
 
-  // The moments of the pixels p < count with valid[p] != 0 (pixel p's band b where `layout`
-  // says), written into `result` (whose arrays are reused). Returns false,
-  // leaving `result` untouched, when some band's values lie
-  // so far from its mean that 16-bit deviations or 32-bit partial sums cannot hold them: the
-  // caller then takes the float64 path. T is uint8_t, int16_t, uint16_t, int32_t or uint32_t.
+  // The shift for a run of groups: each band's rounded mean over a sample of the valid pixels p <
+  // count (valid[p] != 0; pixel p's band b where `layout` says); empty when none is valid.
+  template <class T>
+  std::vector<int64_t> shiftFor(const T* data, SampleLayout layout, const unsigned char* valid,
+                                int64_t count, int bands);
+  // Adds the valid pixels' products about sums.shift() to `sums`. Returns false, leaving `sums`
+  // untouched, when some band's values lie so far from the shift that 16-bit deviations or 32-bit
+  // partial sums cannot hold them: the caller then takes another path. T is uint8_t, int16_t,
+  // uint16_t, int32_t or uint32_t.
+  template <class T>
+  bool add(const T* data, SampleLayout layout, const unsigned char* valid, int64_t count, int bands,
+           ExactSums& sums);
+  // The moments of one group about a shift of its own (see add for when it returns false).
   template <class T>
   bool compute(const T* data, SampleLayout layout, const unsigned char* valid, int64_t count,
                int bands, Moments& result);
-  // The moments (count, mean, co-moment) of the differences partner - pixel over the pairs of
-  // `rows` rows of `pairs` pairs each, packed as they are made (MNF's noise): the same sums, in
-  // the same order, as compute() of the differences' Int32 samples. T holds at most 16 bits.
-  // Returns false, leaving `result` untouched, where compute() would.
+
+  // The same for the differences partner - pixel over the pairs of `rows` rows of `pairs` pairs
+  // each, packed as they are made (MNF's noise): the sums compute() and add() make of the
+  // differences' Int32 samples. T holds at most 16 bits.
+  template <class T>
+  std::vector<int64_t> differenceShiftFor(const DifferenceRow<T>* rows, int64_t rowCount,
+                                          int64_t pairs, int bands);
+  template <class T>
+  bool addDifferences(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs, int bands,
+                      ExactSums& sums);
   template <class T>
   bool computeDifferences(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs, int bands,
                           Moments& result);
 
  private:
+  void listValid(const unsigned char* valid, int64_t count);
   template <class T>
-  void chooseShift(const T* data, SampleLayout layout, int bands);
+  std::vector<int64_t> sampleShift(const T* data, SampleLayout layout, int bands) const;
+  template <class T>
+  bool multiply(const T* data, SampleLayout layout, int64_t count, int bands, ExactSums& sums);
   template <class T>
   int64_t packPairs(const T* data, int bands, T* lo, T* hi);
   template <class T>
   int64_t packBandRows(const T* data, SampleLayout layout, int64_t count, int bands, T* lo, T* hi);
   static int64_t bandRowStride(int64_t pairs);
+  template <class T>
+  int64_t countPairs(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs);
+  template <class T>
+  std::vector<int64_t> sampleDifferenceShift(const DifferenceRow<T>* rows, int64_t pairs, int64_t n,
+                                             int bands) const;
+  template <class T>
+  bool multiplyDifferences(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs, int64_t n,
+                           int bands, ExactSums& sums);
   // The pairs' deviations from shift_ as band rows (and the row of ones); `lo` and `hi` get each
   // band's range of differences.
-  template <class T>
-  void chooseDifferenceShift(const DifferenceRow<T>* rows, int64_t n, int bands);
   template <class T>
   void packDifferenceRows(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs, int64_t n,
                           int bands, int32_t* lo, int32_t* hi);
@@ -72,16 +125,16 @@ class IntegerMoments {
   void packBandBlock(const DifferenceRow<T>& row, int64_t c0, const int64_t* listed, int64_t count,
                      int bands, int64_t stride, int64_t at, int32_t* lo, int32_t* hi);
   bool productsFromPacked(int64_t steps, int bands, int64_t spread, bool byBand);
-  void momentsFromSums(int bands, int64_t count, int paddedRows, Moments& result);
 
   std::vector<int64_t> validPixels_;
-  std::vector<int64_t> shift_;
-  std::vector<int32_t> packed_;     // pairs of pixels, one 32-bit word (two deviations) per band
-  std::vector<uint16_t> bandRows_;  // band-major: each band's deviations in a row, pairs in words
-  std::vector<int64_t> total_;      // sums of products, [column][row]
-  std::vector<double> deviationSum_;
-  std::vector<int64_t> pairsInRow_;  // computeDifferences: valid pairs per row
+  std::vector<int64_t> shift_;       // of the sums being added to
+  std::vector<int32_t> packed_;      // pairs of pixels, one 32-bit word (two deviations) per band
+  std::vector<uint16_t> bandRows_;   // band-major: each band's deviations in a row, pairs in words
+  std::vector<int64_t> total_;       // one group's sums of products, [column][row]
+  std::vector<double> lo_, hi_;      // one group's range
+  std::vector<int64_t> pairsInRow_;  // differences: valid pairs per row
   std::vector<int32_t> tile_;        // ... and pixel-interleaved pairs' differences, 64 at a time
+  std::vector<int64_t> listed_;      // ... and the valid pairs of a row's block
 };
 
 }  // namespace hyperstream
