@@ -28,8 +28,6 @@ constexpr int kTileRows = 4;
 constexpr int kTileColumns = 6;
 constexpr int64_t kBandChunk = 32;
 constexpr int kPairsPerVector = 16;
-// Pairs whose noise differences are packed at a time (their samples stay in the cache).
-constexpr int64_t kDifferenceBlock = 64;
 
 int roundUp(int value, int multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -131,18 +129,28 @@ void packListedDifferences(const T* partner, const T* pixel, const int64_t* colu
   *hi = largest;
 }
 
-// One pixel-interleaved pair's differences over its contiguous bands, into `tile` (a row of the
-// tile packDifferenceRows transposes), added to the bands' ranges.
+// packPair for differences of pixel-interleaved pairs: per band, the deviations from `shift` of
+// the differences partner - pixel of the first pair (low half) and the second (high half; none
+// when `second` is false), added to the band ranges.
 template <class T>
-HYPERSTREAM_VECTOR_CLONES void differencePixel(const T* __restrict partner,
-                                               const T* __restrict pixel, int bands,
-                                               int32_t* __restrict lo, int32_t* __restrict hi,
-                                               int32_t* __restrict tile) {
+HYPERSTREAM_VECTOR_CLONES void packDifferencePair(const T* __restrict firstPartner,
+                                                  const T* __restrict firstPixel,
+                                                  const T* __restrict secondPartner,
+                                                  const T* __restrict secondPixel, bool second,
+                                                  const int32_t* __restrict shift,
+                                                  int32_t* __restrict row, int32_t* __restrict lo,
+                                                  int32_t* __restrict hi, int bands) {
+  const uint32_t secondMask = second ? 0xFFFF0000U : 0U;
   for (int b = 0; b < bands; ++b) {
-    const int32_t d = static_cast<int32_t>(partner[b]) - static_cast<int32_t>(pixel[b]);
-    lo[b] = d < lo[b] ? d : lo[b];
-    hi[b] = d > hi[b] ? d : hi[b];
-    tile[b] = d;
+    const int32_t x = static_cast<int32_t>(firstPartner[b]) - static_cast<int32_t>(firstPixel[b]);
+    const int32_t y = static_cast<int32_t>(secondPartner[b]) - static_cast<int32_t>(secondPixel[b]);
+    const int32_t smaller = x < y ? x : y;
+    const int32_t larger = x < y ? y : x;
+    lo[b] = smaller < lo[b] ? smaller : lo[b];
+    hi[b] = larger > hi[b] ? larger : hi[b];
+    const auto low = static_cast<uint32_t>(x - shift[b]) & 0xFFFFU;
+    const auto high = (static_cast<uint32_t>(y - shift[b]) << 16) & secondMask;
+    row[b] = static_cast<int32_t>(low | high);
   }
 }
 
@@ -481,12 +489,16 @@ bool IntegerMoments::multiplyDifferences(const DifferenceRow<T>* rows, int64_t r
   shift_ = sums.shift();
   std::vector<int32_t> lo(bands, std::numeric_limits<int32_t>::max());
   std::vector<int32_t> hi(bands, std::numeric_limits<int32_t>::lowest());
-  packDifferenceRows(rows, rowCount, pairs, n, bands, lo.data(), hi.data());
+  const bool byBand = !rows[0].pixelLayout.isPixelInterleaved();
+  if (byBand)
+    packDifferenceRows(rows, rowCount, pairs, n, bands, lo.data(), hi.data());
+  else
+    packDifferencePairs(rows, rowCount, pairs, n, bands, lo.data(), hi.data());
   int64_t spread = 1;
   for (int b = 0; b < bands; ++b)
     spread = std::max(
         {spread, static_cast<int64_t>(hi[b]) - shift_[b], shift_[b] - static_cast<int64_t>(lo[b])});
-  if (!productsFromPacked((n + 1) / 2, bands, spread, true)) return false;
+  if (!productsFromPacked((n + 1) / 2, bands, spread, byBand)) return false;
   lo_.assign(lo.begin(), lo.end());
   hi_.assign(hi.begin(), hi.end());
   sums.addProducts(total_.data(), roundUp(bands + 1, kRowBlock), n, lo_.data(), hi_.data());
@@ -521,10 +533,8 @@ std::vector<int64_t> IntegerMoments::sampleDifferenceShift(const DifferenceRow<T
   return shift;
 }
 
-// The differences of each row's pairs as band rows of deviations from shift_: band-major rows a
-// whole row per band (each band's run is contiguous), pixel-interleaved ones 64 pairs at a time
-// (all of them, or the valid ones listed) so that their samples stay in the cache while every band
-// takes its share.
+// Band-major rows' pairs: each band's differences, a row at a time (all of them, or the valid
+// ones listed), as band rows of deviations from shift_ (as packBandRows packs samples).
 template <class T>
 void IntegerMoments::packDifferenceRows(const DifferenceRow<T>* rows, int64_t rowCount,
                                         int64_t pairs, int64_t n, int bands, int32_t* lo,
@@ -533,29 +543,19 @@ void IntegerMoments::packDifferenceRows(const DifferenceRow<T>* rows, int64_t ro
   const int64_t stride = 2 * bandRowStride(steps);  // halves
   const int rowsPacked = bands + 1 + kTileColumns;
   bandRows_.resize(static_cast<size_t>(rowsPacked) * stride);
-  tile_.resize(static_cast<size_t>(kDifferenceBlock) * bands);
   listed_.resize(pairs);
   int64_t at = 0;  // pairs packed so far
   for (int64_t r = 0; r < rowCount; ++r) {
     const DifferenceRow<T>& row = rows[r];
+    int64_t count = pairs;
     const bool dense = pairsInRow_[r] == pairs;
-    const int64_t block = row.pixelLayout.isPixelInterleaved() ? kDifferenceBlock : pairs;
-    for (int64_t c0 = 0; c0 < pairs; c0 += block) {
-      const int64_t end = std::min(pairs, c0 + block);
-      int64_t count = end - c0;
-      if (!dense) {
-        count = 0;
-        for (int64_t c = c0; c < end; ++c)
-          if (row.paired[c]) listed_[count++] = c - c0;
-        if (count == 0) continue;
-      }
-      const int64_t* listed = dense ? nullptr : listed_.data();
-      if (row.pixelLayout.isPixelInterleaved())
-        packPixelBlock(row, c0, listed, count, bands, stride, at, lo, hi);
-      else
-        packBandBlock(row, c0, listed, count, bands, stride, at, lo, hi);
-      at += count;
+    if (!dense) {
+      count = 0;
+      for (int64_t c = 0; c < pairs; ++c)
+        if (row.paired[c]) listed_[count++] = c;
     }
+    packBandRow(row, dense ? nullptr : listed_.data(), count, bands, stride, at, lo, hi);
+    at += count;
   }
   for (int b = 0; b < bands; ++b) {
     uint16_t* row = bandRows_.data() + b * stride;
@@ -566,34 +566,51 @@ void IntegerMoments::packDifferenceRows(const DifferenceRow<T>* rows, int64_t ro
   std::fill(ones + n, bandRows_.data() + rowsPacked * stride, 0);
 }
 
-// Pixel-interleaved pairs: each pair's differences over its contiguous bands into a tile, then the
-// tile read back band by band into the band rows from position `at`.
+// Pixel-interleaved rows' valid pairs, two to a packed row as packPairs packs pixels.
 template <class T>
-void IntegerMoments::packPixelBlock(const DifferenceRow<T>& row, int64_t c0, const int64_t* listed,
-                                    int64_t count, int bands, int64_t stride, int64_t at,
-                                    int32_t* lo, int32_t* hi) {
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t c = c0 + (listed ? listed[i] : i);
-    differencePixel(row.partner + c * row.partnerLayout.pixelStep,
-                    row.pixel + c * row.pixelLayout.pixelStep, bands, lo, hi,
-                    tile_.data() + i * bands);
+void IntegerMoments::packDifferencePairs(const DifferenceRow<T>* rows, int64_t rowCount,
+                                         int64_t pairs, int64_t n, int bands, int32_t* lo,
+                                         int32_t* hi) {
+  const std::vector<int32_t> shiftBits(shift_.begin(), shift_.end());  // modulo 2^32
+  const int stride = packedStride(bands);
+  packed_.resize(static_cast<size_t>((n + 1) / 2) * stride);
+  int32_t* packed = packed_.data();
+  const T* waiting[2] = {nullptr, nullptr};  // a pair's partner and pixel, until the next one
+  auto pack = [&](const T* partner, const T* pixel) {
+    const bool second = partner != nullptr;
+    packDifferencePair(waiting[0], waiting[1], second ? partner : waiting[0],
+                       second ? pixel : waiting[1], second, shiftBits.data(), packed, lo, hi,
+                       bands);
+    packed[bands] = second ? 0x00010001 : 1;
+    std::fill(packed + bands + 1, packed + stride, 0);
+    packed += stride;
+    waiting[0] = nullptr;
+  };
+  for (int64_t r = 0; r < rowCount; ++r) {
+    const DifferenceRow<T>& row = rows[r];
+    for (int64_t c = 0; c < pairs; ++c) {
+      if (!row.paired[c]) continue;
+      const T* partner = row.partner + c * row.partnerLayout.pixelStep;
+      const T* pixel = row.pixel + c * row.pixelLayout.pixelStep;
+      if (waiting[0]) {
+        pack(partner, pixel);
+      } else {
+        waiting[0] = partner;
+        waiting[1] = pixel;
+      }
+    }
   }
-  for (int b = 0; b < bands; ++b) {
-    uint16_t* out = bandRows_.data() + b * stride + at;
-    const auto shift = static_cast<uint32_t>(shift_[b]);
-    for (int64_t i = 0; i < count; ++i)
-      out[i] = static_cast<uint16_t>(static_cast<uint32_t>(tile_[i * bands + b]) - shift);
-  }
+  if (waiting[0]) pack(nullptr, nullptr);
 }
 
-// Band-major pairs: each band's run of differences straight into its band row from `at`.
+// One band-major row's pairs (those `listed`, or all): each band's run of differences straight
+// into its band row from `at`.
 template <class T>
-void IntegerMoments::packBandBlock(const DifferenceRow<T>& row, int64_t c0, const int64_t* listed,
-                                   int64_t count, int bands, int64_t stride, int64_t at,
-                                   int32_t* lo, int32_t* hi) {
+void IntegerMoments::packBandRow(const DifferenceRow<T>& row, const int64_t* listed, int64_t count,
+                                 int bands, int64_t stride, int64_t at, int32_t* lo, int32_t* hi) {
   for (int b = 0; b < bands; ++b) {
-    const T* pixel = row.pixel + c0 + b * row.pixelLayout.bandStep;
-    const T* partner = row.partner + c0 + b * row.partnerLayout.bandStep;
+    const T* pixel = row.pixel + b * row.pixelLayout.bandStep;
+    const T* partner = row.partner + b * row.partnerLayout.bandStep;
     uint16_t* out = bandRows_.data() + b * stride + at;
     const auto shift = static_cast<int32_t>(shift_[b]);
     if (listed)

@@ -113,17 +113,17 @@ class IntegerMoments {
   template <class T>
   bool multiplyDifferences(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs, int64_t n,
                            int bands, ExactSums& sums);
-  // The pairs' deviations from shift_ as band rows (and the row of ones); `lo` and `hi` get each
-  // band's range of differences.
+  // The pairs' deviations from shift_ as band rows (and the row of ones) or, pixel-interleaved,
+  // as packed pairs; `lo` and `hi` get each band's range of differences.
   template <class T>
   void packDifferenceRows(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs, int64_t n,
                           int bands, int32_t* lo, int32_t* hi);
   template <class T>
-  void packPixelBlock(const DifferenceRow<T>& row, int64_t c0, const int64_t* listed, int64_t count,
-                      int bands, int64_t stride, int64_t at, int32_t* lo, int32_t* hi);
+  void packBandRow(const DifferenceRow<T>& row, const int64_t* listed, int64_t count, int bands,
+                   int64_t stride, int64_t at, int32_t* lo, int32_t* hi);
   template <class T>
-  void packBandBlock(const DifferenceRow<T>& row, int64_t c0, const int64_t* listed, int64_t count,
-                     int bands, int64_t stride, int64_t at, int32_t* lo, int32_t* hi);
+  void packDifferencePairs(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs, int64_t n,
+                           int bands, int32_t* lo, int32_t* hi);
   bool productsFromPacked(int64_t steps, int bands, int64_t spread, bool byBand);
 
   std::vector<int64_t> validPixels_;
@@ -133,8 +133,7 @@ class IntegerMoments {
   std::vector<int64_t> total_;       // one group's sums of products, [column][row]
   std::vector<double> lo_, hi_;      // one group's range
   std::vector<int64_t> pairsInRow_;  // differences: valid pairs per row
-  std::vector<int32_t> tile_;        // ... and pixel-interleaved pairs' differences, 64 at a time
-  std::vector<int64_t> listed_;      // ... and the valid pairs of a row's block
+  std::vector<int64_t> listed_;      // ... and the valid pairs of a band-major row
 };
 
 }  // namespace hyperstream
