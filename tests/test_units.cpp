@@ -61,6 +61,25 @@ void randomIntegers(int64_t pixels, int bands, double center, double spread, uin
   }
 }
 
+// The same bits.
+void verifySameMoments(const Moments& a, const Moments& b) {
+  QCOMPARE(a.count, b.count);
+  QCOMPARE(a.mean, b.mean);
+  QCOMPARE(a.comoment, b.comoment);
+  QCOMPARE(a.minimum, b.minimum);
+  QCOMPARE(a.maximum, b.maximum);
+}
+
+// Exact moments against the float64 reference of the same pixels.
+void verifyExactMoments(const Moments& m, const Moments& ref) {
+  QCOMPARE(m.count, ref.count);
+  QCOMPARE(m.minimum, ref.minimum);
+  QCOMPARE(m.maximum, ref.maximum);
+  QVERIFY(testing::maxRelativeDifference(m.mean, ref.mean) < 1e-15);
+  QVERIFY2(testing::comomentError(m, ref) < 1e-13,
+           qPrintable(QString::number(testing::comomentError(m, ref))));
+}
+
 template <class T>
 void checkIntegerMoments(double center, double spread) {
   IntegerMoments integer;
@@ -82,18 +101,8 @@ void checkIntegerMoments(double center, double spread) {
       Moments fromBands;
       QVERIFY(integer.compute(byBand.data(), SampleLayout::bandMajor(pixels), valid.data(), pixels,
                               bands, fromBands));
-      QCOMPARE(fromBands.count, m.count);
-      QCOMPARE(fromBands.mean, m.mean);
-      QCOMPARE(fromBands.comoment, m.comoment);
-      QCOMPARE(fromBands.minimum, m.minimum);
-      QCOMPARE(fromBands.maximum, m.maximum);
-      const Moments ref = testing::referenceMoments(values, valid, bands);
-      QCOMPARE(m.count, ref.count);
-      QCOMPARE(m.minimum, ref.minimum);
-      QCOMPARE(m.maximum, ref.maximum);
-      QVERIFY(testing::maxRelativeDifference(m.mean, ref.mean) < 1e-15);
-      QVERIFY2(testing::comomentError(m, ref) < 1e-13,
-               qPrintable(QString::number(testing::comomentError(m, ref))));
+      verifySameMoments(fromBands, m);
+      verifyExactMoments(m, testing::referenceMoments(values, valid, bands));
     }
   }
 }
@@ -353,18 +362,9 @@ class UnitTests : public QObject {
     for (int k = 0; k < kGroups; ++k) QVERIFY(addGroup(order[k], threads[k % 3]));
     threads[2].add(threads[0]);
     threads[2].add(threads[1]);
-    const Moments a = inOrder.moments(), b = threads[2].moments();
-    QCOMPARE(b.count, a.count);
-    QCOMPARE(b.mean, a.mean);
-    QCOMPARE(b.comoment, a.comoment);
-    QCOMPARE(b.minimum, a.minimum);
-    QCOMPARE(b.maximum, a.maximum);
-    const Moments ref = testing::referenceMoments(values, valid, kBands);
-    QCOMPARE(a.count, ref.count);
-    QCOMPARE(a.minimum, ref.minimum);
-    QCOMPARE(a.maximum, ref.maximum);
-    QVERIFY(testing::maxRelativeDifference(a.mean, ref.mean) < 1e-15);
-    QVERIFY(testing::comomentError(a, ref) < 1e-13);
+    const Moments a = inOrder.moments();
+    verifySameMoments(threads[2].moments(), a);
+    verifyExactMoments(a, testing::referenceMoments(values, valid, kBands));
     // Pixels 35000 above the shift: refused, nothing added.
     std::vector<uint16_t> far(samples.begin(), samples.begin() + kGroupPixels * kBands);
     for (uint16_t& v : far) v = static_cast<uint16_t>(std::min(65535, v + 35000));
@@ -391,15 +391,9 @@ class UnitTests : public QObject {
     auto backend = makeCpuPcaKernels();
     StripView view{samples.data(), SampleType::UInt16, kPixels, kBands, nodata.data(), 250};
     backend->accumulateMoments(view);
-    const Moments m = backend->takeMoments(kBands);
-    const Moments ref =
-        testing::referenceMoments(values, std::vector<unsigned char>(kPixels, 1), kBands);
-    QCOMPARE(m.count, ref.count);
-    QCOMPARE(m.minimum, ref.minimum);
-    QCOMPARE(m.maximum, ref.maximum);
-    QVERIFY(testing::maxRelativeDifference(m.mean, ref.mean) < 1e-15);
-    QVERIFY2(testing::comomentError(m, ref) < 1e-13,
-             qPrintable(QString::number(testing::comomentError(m, ref))));
+    verifyExactMoments(
+        backend->takeMoments(kBands),
+        testing::referenceMoments(values, std::vector<unsigned char>(kPixels, 1), kBands));
   }
 
   void integerProjectionMatchesReference() {
