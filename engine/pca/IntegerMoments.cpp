@@ -307,7 +307,7 @@ void bandProducts(const uint16_t* rows, int64_t stride, int64_t vectors, int col
 ExactSums::ExactSums(int bands, std::vector<int64_t> shift)
     : bands_(bands),
       shift_(std::move(shift)),
-      products_(static_cast<size_t>(bands + 1) * (bands + 1), 0),
+      products_(at(0, bands + 1), 0),
       minimum_(bands, std::numeric_limits<double>::infinity()),
       maximum_(bands, -std::numeric_limits<double>::infinity()) {}
 

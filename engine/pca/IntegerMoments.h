@@ -50,11 +50,12 @@ class ExactSums {
   // row of ones) holding the deviation sums.
   void addProducts(const int64_t* total, int paddedRows, int64_t count, const double* lo,
                    const double* hi);
-  size_t at(int i, int j) const { return static_cast<size_t>(j) * (bands_ + 1) + i; }
+  // The upper triangle, column by column: column j holds rows 0..j.
+  static size_t at(int i, int j) { return static_cast<size_t>(j) * (j + 1) / 2 + i; }
 
   int bands_ = 0;
   std::vector<int64_t> shift_;
-  std::vector<__int128> products_;  // at(i, j), i <= j
+  std::vector<__int128> products_;  // at(i, j), i <= j <= bands
   int64_t count_ = 0;
   std::vector<double> minimum_, maximum_;
 };
