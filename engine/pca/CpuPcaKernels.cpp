@@ -472,7 +472,8 @@ class CpuPcaKernels : public PcaKernels {
   void addGroups(int64_t groups, const Add& add, const Own& own, const Fallback& fallback,
                  Moments& rest) {
     enum : unsigned char { kAdded, kOwn, kRefused };
-    std::vector<Moments>& results = groupResults_;  // kept: each holds a bands x bands matrix
+    // Kept between strips: the moments of groups taken about their own shift (bands x bands each).
+    std::vector<Moments>& results = groupResults_;
     if (static_cast<int64_t>(results.size()) < groups) results.resize(groups);
     groupState_.assign(groups, kAdded);
     std::atomic<int64_t> next{0};
