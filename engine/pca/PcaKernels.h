@@ -138,9 +138,9 @@ class PcaKernels : public Kernels {
 // The multi-core CPU kernels (their own worker threads and OpenBLAS, all cores). The moments of
 // integer samples are exact integer sums (IntegerMoments), other samples' are summed group by
 // group in order (Chan's merge), and each pixel is projected on its own, so the results are
-// bitwise the same whatever the strip heights and the thread count. The own loops use 64-byte vectors on
-// CPUs with AVX-512, else 32-byte ones; `wideVectors` forces one or the other (the results agree
-// to rounding).
+// bitwise the same whatever the strip heights and the thread count. The own loops use 64-byte
+// vectors on CPUs with AVX-512, else 32-byte ones; `wideVectors` forces one or the other (the
+// results agree to rounding).
 std::unique_ptr<PcaKernels> makeCpuPcaKernels();
 std::unique_ptr<PcaKernels> makeCpuPcaKernels(bool wideVectors);
 
