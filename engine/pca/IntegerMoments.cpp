@@ -379,7 +379,6 @@ std::vector<int64_t> IntegerMoments::shiftFor(const T* data, SampleLayout layout
 template <class T>
 bool IntegerMoments::add(const T* data, SampleLayout layout, const unsigned char* valid,
                          int64_t count, int bands, ExactSums& sums) {
-  static_assert(std::is_integral_v<T> && sizeof(T) <= 4, "integer samples of at most 32 bits");
   listValid(valid, count);
   return validPixels_.empty() || multiply(data, layout, count, bands, sums);
 }
@@ -402,12 +401,22 @@ bool IntegerMoments::compute(const T* data, SampleLayout layout, const unsigned 
 template <class T>
 bool IntegerMoments::multiply(const T* data, SampleLayout layout, int64_t count, int bands,
                               ExactSums& sums) {
+  static_assert(std::is_integral_v<T> && sizeof(T) <= 4, "integer samples of at most 32 bits");
   shift_ = sums.shift();
   std::vector<T> lo(bands, std::numeric_limits<T>::max());
   std::vector<T> hi(bands, std::numeric_limits<T>::lowest());
   const bool byBand = !layout.isPixelInterleaved();
   const int64_t steps = byBand ? packBandRows(data, layout, count, bands, lo.data(), hi.data())
                                : packPairs(data, bands, lo.data(), hi.data());
+  return addPacked(steps, byBand, static_cast<int64_t>(validPixels_.size()), lo, hi, sums);
+}
+
+// The products of the packed rows added to `sums`, when the values' range [lo, hi] (per band)
+// lets the kernel take them exactly.
+template <class R>
+bool IntegerMoments::addPacked(int64_t steps, bool byBand, int64_t count, const std::vector<R>& lo,
+                               const std::vector<R>& hi, ExactSums& sums) {
+  const auto bands = static_cast<int>(lo.size());
   int64_t spread = 1;
   for (int b = 0; b < bands; ++b)
     spread = std::max(
@@ -415,8 +424,7 @@ bool IntegerMoments::multiply(const T* data, SampleLayout layout, int64_t count,
   if (!productsFromPacked(steps, bands, spread, byBand)) return false;
   lo_.assign(lo.begin(), lo.end());
   hi_.assign(hi.begin(), hi.end());
-  sums.addProducts(total_.data(), roundUp(bands + 1, kRowBlock),
-                   static_cast<int64_t>(validPixels_.size()), lo_.data(), hi_.data());
+  sums.addProducts(total_.data(), roundUp(bands + 1, kRowBlock), count, lo_.data(), hi_.data());
   return true;
 }
 
@@ -464,7 +472,6 @@ std::vector<int64_t> IntegerMoments::differenceShiftFor(const DifferenceRow<T>* 
 template <class T>
 bool IntegerMoments::addDifferences(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs,
                                     int bands, ExactSums& sums) {
-  static_assert(std::is_integral_v<T> && sizeof(T) <= 2, "integer samples of at most 16 bits");
   const int64_t n = countPairs(rows, rowCount, pairs);
   return n == 0 || multiplyDifferences(rows, rowCount, pairs, n, bands, sums);
 }
@@ -486,6 +493,7 @@ bool IntegerMoments::computeDifferences(const DifferenceRow<T>* rows, int64_t ro
 template <class T>
 bool IntegerMoments::multiplyDifferences(const DifferenceRow<T>* rows, int64_t rowCount,
                                          int64_t pairs, int64_t n, int bands, ExactSums& sums) {
+  static_assert(std::is_integral_v<T> && sizeof(T) <= 2, "integer samples of at most 16 bits");
   shift_ = sums.shift();
   std::vector<int32_t> lo(bands, std::numeric_limits<int32_t>::max());
   std::vector<int32_t> hi(bands, std::numeric_limits<int32_t>::lowest());
@@ -494,15 +502,7 @@ bool IntegerMoments::multiplyDifferences(const DifferenceRow<T>* rows, int64_t r
     packDifferenceRows(rows, rowCount, pairs, n, bands, lo.data(), hi.data());
   else
     packDifferencePairs(rows, rowCount, pairs, n, bands, lo.data(), hi.data());
-  int64_t spread = 1;
-  for (int b = 0; b < bands; ++b)
-    spread = std::max(
-        {spread, static_cast<int64_t>(hi[b]) - shift_[b], shift_[b] - static_cast<int64_t>(lo[b])});
-  if (!productsFromPacked((n + 1) / 2, bands, spread, byBand)) return false;
-  lo_.assign(lo.begin(), lo.end());
-  hi_.assign(hi.begin(), hi.end());
-  sums.addProducts(total_.data(), roundUp(bands + 1, kRowBlock), n, lo_.data(), hi_.data());
-  return true;
+  return addPacked((n + 1) / 2, byBand, n, lo, hi, sums);
 }
 
 // The shift for the differences: the rounded mean of the same sample of valid pairs (the k-th

@@ -126,6 +126,9 @@ class IntegerMoments {
   void packDifferencePairs(const DifferenceRow<T>* rows, int64_t rowCount, int64_t pairs, int64_t n,
                            int bands, int32_t* lo, int32_t* hi);
   bool productsFromPacked(int64_t steps, int bands, int64_t spread, bool byBand);
+  template <class R>
+  bool addPacked(int64_t steps, bool byBand, int64_t count, const std::vector<R>& lo,
+                 const std::vector<R>& hi, ExactSums& sums);
 
   std::vector<int64_t> validPixels_;
   std::vector<int64_t> shift_;       // of the sums being added to
