@@ -181,13 +181,13 @@ class ErrorTests : public QObject {
   void outputIsInput() {
     const QString dir = testing::tempDir();
     const QString input = goodInput(dir);
-    expectError(optionsFor(input, input), "OUTPUT", "is the input", dir);
-    expectError(optionsFor(input, dir + "/./good.tif"), "OUTPUT", "is the input", dir);
+    expectError(optionsFor(input, input), "OUTPUT", "read by this run (INPUT)", dir);
+    expectError(optionsFor(input, dir + "/./good.tif"), "OUTPUT", "read by this run (INPUT)", dir);
     // ENVI: the header is one of the input's files too.
     testing::writeCube(testing::correlatedCube(5, 5, 3, 1), (dir + "/e.bsq").toStdString(),
                        GDT_Int16, "ENVI");
     PcaOptions options = optionsFor(dir + "/e.bsq", dir + "/e.hdr");
-    expectError(options, "OUTPUT", "is the input", dir);
+    expectError(options, "OUTPUT", "read by this run (INPUT)", dir);
     options = optionsFor(input, dir + "/out.tif");
     options.statsJson = (dir + "/out.tif").toStdString();
     expectError(options, "OUTPUT_STATS", "another output", dir);
@@ -295,7 +295,7 @@ class ErrorTests : public QObject {
     const QByteArray header = contents(dir + "/a.hdr");
     PcaOptions options = optionsFor(dir + "/a.img", dir + "/a.bin");
     options.format = "ENVI";
-    expectError(options, "OUTPUT", "one of the input's files", dir);
+    expectError(options, "OUTPUT", "read by this run (INPUT)", dir);
     QCOMPARE(contents(dir + "/a.hdr"), header);
     // A header of something else beside the destination.
     writeText(dir + "/b.hdr", "not ours\n");
@@ -304,7 +304,7 @@ class ErrorTests : public QObject {
     QCOMPARE(contents(dir + "/b.hdr"), QByteArray("not ours\n"));
     // A VRT's sources are its files too.
     const QString vrt = mixedTypeVrt(dir, GDT_UInt16, testing::correlatedCube(20, 15, 3, 4));
-    expectError(optionsFor(vrt, dir + "/rest.tif"), "OUTPUT", "is the input", dir);
+    expectError(optionsFor(vrt, dir + "/rest.tif"), "OUTPUT", "read by this run (INPUT)", dir);
     // The reports' sidecars of other outputs are theirs.
     options = optionsFor(vrt, dir + "/c.bin");
     options.format = "ENVI";

@@ -77,9 +77,9 @@ std::vector<std::string> filesWrittenFor(const std::string& parameter, const std
 
 }  // namespace
 
-OutputCheck::OutputCheck(const std::vector<std::string>& inputFiles, Feedback& feedback)
-    : feedback_(feedback) {
-  for (const std::string& file : inputFiles) inputs_.push_back(canonical(file));
+OutputCheck::OutputCheck(std::vector<InputFile> inputs, Feedback& feedback)
+    : inputs_(std::move(inputs)), feedback_(feedback) {
+  for (InputFile& input : inputs_) input.path = canonical(input.path);
 }
 
 void OutputCheck::raster(const std::string& parameter, const std::string& path,
@@ -121,32 +121,29 @@ std::string OutputCheck::whyNotWritable(const std::string& parameter,
                                         const std::string& destination, const std::string& file,
                                         const std::string& path,
                                         const std::vector<std::string>& mayReplace) const {
+  const auto input = std::find_if(inputs_.begin(), inputs_.end(),
+                                  [&](const InputFile& in) { return in.path == path; });
   const auto other = std::find_if(claimed_.begin(), claimed_.end(), [&](const Claim& c) {
     return c.file == path && c.parameter != parameter;
   });
-  if (path == canonical(destination)) {
-    if (contains(inputs_, path) || other != claimed_.end())
-      return "'" + destination +
-             "' is the input or another output of this run: choose another "
-             "file name";
-  }
-  std::string writes = "writing '";
-  writes += destination;
-  writes += "' also writes '";
-  writes += file;
-  writes += "', ";
-  if (contains(inputs_, path))
-    return writes + "one of the input's files: choose another output name";
+  const bool itself = path == canonical(destination);
+  std::string writes = "'" + destination + "' ";
+  if (!itself) writes += "also writes '" + file + "', which ";
+  if (input != inputs_.end() && input->sidecarOf.empty())
+    return writes + "is read by this run (" + input->parameter + "): choose another file name";
+  if (input != inputs_.end())
+    return writes + "is a file GDAL reads with " + input->parameter + " '" + input->sidecarOf +
+           "': choose another file name";
   if (other != claimed_.end())
-    return writes + "which another output of this run (" + other->parameter +
-           ") writes too: choose another output name";
+    return writes + "is written by another output of this run (" + other->parameter +
+           "): choose another file name";
   const QFileInfo info(QString::fromStdString(file));
   if ((info.exists() || info.isSymLink()) && !info.isFile())
     return "'" + file +
            "' exists and is not a regular file (a folder, device, pipe or socket): choose another "
            "output name";
   if (info.exists() && !contains(mayReplace, path))
-    return writes + "which exists and is not part of '" + destination +
+    return writes + "exists and is not part of '" + destination +
            "': choose another output name, or move it away";
   return {};
 }

@@ -1,10 +1,12 @@
 #pragma once
 // Before any work: every file a job will write (each output, and the files its driver writes
-// beside it: ENVI's .hdr, GDAL's .aux.xml) is checked against the input's files, against the
-// other outputs and against what exists there already. A run never replaces an input's file, a
-// file that belongs to something else, or anything but a regular file.
+// beside it: ENVI's .hdr, GDAL's .aux.xml) is checked against every file the run reads (rasters
+// with the sidecars GDAL would read beside them, statistics, tables), against the other outputs
+// and against what exists there already. A run never replaces a file it reads, makes a sidecar
+// of one, replaces a file that belongs to something else, or writes anything but a regular file.
 
 #include "core/Feedback.h"
+#include "io/InputFiles.h"
 #include "io/PendingRaster.h"
 
 #include <string>
@@ -14,8 +16,8 @@ namespace hyperstream {
 
 class OutputCheck {
  public:
-  // `inputFiles`: every file of every input (RasterInfo::files).
-  OutputCheck(const std::vector<std::string>& inputFiles, Feedback& feedback);
+  // `inputs`: every file the run reads (see InputFiles.h).
+  OutputCheck(std::vector<InputFile> inputs, Feedback& feedback);
 
   // A raster of at most `bands` bands of `type`, written with `format`. The driver writes a
   // one-pixel raster beside the destination first, which shows the files it writes and whether
@@ -41,7 +43,7 @@ class OutputCheck {
                              const std::vector<std::string>& mayReplace) const;
   void removeStalePendingFolders(const std::string& folder);
 
-  std::vector<std::string> inputs_;  // canonical
+  std::vector<InputFile> inputs_;  // canonical paths
   std::vector<Claim> claimed_;
   std::vector<std::string> cleanedFolders_;
   Feedback& feedback_;

@@ -1,6 +1,7 @@
 #include "io/Raster.h"
 
 #include "core/Error.h"
+#include "io/InputFiles.h"
 #include "core/Samples.h"
 #include "io/BandRuns.h"
 #include "io/BlockDecoder.h"
@@ -112,10 +113,8 @@ GDALDataType commonType(const std::vector<GDALDataType>& types) {
 
 DatasetPtr openRaster(const std::string& path, const std::string& parameter) {
   ensureGdalDrivers();
-  const QFileInfo file(QString::fromStdString(path));
   if (path.empty()) throw Error(parameter, "no input raster given");
-  if (!file.exists() && path.rfind("/vsi", 0) != 0)
-    throw Error(parameter, "input raster '" + path + "' does not exist");
+  checkInputFile(path, parameter);
   QuietGdalErrors quiet;
   CPLErrorReset();
   DatasetPtr dataset(GDALDataset::FromHandle(

@@ -109,6 +109,31 @@ DeviceTimes slowest(const std::vector<std::vector<double>>& workers) {
 
 namespace {
 
+// What component rasters record of the fit that wrote them (default metadata domain).
+constexpr const char* kTransformKey = "HYPERSTREAM_TRANSFORM";
+constexpr const char* kFitIdKey = "HYPERSTREAM_FIT_ID";
+constexpr const char* kByteRangesKey = "HYPERSTREAM_BYTE_RANGES";
+
+// "low minimum:maximum ...", in full precision.
+std::string byteRangesText(double low, const std::vector<double>& minimum,
+                           const std::vector<double>& maximum) {
+  QString text = QString::number(low);
+  for (size_t k = 0; k < minimum.size(); ++k)
+    text += QString(" %1:%2").arg(minimum[k], 0, 'g', 17).arg(maximum[k], 0, 'g', 17);
+  return text.toStdString();
+}
+
+// Whether a component raster's record of its Byte ranges is that of the statistics (which may
+// hold more components than it has).
+bool sameByteRanges(const std::string& recorded, const SavedTransform& saved) {
+  const auto count = static_cast<size_t>(std::count(recorded.begin(), recorded.end(), ':'));
+  if (count > saved.byteMinimum.size()) return false;
+  const auto end = static_cast<int64_t>(count);
+  return recorded == byteRangesText(saved.byteLow,
+                                    {saved.byteMinimum.begin(), saved.byteMinimum.begin() + end},
+                                    {saved.byteMaximum.begin(), saved.byteMaximum.begin() + end});
+}
+
 // One worker's run of the job (the whole image, or its rows when it is one of several GPUs or
 // MPI ranks), as named steps: plan, the moments pass, the fit, the range pass (Byte output only),
 // the projection pass, and the reports and commit.
@@ -174,6 +199,8 @@ class PcaRun {
   void fit(const Moments& moments);
   bool isMnf() const { return options_.noise.has_value(); }
   void readSavedTransform();
+  void recordFit(GDALDataset& dataset, const OutputEncoding& encoding) const;
+  void checkComponentsBelong();
   BandList inputBands();
   void checkSavedBands() const;
   void resolveOutputType();
@@ -263,6 +290,7 @@ void PcaRun::openInput() {
   if (!options_.savedTransform.empty()) readSavedTransform();
   input_ = openJobInput(options_.input, inputBands(), options_.exclude, "PCA");
   if (saved_) checkSavedBands();
+  if (options_.kind == PcaJobKind::Inverse) checkComponentsBelong();
   resolveOutputType();
   const RasterInfo& info = input_.info;
   starting_.weigh({info.width * info.height / group_.size() *
@@ -332,7 +360,9 @@ void PcaRun::resolveOutputType() {
 }
 
 void PcaRun::checkOutputs() {
-  OutputCheck outputs(result_.input.files, feedback_);
+  std::vector<InputFile> reads = rasterInputFiles("INPUT", result_.input.files);
+  if (saved_) reads.push_back(plainInputFile("STATS", options_.savedTransform));
+  OutputCheck outputs(std::move(reads), feedback_);
   outputs.raster("OUTPUT", options_.output, format_, outputBands(), gdalType(result_.outputType));
   if (!options_.statsJson.empty()) outputs.file("OUTPUT_STATS", options_.statsJson);
   if (!options_.tableCsv.empty()) outputs.file("OUTPUT_TABLE", options_.tableCsv);
@@ -530,6 +560,7 @@ void PcaRun::fit(const Moments& moments) {
     model.eigenvectors.assign(vectors, inverse);
     model.inverseLoadings.assign(inverse, eigen.end());
   }
+  result_.model.id = fitIdentity(result_.model);
   result_.seconds.eigen = timer.nsecsElapsed() * 1e-9;
   for (const std::string& warning : result_.warnings)
     feedback_.warning(QString::fromStdString(warning));
@@ -769,7 +800,57 @@ std::unique_ptr<PendingRaster> PcaRun::createOutput(const OutputEncoding& encodi
     if (!description.isEmpty()) band->SetDescription(description.toUtf8().constData());
     if (result_.hasOutputNodata) band->SetNoDataValue(encoding.nodata);
   }
+  if (options_.kind == PcaJobKind::Transform) recordFit(dataset, encoding);
   return created;
+}
+
+// Components say which fit wrote them and how they were rescaled to Byte, so that inverting them
+// with the statistics of another fit is refused (checkComponentsBelong).
+void PcaRun::recordFit(GDALDataset& dataset, const OutputEncoding& encoding) const {
+  const PcaModel& model = result_.model;
+  dataset.SetMetadataItem(kTransformKey, model.transform == Transform::Mnf ? "mnf" : "pca");
+  if (!model.id.empty()) dataset.SetMetadataItem(kFitIdKey, model.id.c_str());
+  if (encoding.type == OutputType::Byte)
+    dataset.SetMetadataItem(
+        kByteRangesKey,
+        byteRangesText(encoding.byteLow, result_.byteMinimum, result_.byteMaximum).c_str());
+}
+
+// Inverting: the component raster's record of its fit against the statistics.
+void PcaRun::checkComponentsBelong() {
+  GDALDataset& components = *input_.dataset;
+  const PcaModel& model = saved_->model;
+  const char* transform = components.GetMetadataItem(kTransformKey);
+  const char* id = components.GetMetadataItem(kFitIdKey);
+  const char* ranges = components.GetMetadataItem(kByteRangesKey);
+  const std::string statsName = model.transform == Transform::Mnf ? "an MNF" : "a PCA";
+  if (transform && std::string(transform) != (model.transform == Transform::Mnf ? "mnf" : "pca"))
+    throw Error("STATS", "the components were written by " +
+                             std::string(EQUAL(transform, "mnf") ? "an MNF" : "a PCA") +
+                             ", the statistics are " + statsName +
+                             "'s: give the statistics of the run that wrote them");
+  if (id && !model.id.empty() && model.id != id)
+    throw Error("STATS", "the components were written by another fit (" + std::string(id) +
+                             ") than these statistics describe (" + model.id +
+                             "): give the statistics of the run that wrote them");
+  if (input_.info.type == GDT_Byte) {
+    const auto count = static_cast<int>(input_.bands.size());
+    if (!saved_->hasByteRanges || count > saved_->components)
+      throw Error("STATS",
+                  "the components are Byte, rescaled by the run that wrote them, but the "
+                  "statistics hold no Byte ranges for " +
+                      std::to_string(count) +
+                      " of them: give the statistics of the run that wrote these Byte "
+                      "components");
+    if (ranges && !sameByteRanges(ranges, *saved_))
+      throw Error("STATS",
+                  "the components were rescaled to Byte with other ranges than these statistics "
+                  "hold: give the statistics of the run that wrote them");
+  }
+  if (!transform && !id)
+    feedback_.warning(
+        "The components carry no record of the fit that wrote them (an older run, or another "
+        "program): nothing shows that they belong to these statistics");
 }
 
 // Rank 0 creates the output. Threads on several GPUs share it (writes one at a time); MPI ranks

@@ -2,6 +2,8 @@
 
 #include "core/Error.h"
 
+#include <QCryptographicHash>
+
 #include <lapacke.h>
 
 #include <algorithm>
@@ -40,6 +42,21 @@ int PcaModel::componentsForVariance(double percent) const {
     if (100.0 * upTo >= percent * total * (1.0 - 1e-12)) return k + 1;
   }
   return componentCount();
+}
+
+std::string fitIdentity(const PcaModel& model) {
+  QCryptographicHash hash(QCryptographicHash::Sha256);
+  auto add = [&](const std::vector<double>& values) {
+    hash.addData(reinterpret_cast<const char*>(values.data()),
+                 static_cast<int>(values.size() * sizeof(double)));
+  };
+  const int kind[] = {static_cast<int>(model.transform), static_cast<int>(model.matrix),
+                      model.bands};
+  hash.addData(reinterpret_cast<const char*>(kind), sizeof kind);
+  for (const auto* values : {&model.mean, &model.stddev, &model.eigenvectors,
+                             &model.inverseLoadings})
+    add(*values);
+  return hash.result().toHex().left(16).toStdString();
 }
 
 Projection PcaModel::projection(int components) const {

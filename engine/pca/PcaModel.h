@@ -34,6 +34,9 @@ struct PcaModel {
   // MNF: bands x eigenvalues.size(), row-major: column k is what component k adds back to the
   // bands (N w_k). PCA's are its loadings (times the standard deviations for a correlation fit).
   std::vector<double> inverseLoadings;
+  // Names the fit (fitIdentity), so that components and statistics can be told to belong
+  // together; empty for a model read from an older run's statistics.
+  std::string id;
 
   int componentCount() const { return static_cast<int>(eigenvalues.size()); }
   // What a component explains: its variance (PCA) or its SNR, eigenvalue - 1 (MNF; below 0 for
@@ -60,6 +63,9 @@ struct PcaModel {
   // 0 when the ranges are unknown (a saved model).
   double componentBound(int component) const;
 };
+
+// A hash of what makes the transform (its kind, matrix, means, scaling and vectors): 16 hex digits.
+std::string fitIdentity(const PcaModel& model);
 
 // Fits the model; throws Error when there is nothing to fit (no valid pixel, every band
 // constant). Warnings (constant bands) go into `warnings`.

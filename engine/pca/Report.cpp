@@ -66,11 +66,17 @@ void addModel(QJsonObject& json, const PcaModel& model, const std::vector<int>& 
   const int all = model.componentCount();
   QJsonArray constant;
   for (int b : model.constantBands) constant.append(bands[b]);
+  json["transform"] = "pca";  // addNoise makes it "mnf"
+  if (!model.id.empty()) json["fit_id"] = QString::fromStdString(model.id);
   json["matrix"] = QString::fromStdString(matrixTypeName(model.matrix));
   json["valid_pixels"] = static_cast<double>(model.validPixels);
   json["constant_bands"] = constant;
   json["mean"] = toArray(model.mean);
   json["stddev"] = toArray(model.stddev);
+  if (!model.minimum.empty()) {
+    json["minimum"] = toArray(model.minimum);
+    json["maximum"] = toArray(model.maximum);
+  }
   json["eigenvalues"] = toArray(model.eigenvalues);
   QJsonArray explained, cumulative;
   for (int k = 0; k < all; ++k) {

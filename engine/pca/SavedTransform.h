@@ -28,7 +28,9 @@ struct SavedTransform {
   std::vector<double> byteMinimum, byteMaximum;
 };
 
-// Reads the statistics JSON at `path`; throws Error("STATS") naming what is missing or wrong.
+// Reads the statistics JSON at `path` and validates it before any work: types, counts against the
+// bands, finite values within what the fitted image's type holds, orthonormal vectors (within
+// 1e-6) and the transform that wrote them. Throws Error("STATS") naming the field.
 SavedTransform readSavedTransform(const std::string& path);
 
 }  // namespace hyperstream

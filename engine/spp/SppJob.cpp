@@ -108,7 +108,7 @@ void SppRun::openInput() {
 }
 
 void SppRun::checkOutputs() {
-  OutputCheck outputs(result_.input.files, feedback_);
+  OutputCheck outputs(rasterInputFiles("INPUT", result_.input.files), feedback_);
   outputs.raster("OUTPUT", options_.output, format_, bandCount(), outputType());
   if (!options_.alphaOutput.empty())
     outputs.raster("OUTPUT_ALPHA", options_.alphaOutput, format_, 1, GDT_Float32);

@@ -132,7 +132,9 @@ void AbundanceRun::readEndmembers() {
 }
 
 void AbundanceRun::checkOutputs() {
-  OutputCheck outputs(result_.input.files, feedback_);
+  std::vector<InputFile> reads = rasterInputFiles("INPUT", result_.input.files);
+  reads.push_back(plainInputFile("ENDMEMBERS", options_.endmembers));
+  OutputCheck outputs(std::move(reads), feedback_);
   outputs.raster("OUTPUT", options_.output, format_, model_.endmembers, outputType());
   if (!options_.rmseOutput.empty())
     outputs.raster("OUTPUT_RMSE", options_.rmseOutput, format_, 1, outputType());

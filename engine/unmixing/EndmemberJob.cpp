@@ -260,10 +260,12 @@ void EndmemberRun::openInputs() {
 }
 
 void EndmemberRun::checkOutputs() {
-  std::vector<std::string> inputFiles = input_.info.files;
-  if (locations_.dataset)
-    inputFiles.insert(inputFiles.end(), locations_.info.files.begin(), locations_.info.files.end());
-  OutputCheck outputs(inputFiles, feedback_);
+  std::vector<InputFile> reads = rasterInputFiles("INPUT", input_.info.files);
+  if (locations_.dataset) {
+    const std::vector<InputFile> locations = rasterInputFiles("LOCATIONS", locations_.info.files);
+    reads.insert(reads.end(), locations.begin(), locations.end());
+  }
+  OutputCheck outputs(std::move(reads), feedback_);
   outputs.file("OUTPUT", options_.output);
   if (!options_.htmlReport.empty()) outputs.file("OUTPUT_HTML_FILE", options_.htmlReport);
   if (!options_.pointsOutput.empty()) {

@@ -1,8 +1,8 @@
 #include "unmixing/EndmemberTable.h"
 
 #include "core/Error.h"
+#include "io/InputFiles.h"
 
-#include <QFile>
 #include <QString>
 #include <QStringList>
 
@@ -90,10 +90,9 @@ QByteArray endmembersCsv(const EndmemberTable& table) {
 }
 
 EndmemberTable readEndmembersCsv(const std::string& path, const std::string& parameter) {
-  QFile file(QString::fromStdString(path));
-  if (!file.open(QIODevice::ReadOnly | QIODevice::Text))
-    throw Error(parameter, "cannot read '" + path + "': " + file.errorString().toStdString());
-  const QStringList lines = QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
+  const QStringList lines = QString::fromUtf8(readInputFile(path, parameter, kLargestTextInput))
+                              .remove('\r')
+                              .split('\n', Qt::SkipEmptyParts);
   const QStringList header = lines.isEmpty() ? QStringList() : splitLine(lines[0].trimmed());
   if (header.size() < 4 || header[0] != "id" || header[1] != "row" || header[2] != "col")
     throw Error(parameter,
