@@ -32,10 +32,9 @@ void ApplyAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingCont
   options_.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
   options_.kind = kind_;
   const int type = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context);
-  const OutputType types[] = {OutputType::Float32, OutputType::Float64, OutputType::Byte};
-  const OutputType rebuiltTypes[] = {OutputType::SameAsInput, OutputType::Float32,
-                                     OutputType::Float64};
-  options_.outputType = (inverts() ? rebuiltTypes : types)[std::clamp(type, 0, 2)];
+  options_.outputType =
+      inverts() ? chosen(type, {OutputType::SameAsInput, OutputType::Float32, OutputType::Float64})
+                : chosen(type, {OutputType::Float32, OutputType::Float64, OutputType::Byte});
 }
 
 EngineAlgorithm::RunReport ApplyAlgorithm::runJob(OutputFiles&, QgsProcessingFeedback* feedback) {

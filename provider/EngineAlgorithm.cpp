@@ -19,10 +19,21 @@
 #include <QUrl>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace hyperstream {
 
 namespace {
+
+// RAM_MB in bytes. Read as a number, not an int: parameterAsInt wraps from 2^31 MiB on. A budget
+// beyond what 64 bits of bytes hold is no limit at all.
+int64_t ramBudget(double mebibytes) {
+  constexpr auto largest = static_cast<double>(std::numeric_limits<int64_t>::max() >> 20);
+  if (!(mebibytes >= 16))
+    throw QgsProcessingException(QObject::tr("RAM_MB: the RAM budget must be at least 16 MiB"));
+  return static_cast<int64_t>(std::min(std::floor(mebibytes), largest)) << 20;
+}
 
 QJsonObject readTextsResource(const QString& name) {
   QFile file(QStringLiteral(":/hyperstream/texts/%1.json").arg(name));
@@ -188,12 +199,13 @@ bool EngineAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcess
     throw QgsProcessingException(
         QStringLiteral("%1: %2").arg(QString::fromStdString(error.parameter()), error.what()));
   }
-  const DeviceChoice devices[] = {DeviceChoice(), DeviceChoice::cpu(), DeviceChoice::anyGpu(),
-                                  DeviceChoice::everyGpu()};
   const int device = parameterAsEnum(parameters, QStringLiteral("DEVICE"), context);
-  options.device = devices[std::clamp(device, 0, runsOnSeveralGpus() ? 3 : 2)];
-  options.ramBytes =
-      static_cast<int64_t>(parameterAsInt(parameters, QStringLiteral("RAM_MB"), context)) << 20;
+  options.device = runsOnSeveralGpus() ? chosen(device, {DeviceChoice(), DeviceChoice::cpu(),
+                                                         DeviceChoice::anyGpu(),
+                                                         DeviceChoice::everyGpu()})
+                                       : chosen(device, {DeviceChoice(), DeviceChoice::cpu(),
+                                                         DeviceChoice::anyGpu()});
+  options.ramBytes = ramBudget(parameterAsDouble(parameters, QStringLiteral("RAM_MB"), context));
   options.creationOptions = creationOptions(*this, parameters, context);
   prepareJob(parameters, context);
   return true;

@@ -9,6 +9,7 @@
 #include <qgsprocessingparameters.h>
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,14 @@ std::vector<std::string> creationOptions(const QgsProcessingAlgorithm& algorithm
 // GDAL driver of OUTPUT's extension (the engine would refuse them only after reading the input).
 bool checkCreationOptionsFor(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
                              QgsProcessingContext& context, QString* message);
+
+// The value an enum parameter's choice `index` stands for, among `values` (its options, in
+// order); the first when out of range.
+template <class T>
+T chosen(int index, std::initializer_list<T> values) {
+  return index >= 0 && static_cast<size_t>(index) < values.size() ? values.begin()[index]
+                                                                   : *values.begin();
+}
 
 // Runs an engine job, turning its errors into QgsProcessingException "PARAMETER: message".
 void runEngineJob(const std::function<void()>& job);

@@ -80,10 +80,9 @@ void TransformAlgorithm::addJobOutputs() {
 
 void TransformAlgorithm::readMnfOptions(const QVariantMap& parameters,
                                         QgsProcessingContext& context) {
-  const NoiseDirection directions[] = {NoiseDirection::LowerRight, NoiseDirection::LowerLeft,
-                                       NoiseDirection::Right, NoiseDirection::Lower};
-  options_.noise = directions[std::clamp(
-      parameterAsEnum(parameters, QStringLiteral("NOISE_DIRECTION"), context), 0, 3)];
+  options_.noise = chosen(parameterAsEnum(parameters, QStringLiteral("NOISE_DIRECTION"), context),
+                          {NoiseDirection::LowerRight, NoiseDirection::LowerLeft,
+                           NoiseDirection::Right, NoiseDirection::Lower});
   const QVariant minSnr = parameters.value(QStringLiteral("MIN_SNR"));
   options_.minSnr.reset();
   if (minSnr.isValid() && !minSnr.isNull())
@@ -106,10 +105,9 @@ void TransformAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessing
   else if (parameterAsEnum(parameters, QStringLiteral("MATRIX"), context) == 1)
     options_.matrix = MatrixType::Correlation;
   const int type = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context);
-  const OutputType types[] = {OutputType::Float32, OutputType::Float64, OutputType::Byte};
-  const OutputType rebuiltTypes[] = {OutputType::SameAsInput, OutputType::Float32,
-                                     OutputType::Float64};
-  options_.outputType = (denoise ? rebuiltTypes : types)[std::clamp(type, 0, 2)];
+  options_.outputType =
+      denoise ? chosen(type, {OutputType::SameAsInput, OutputType::Float32, OutputType::Float64})
+              : chosen(type, {OutputType::Float32, OutputType::Float64, OutputType::Byte});
 }
 
 EngineAlgorithm::RunReport TransformAlgorithm::runJob(OutputFiles& files,

@@ -32,6 +32,19 @@ for key in ("OUTPUT", "OUTPUT_STATS", "OUTPUT_TABLE", "N_COMPONENTS", "VARIANCE_
     assert key in results, key
 assert results["N_COMPONENTS"] == 4 and results["VALID_PIXELS"] > 0
 PY
+# OUTPUT_TYPE and a RAM budget of 2^32 MiB reach the engine (both were lost inside QGIS once).
+type_of() { gdalinfo "$1" | grep -m1 -o 'Type=[A-Za-z0-9]*'; }
+$qp run hyperstream:pca -- INPUT="$work/scene.tif" OUTPUT="$work/pca64.tif" COMPONENTS=3 \
+  OUTPUT_TYPE=1 RAM_MB=4294967296 OUTPUT_STATS="$work/pca64.json" >"$work/pca64.log" 2>&1 ||
+  { cat "$work/pca64.log"; fail "pca with RAM_MB=2^32"; }
+[ "$(type_of "$work/pca64.tif")" = Type=Float64 ] || fail "pca OUTPUT_TYPE=1 wrote $(type_of "$work/pca64.tif")"
+$qp run hyperstream:pca -- INPUT="$work/scene.tif" OUTPUT="$work/pcab.tif" COMPONENTS=3 \
+  OUTPUT_TYPE=2 OUTPUT_STATS="$work/pcab.json" >/dev/null 2>&1 || fail "pca Byte"
+for t in 1:Float64 2:Byte; do
+  $qp run hyperstream:applytransform -- INPUT="$work/scene.tif" STATS="$work/pcab.json" \
+    OUTPUT_TYPE="${t%%:*}" OUTPUT="$work/applied${t%%:*}.tif" >/dev/null 2>&1 || fail "apply $t"
+  [ "$(type_of "$work/applied${t%%:*}.tif")" = "Type=${t#*:}" ] || fail "applytransform OUTPUT_TYPE=$t"
+done
 # A bad parameter fails with its name in the message.
 if $qp run hyperstream:pca -- INPUT="$work/scene.tif" OUTPUT="$work/bad.tif" COMPONENTS=500 \
      >"$work/bad.log" 2>&1; then fail "COMPONENTS=500 accepted"; fi

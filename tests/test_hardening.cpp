@@ -1,0 +1,297 @@
+// Integration tests of the command line against careful and hostile input (issue 34): no file a
+// run reads is ever written, crafted statistics are refused before any work, components are
+// inverted only with the statistics of the fit that wrote them, and inputs that are not regular
+// files are refused at once.
+
+#include "TestSupport.h"
+
+#include <gdal_priv.h>
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QtTest>
+
+#include <sys/stat.h>
+
+#include <functional>
+
+namespace {
+
+struct Run {
+  int exitCode = -1;
+  bool finished = false;
+  QString err;
+};
+
+Run run(const QStringList& arguments, int timeoutMs = 120000) {
+  QProcess process;
+  process.start(QStringLiteral(HYPERSTREAM_CLI), arguments + QStringList{"--quiet"});
+  Run result;
+  result.finished = process.waitForFinished(timeoutMs);
+  if (!result.finished) {
+    process.kill();
+    process.waitForFinished();
+  }
+  result.exitCode = process.exitCode();
+  result.err = process.readAllStandardError();
+  return result;
+}
+
+// Every file of a folder (hidden ones too) with a hash of its contents.
+QMap<QString, QByteArray> snapshot(const QString& folder) {
+  QMap<QString, QByteArray> files;
+  for (const QString& name : testing::filesIn(folder)) {
+    QFile file(folder + "/" + name);
+    QFileInfo info(file);
+    files[name] = info.isFile() && file.open(QIODevice::ReadOnly)
+                      ? QCryptographicHash::hash(file.readAll(), QCryptographicHash::Sha1)
+                      : QByteArray("(not a file)");
+  }
+  return files;
+}
+
+// Runs the command line, expecting exit status 1 with "error [parameter]" and `words`, within
+// 20 s, and the folder exactly as it was: the same files with the same contents.
+void expectRefused(const QStringList& arguments, const QString& parameter, const QString& words,
+                   const QString& folder) {
+  const auto before = snapshot(folder);
+  const Run result = run(arguments, 20000);
+  QVERIFY2(result.finished, qPrintable("did not end within 20 s: " + arguments.join(' ')));
+  QVERIFY2(result.exitCode == 1, qPrintable(QString("exit %1 for %2: %3")
+                                                .arg(result.exitCode)
+                                                .arg(arguments.join(' '), result.err)));
+  QVERIFY2(result.err.contains("error [" + parameter + "]") && result.err.contains(words),
+           qPrintable(arguments.join(' ') + " -> " + result.err));
+  QCOMPARE(snapshot(folder), before);
+}
+
+void expectRuns(const QStringList& arguments) {
+  const Run result = run(arguments);
+  QVERIFY2(result.exitCode == 0, qPrintable(arguments.join(' ') + " -> " + result.err));
+}
+
+QJsonObject readJson(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  return QJsonDocument::fromJson(file.readAll()).object();
+}
+
+void writeJson(const QString& path, const QJsonDocument& json) {
+  QFile file(path);
+  QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  file.write(json.toJson());
+}
+
+// The array at `key` with element [i] (or [i][j]) replaced.
+QJsonObject withElement(QJsonObject json, const QString& key, int i, int j,
+                        const QJsonValue& value) {
+  QJsonArray outer = json[key].toArray();
+  if (j < 0) {
+    outer[i] = value;
+  } else {
+    QJsonArray inner = outer[i].toArray();
+    inner[j] = value;
+    outer[i] = inner;
+  }
+  json[key] = outer;
+  return json;
+}
+
+// A small demo scene (Int16, noisy) and a second, different one, in a fresh folder.
+QString sceneFolder() {
+  const QString dir = testing::tempDir();
+  for (const char* name : {"scene", "other"}) {
+    const Run synth = run({"synth", dir + "/" + name + ".tif", "--rows", "40", "--cols", "50",
+                           "--bands", "24", "--seed", name[0] == 's' ? "1" : "2"});
+    if (synth.exitCode != 0) qWarning() << synth.err;
+  }
+  return dir;
+}
+
+}  // namespace
+
+class HardeningTests : public QObject {
+  Q_OBJECT
+ private slots:
+  // Crafted statistics: each field's damage refused as STATS naming the field, nothing written.
+  void craftedStatistics() {
+    const QString dir = sceneFolder();
+    expectRuns({"pca", dir + "/scene.tif", dir + "/p.tif", "--components", "5", "--stats",
+                dir + "/p.json"});
+    expectRuns({"mnf", dir + "/scene.tif", dir + "/m.tif", "--components", "5", "--stats",
+                dir + "/m.json"});
+    const QJsonObject pca = readJson(dir + "/p.json");
+    const QJsonObject mnf = readJson(dir + "/m.json");
+    QVERIFY(!pca.isEmpty() && !mnf.isEmpty());
+    QJsonArray scaled = pca["eigenvectors"].toArray()[2].toArray();
+    for (auto&& value : scaled) value = value.toDouble() * 1.01;
+    QJsonObject notUnit = pca;
+    notUnit["eigenvectors"] = [&] {
+      QJsonArray vectors = pca["eigenvectors"].toArray();
+      vectors[2] = scaled;
+      return vectors;
+    }();
+    QJsonObject swapped = mnf;  // MNF vectors that are not those of its inverse loadings
+    QJsonArray mnfVectors = mnf["eigenvectors"].toArray();
+    const QJsonValue first = mnfVectors[0];
+    mnfVectors[0] = mnfVectors[1];
+    mnfVectors[1] = first;
+    swapped["eigenvectors"] = mnfVectors;
+    auto with = [](QJsonObject json, const char* key, const QJsonValue& value) {
+      json[key] = value;
+      return QJsonDocument(json);
+    };
+    const std::vector<std::tuple<QString, QJsonDocument, QString>> crafted = {
+        {"components 1000000", with(pca, "components", 1000000), "\"components\""},
+        {"components 0", with(pca, "components", 0), "\"components\""},
+        {"components -5", with(pca, "components", -5), "\"components\""},
+        {"components 2.5", with(pca, "components", 2.5), "\"components\""},
+        {"components \"5\"", with(pca, "components", "5"), "\"components\""},
+        {"vector entry \"abc\"",
+         QJsonDocument(withElement(pca, "eigenvectors", 1, 3, QJsonValue("abc"))),
+         "\"eigenvectors 2\" holds \"abc\""},
+        {"vector entry null", QJsonDocument(withElement(pca, "eigenvectors", 0, 0, QJsonValue())),
+         "\"eigenvectors 1\" holds null"},
+        {"vector entry 1e300", QJsonDocument(withElement(pca, "eigenvectors", 1, 3, 1e300)),
+         "not orthonormal"},
+        {"vector scaled by 1.01", QJsonDocument(notUnit), "not orthonormal"},
+        {"mnf vectors swapped", QJsonDocument(swapped), "noise-orthonormal"},
+        {"inverse loading \"abc\"",
+         QJsonDocument(withElement(mnf, "inverse_loadings", 0, 1, QJsonValue("abc"))),
+         "\"inverse_loadings 1\" holds \"abc\""},
+        {"mean 1e308", QJsonDocument(withElement(pca, "mean", 2, -1, 1e308)),
+         "beyond what Int16 holds"},
+        {"mean \"x\"", QJsonDocument(withElement(pca, "mean", 2, -1, QJsonValue("x"))),
+         "\"mean\" holds \"x\""},
+        {"negative stddev", QJsonDocument(withElement(pca, "stddev", 0, -1, -3.0)), "\"stddev\""},
+        {"eigenvalue -1", QJsonDocument(withElement(pca, "eigenvalues", 0, -1, -1.0)),
+         "\"eigenvalues\""},
+        {"bands 0", QJsonDocument(withElement(pca, "bands", 0, -1, 0)), "\"bands\""},
+        {"bands twice", QJsonDocument(withElement(pca, "bands", 1, -1, 1)), "twice"},
+        {"no matrix", with(pca, "matrix", QJsonValue()), "\"matrix\""},
+        {"transform ica", with(pca, "transform", "ica"), "\"transform\""},
+        {"byte ranges short",
+         with(pca, "byte_rescale", QJsonObject{{"low", 0}, {"minimum", QJsonArray{1}},
+                                               {"maximum", QJsonArray{2}}}),
+         "\"minimum\""},
+        {"top-level array", QJsonDocument(QJsonArray{1, 2}), "a JSON array"},
+    };
+    for (const auto& [name, json, words] : crafted) {
+      writeJson(dir + "/crafted.json", json);
+      expectRefused({"apply", dir + "/crafted.json", dir + "/scene.tif", dir + "/out.tif"},
+                    "STATS", words, dir);
+      expectRefused({"inverse", dir + "/p.tif", dir + "/crafted.json", dir + "/out.tif"}, "STATS",
+                    words, dir);
+      if (QTest::currentTestFailed()) qWarning() << "case:" << name;
+    }
+    writeJson(dir + "/crafted.json", QJsonDocument(pca));  // rewritten by Qt, still valid
+    expectRuns({"apply", dir + "/crafted.json", dir + "/scene.tif", dir + "/out.tif"});
+  }
+
+  // No output may be a file the run reads, or a sidecar GDAL would read with one.
+  void filesReadAreNeverWritten() {
+    const QString dir = sceneFolder();
+    const QString scene = dir + "/scene.tif";
+    expectRuns({"pca", scene, dir + "/p.tif", "--components", "5", "--stats", dir + "/p.json"});
+    expectRuns({"endmembers", scene, dir + "/em.csv", "--count", "3"});
+    expectRuns({"spp", scene, dir + "/spp.tif"});
+    expectRefused({"apply", dir + "/p.json", scene, dir + "/p.json", "--format", "GTiff"},
+                  "OUTPUT", "read by this run (STATS)", dir);
+    expectRefused({"inverse", dir + "/p.tif", dir + "/p.json", dir + "/p.json", "--format",
+                   "GTiff"},
+                  "OUTPUT", "read by this run (STATS)", dir);
+    expectRefused({"abundances", scene, dir + "/em.csv", dir + "/a.tif", "--html",
+                   dir + "/em.csv"},
+                  "OUTPUT_HTML_FILE", "read by this run (ENDMEMBERS)", dir);
+    expectRefused({"abundances", scene, dir + "/em.csv", dir + "/a.tif", "--rmse",
+                   dir + "/em.csv", "--format", "GTiff"},
+                  "OUTPUT_RMSE", "read by this run (ENDMEMBERS)", dir);
+    expectRefused({"abundances", scene, dir + "/em.csv", dir + "/em.csv", "--format", "GTiff"},
+                  "OUTPUT", "read by this run (ENDMEMBERS)", dir);
+    expectRefused({"endmembers", scene, dir + "/spp.tif", "--count", "3", "--locations-from",
+                   dir + "/spp.tif"},
+                  "OUTPUT", "read by this run (LOCATIONS)", dir);
+    // Sidecars that do not exist yet: an output there would become part of the input.
+    expectRefused({"denoise", scene, scene + ".aux.xml"}, "OUTPUT", "GDAL reads with INPUT",
+                  dir);
+    expectRefused({"pca", scene, dir + "/o.tif", "--stats", dir + "/scene.aux"}, "OUTPUT_STATS",
+                  "GDAL reads with INPUT", dir);
+    expectRefused({"spp", scene, dir + "/o.tif", "--alpha", dir + "/scene.tfw", "--format",
+                   "GTiff"},
+                  "OUTPUT_ALPHA", "GDAL reads with INPUT", dir);
+    expectRefused({"pca", scene, dir + "/scene", "--format", "ENVI"}, "OUTPUT",
+                  "also writes '" + dir + "/scene.hdr'", dir);
+  }
+
+  // inverse takes only the statistics of the fit that wrote the components.
+  void inverseRefusesStatisticsOfAnotherFit() {
+    const QString dir = sceneFolder();
+    const QString scene = dir + "/scene.tif";
+    expectRuns({"pca", scene, dir + "/p.tif", "--components", "5", "--stats", dir + "/p.json"});
+    expectRuns({"pca", scene, dir + "/pb.tif", "--components", "5", "--type", "byte", "--stats",
+                dir + "/pb.json"});
+    expectRuns({"mnf", scene, dir + "/m.tif", "--components", "5", "--stats", dir + "/m.json"});
+    expectRuns({"pca", dir + "/other.tif", dir + "/q.tif", "--components", "5", "--stats",
+                dir + "/q.json"});
+    expectRefused({"inverse", dir + "/pb.tif", dir + "/p.json", dir + "/r.tif"}, "STATS",
+                  "no Byte ranges", dir);
+    expectRefused({"inverse", dir + "/p.tif", dir + "/m.json", dir + "/r.tif"}, "STATS",
+                  "written by a PCA, the statistics are an MNF's", dir);
+    expectRefused({"inverse", dir + "/m.tif", dir + "/p.json", dir + "/r.tif"}, "STATS",
+                  "written by an MNF", dir);
+    expectRefused({"inverse", dir + "/p.tif", dir + "/q.json", dir + "/r.tif"}, "STATS",
+                  "another fit", dir);
+    // Byte components whose recorded ranges are not the statistics' ones.
+    QVERIFY(QFile::copy(dir + "/pb.tif", dir + "/pb2.tif"));
+    {
+      GDALAllRegister();
+      GDALDatasetUniquePtr edited(GDALDataset::Open((dir + "/pb2.tif").toUtf8().constData(),
+                                                    GDAL_OF_RASTER | GDAL_OF_UPDATE));
+      QVERIFY(edited);
+      const QString ranges = edited->GetMetadataItem("HYPERSTREAM_BYTE_RANGES");
+      QVERIFY(ranges.count(':') == 5);
+      edited->SetMetadataItem("HYPERSTREAM_BYTE_RANGES",
+                              QString(ranges).replace(0, 1, "0.5").toUtf8().constData());
+    }
+    expectRefused({"inverse", dir + "/pb2.tif", dir + "/pb.json", dir + "/r.tif"}, "STATS",
+                  "other ranges", dir);
+    // The right pairs, and components that apply wrote with the statistics it applied.
+    expectRuns({"inverse", dir + "/p.tif", dir + "/p.json", dir + "/r1.tif"});
+    expectRuns({"inverse", dir + "/pb.tif", dir + "/pb.json", dir + "/r2.tif"});
+    expectRuns({"inverse", dir + "/m.tif", dir + "/m.json", dir + "/r3.tif"});
+    expectRuns({"apply", dir + "/pb.json", dir + "/other.tif", dir + "/ab.tif", "--type", "byte",
+                "--components", "3"});
+    expectRuns({"inverse", dir + "/ab.tif", dir + "/pb.json", dir + "/r4.tif"});
+  }
+
+  // A pipe, a folder or a device as an input (or as a sidecar GDAL would open) is refused before
+  // anything opens it: opening a FIFO would wait for a writer forever.
+  void inputsThatAreNotFilesAreRefused() {
+    const QString dir = sceneFolder();
+    const QString scene = dir + "/scene.tif";
+    expectRuns({"pca", scene, dir + "/p.tif", "--components", "5", "--stats", dir + "/p.json"});
+    expectRuns({"endmembers", scene, dir + "/em.csv", "--count", "3"});
+    const QString fifo = dir + "/fifo";
+    QCOMPARE(mkfifo(fifo.toUtf8().constData(), 0600), 0);
+    const QString pipe = "a pipe (FIFO)";
+    expectRefused({"pca", fifo, dir + "/o.tif"}, "INPUT", pipe, dir);
+    expectRefused({"apply", fifo, scene, dir + "/o.tif"}, "STATS", pipe, dir);
+    expectRefused({"inverse", dir + "/p.tif", fifo, dir + "/o.tif"}, "STATS", pipe, dir);
+    expectRefused({"abundances", scene, fifo, dir + "/o.tif"}, "ENDMEMBERS", pipe, dir);
+    expectRefused({"endmembers", scene, dir + "/o.csv", "--count", "3", "--locations-from", fifo},
+                  "LOCATIONS", pipe, dir);
+    expectRefused({"pca", dir, dir + "/o.tif"}, "INPUT", "a folder", dir);
+    expectRefused({"apply", "/dev/zero", scene, dir + "/o.tif"}, "STATS", "a device", dir);
+    // A sidecar GDAL reads while opening the input.
+    QCOMPARE(mkfifo((scene + ".aux.xml").toUtf8().constData(), 0600), 0);
+    expectRefused({"pca", scene, dir + "/o.tif"}, "INPUT", "GDAL reads with", dir);
+  }
+};
+
+QTEST_GUILESS_MAIN(HardeningTests)
+#include "test_hardening.moc"
