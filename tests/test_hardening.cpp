@@ -269,6 +269,33 @@ class HardeningTests : public QObject {
     expectRuns({"inverse", dir + "/ab.tif", dir + "/pb.json", dir + "/r4.tif"});
   }
 
+  // Alpha, rho and RMSE are written in the format their own names call for; a format that
+  // writes no file is refused before any work.
+  void secondaryOutputsFollowTheirExtension() {
+    const QString dir = sceneFolder();
+    const QString scene = dir + "/scene.tif";
+    expectRuns({"spp", scene, dir + "/s.img", "--alpha", dir + "/a.tif", "--rho", dir + "/r.rst"});
+    auto driverOf = [](const QString& path) {
+      GDALAllRegister();
+      GDALDatasetUniquePtr dataset(GDALDataset::Open(path.toUtf8().constData(), GDAL_OF_RASTER));
+      return dataset ? QString(dataset->GetDriver()->GetDescription()) : QString();
+    };
+    QCOMPARE(driverOf(dir + "/s.img"), QString("HFA"));
+    QCOMPARE(driverOf(dir + "/a.tif"), QString("GTiff"));
+    QCOMPARE(driverOf(dir + "/r.rst"), QString("RST"));
+    expectRuns({"endmembers", scene, dir + "/em.csv", "--count", "3"});
+    expectRefused({"abundances", scene, dir + "/em.csv", dir + "/ab.tif", "--rmse", dir + "/r.jpg"},
+                  "OUTPUT_RMSE", "no GDAL driver creates '.jpg' files", dir);
+    expectRefused({"spp", scene, dir + "/s2.tif", "--alpha", dir + "/a.vrt"}, "OUTPUT_ALPHA",
+                  "VRT driver cannot write the pixels", dir);
+    expectRefused({"pca", scene, dir + "/m.tif", "--format", "MEM"}, "OUTPUT", "writes no file",
+                  dir);
+    // Creation options go to outputs of OUTPUT's driver only.
+    expectRuns({"abundances", scene, dir + "/em.csv", dir + "/ab.tif", "--rmse", dir + "/rm.img",
+                "--co", "COMPRESS=DEFLATE"});
+    QCOMPARE(driverOf(dir + "/rm.img"), QString("HFA"));
+  }
+
   // A pipe, a folder or a device as an input (or as a sidecar GDAL would open) is refused before
   // anything opens it: opening a FIFO would wait for a writer forever.
   void inputsThatAreNotFilesAreRefused() {

@@ -68,7 +68,13 @@ std::vector<std::string> filesWrittenFor(const std::string& parameter, const std
                                  " driver cannot write the pixels of '" + path +
                                  "': " + CPLGetLastErrorMsg() +
                                  " (choose another format, e.g. GeoTIFF or ENVI)");
-    return probe.closeAndListFiles();
+    std::vector<std::string> files = probe.closeAndListFiles();
+    if (files.empty())
+      throw Error(parameter, "GDAL's " + std::string(format.driver->GetDescription()) +
+                                 " driver writes no file for '" + path +
+                                 "' (it keeps rasters in memory): choose a file format such as "
+                                 "GTiff or ENVI");
+    return files;
   } catch (const Error& error) {
     if (error.parameter() != "OUTPUT") throw;
     throw Error(parameter, error.what());

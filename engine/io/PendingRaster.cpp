@@ -143,6 +143,18 @@ DatasetPtr openForUpdate(const std::string& path, const std::string& parameter) 
   return dataset;
 }
 
+RasterFormat formatBeside(const RasterFormat& main, const std::string& parameter,
+                          const std::string& path, const std::string& format) {
+  RasterFormat beside;
+  try {
+    beside.driver = outputDriver(path, format);
+  } catch (const Error& error) {
+    throw Error(error.parameter() == "OUTPUT" ? parameter : error.parameter(), error.what());
+  }
+  if (beside.driver == main.driver) beside.creationOptions = main.creationOptions;
+  return beside;
+}
+
 std::vector<std::string> existingDatasetFiles(const std::string& path) {
   const QFileInfo info(QString::fromStdString(path));
   if (!info.exists() && !info.isSymLink()) return {};

@@ -19,6 +19,13 @@ struct RasterFormat {
   std::vector<std::string> creationOptions;
 };
 
+// The format of an output written beside OUTPUT (alpha, rho, RMSE) at `path`: the driver
+// `format` names (a format given applies to every output) or the one its own extension calls for,
+// with OUTPUT's creation options where it is OUTPUT's driver (they were written for that one).
+// Throws Error(parameter) when no driver creates such files.
+RasterFormat formatBeside(const RasterFormat& main, const std::string& parameter,
+                          const std::string& path, const std::string& format);
+
 // Throws Error("CREATION_OPTIONS") for an option that is not NAME=VALUE or that the driver does
 // not know or accept (GDAL itself would only warn, and ignore it).
 void checkCreationOptions(const RasterFormat& format);

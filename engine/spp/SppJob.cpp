@@ -80,7 +80,7 @@ class SppRun {
   KernelStart<SppKernels> starting_;
   JobInput input_;
   SppResult result_;
-  RasterFormat format_;
+  RasterFormat format_, alphaFormat_, rhoFormat_;
   StripNeeds needs_;
   StripPlan plan_;
   int64_t inputRowBytes_ = 0, outputRowBytes_ = 0;
@@ -105,15 +105,19 @@ void SppRun::openInput() {
   if (checkAddressSpace(options_.ramBytes)) result_.input.mappable = false;
   result_.bands = input_.bands;
   format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};
+  if (!options_.alphaOutput.empty())
+    alphaFormat_ = formatBeside(format_, "OUTPUT_ALPHA", options_.alphaOutput, options_.format);
+  if (!options_.rhoOutput.empty())
+    rhoFormat_ = formatBeside(format_, "OUTPUT_RHO", options_.rhoOutput, options_.format);
 }
 
 void SppRun::checkOutputs() {
   OutputCheck outputs(rasterInputFiles("INPUT", result_.input.files), feedback_);
   outputs.raster("OUTPUT", options_.output, format_, bandCount(), outputType());
   if (!options_.alphaOutput.empty())
-    outputs.raster("OUTPUT_ALPHA", options_.alphaOutput, format_, 1, GDT_Float32);
+    outputs.raster("OUTPUT_ALPHA", options_.alphaOutput, alphaFormat_, 1, GDT_Float32);
   if (!options_.rhoOutput.empty())
-    outputs.raster("OUTPUT_RHO", options_.rhoOutput, format_, 1, GDT_Float32);
+    outputs.raster("OUTPUT_RHO", options_.rhoOutput, rhoFormat_, 1, GDT_Float32);
 }
 
 // Per buffered row: the input in its type (a pool of buffers), the CPU's working memory (unit
@@ -242,20 +246,22 @@ void SppRun::createOutputs() {
   const auto declared =
       std::find_if(nodata.begin(), nodata.end(), [](double v) { return !std::isnan(v); });
   outputNodata_ = declared != nodata.end() ? *declared : std::numeric_limits<double>::quiet_NaN();
-  auto create = [&](const std::string& path, int bands, GDALDataType type, double noValue) {
-    auto raster = createLike(info, path, format_, bands, type);
+  auto create = [&](const std::string& path, const RasterFormat& format, int bands,
+                    GDALDataType type, double noValue) {
+    auto raster = createLike(info, path, format, bands, type);
     for (int b = 1; b <= bands; ++b) raster->dataset().GetRasterBand(b)->SetNoDataValue(noValue);
     return raster;
   };
-  output_ = create(options_.output, bandCount(), outputType(), outputNodata_);
+  output_ = create(options_.output, format_, bandCount(), outputType(), outputNodata_);
   for (int b = 0; b < bandCount(); ++b)
     if (!info.bandDescriptions[result_.bands[b] - 1].empty())
       output_->dataset().GetRasterBand(b + 1)->SetDescription(
           info.bandDescriptions[result_.bands[b] - 1].c_str());
   const float nan = std::numeric_limits<float>::quiet_NaN();
   if (!options_.alphaOutput.empty())
-    alphaRaster_ = create(options_.alphaOutput, 1, GDT_Float32, nan);
-  if (!options_.rhoOutput.empty()) rhoRaster_ = create(options_.rhoOutput, 1, GDT_Float32, nan);
+    alphaRaster_ = create(options_.alphaOutput, alphaFormat_, 1, GDT_Float32, nan);
+  if (!options_.rhoOutput.empty())
+    rhoRaster_ = create(options_.rhoOutput, rhoFormat_, 1, GDT_Float32, nan);
 }
 
 SppStrip SppRun::sppStrip(const StripRange& range, const void* data) const {

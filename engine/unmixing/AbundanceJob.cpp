@@ -94,7 +94,7 @@ class AbundanceRun {
   JobInput input_;
   AbundanceResult result_;
   Unmixing model_;
-  RasterFormat format_;
+  RasterFormat format_, rmseFormat_;
   StripPlan plan_;
   int64_t groupRows_ = 1;
   int64_t inputRowBytes_ = 0, abundanceRowBytes_ = 0, rmseRowBytes_ = 0;
@@ -121,6 +121,8 @@ void AbundanceRun::openInput() {
   if (checkAddressSpace(options_.ramBytes)) result_.input.mappable = false;
   result_.bands = input_.bands;
   format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};
+  if (!options_.rmseOutput.empty())
+    rmseFormat_ = formatBeside(format_, "OUTPUT_RMSE", options_.rmseOutput, options_.format);
 }
 
 void AbundanceRun::readEndmembers() {
@@ -137,7 +139,7 @@ void AbundanceRun::checkOutputs() {
   OutputCheck outputs(std::move(reads), feedback_);
   outputs.raster("OUTPUT", options_.output, format_, model_.endmembers, outputType());
   if (!options_.rmseOutput.empty())
-    outputs.raster("OUTPUT_RMSE", options_.rmseOutput, format_, 1, outputType());
+    outputs.raster("OUTPUT_RMSE", options_.rmseOutput, rmseFormat_, 1, outputType());
   if (!options_.htmlReport.empty()) outputs.file("OUTPUT_HTML_FILE", options_.htmlReport);
 }
 
@@ -210,7 +212,7 @@ void AbundanceRun::createOutputs() {
   output_ = &output(std::move(abundances), ownOutput_);
   if (!model_.rmse) return;
   if (creates) {
-    rmse = createLike(result_.input, options_.rmseOutput, format_, 1, outputType());
+    rmse = createLike(result_.input, options_.rmseOutput, rmseFormat_, 1, outputType());
     rmse->dataset().GetRasterBand(1)->SetNoDataValue(nan);
     rmse->dataset().GetRasterBand(1)->SetDescription("RMSE");
   }
