@@ -4,6 +4,7 @@
 #include "core/Error.h"
 
 #include <QCommandLineParser>
+#include <QMap>
 
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,24 @@ namespace hyperstream {
   throw UsageError{message};
 }
 
+std::string parameterOf(const QString& option) {
+  static const QMap<QString, QString> differing = {
+      {"type", "OUTPUT_TYPE"},       {"ram", "RAM_MB"},
+      {"snr", "MIN_SNR"},            {"noise", "NOISE_DIRECTION"},
+      {"co", "CREATION_OPTIONS"},    {"gpus", "DEVICE"},
+      {"gpu-memory", "GPU_MEMORY_MB"}, {"locations-from", "LOCATIONS"},
+      {"html", "OUTPUT_HTML_FILE"},  {"stats", "OUTPUT_STATS"},
+      {"table", "OUTPUT_TABLE"},     {"alpha", "OUTPUT_ALPHA"},
+      {"rho", "OUTPUT_RHO"},         {"rmse", "OUTPUT_RMSE"},
+      {"points", "OUTPUT_POINTS"},
+  };
+  return differing.value(option, QString(option).toUpper().replace('-', '_')).toStdString();
+}
+
+[[noreturn]] void invalid(const QString& option, const QString& message) {
+  throw Error(parameterOf(option), message.toStdString());
+}
+
 namespace {
 
 // A whole number of at least `smallest` (0 or 1) and at most `largest`.
@@ -23,11 +42,11 @@ int64_t wholeNumber(const QString& text, const QString& option, int64_t smallest
   bool ok = false;
   const qlonglong value = text.toLongLong(&ok);
   if (!ok || value < smallest)
-    usage(QString(smallest > 0 ? "--%1 takes a positive whole number, not '%2'"
+    invalid(option, QString(smallest > 0 ? "--%1 takes a positive whole number, not '%2'"
                                : "--%1 takes a whole number, 0 or more, not '%2'")
               .arg(option, text));
   if (value > largest)
-    usage(QString("--%1 is at most %2, not %3").arg(option).arg(largest).arg(text));
+    invalid(option, QString("--%1 is at most %2, not %3").arg(option).arg(largest).arg(text));
   return value;
 }
 
@@ -49,7 +68,7 @@ double nonNegativeNumber(const QString& text, const QString& option) {
   bool ok = false;
   const double value = text.toDouble(&ok);
   if (!ok || !(value >= 0) || !std::isfinite(value))
-    usage(QString("--%1 takes a number, 0 or more, not '%2'").arg(option, text));
+    invalid(option, QString("--%1 takes a number, 0 or more, not '%2'").arg(option, text));
   return value;
 }
 
@@ -58,8 +77,8 @@ int64_t mebibytes(const QString& text, const QString& option) {
   // Bytes must fit 64 bits (an exbibyte is far beyond any machine anyway).
   constexpr int64_t largest = std::numeric_limits<int64_t>::max() >> 20;
   if (value > largest)
-    usage(
-        QString("--%1 is a number of MiB, at most %2, not %3").arg(option).arg(largest).arg(text));
+    invalid(option,
+            QString("--%1 is a number of MiB, at most %2, not %3").arg(option).arg(largest).arg(text));
   return value << 20;
 }
 
@@ -67,7 +86,7 @@ BandList bandList(const QString& text) {
   try {
     return parseBandList(text.toStdString(), "BANDS");
   } catch (const Error& error) {
-    usage(QString("--bands: ") + error.what());
+    invalid("bands", QString("--bands: ") + error.what());
   }
 }
 
@@ -119,7 +138,7 @@ OutputType outputTypeOption(const QCommandLineParser& parser,
     names << name;
   }
   const QString last = names.takeLast();
-  usage("--type is " + names.join(", ") + " or " + last + ", not '" + type + "'");
+  invalid("type", "--type is " + names.join(", ") + " or " + last + ", not '" + type + "'");
 }
 
 void readSharedOptions(const QCommandLineParser& parser, JobOptions& options) {
@@ -130,7 +149,7 @@ void readSharedOptions(const QCommandLineParser& parser, JobOptions& options) {
     try {
       options.exclude.nanometres = parseNanometreRanges(parser.value("exclude-nm").toStdString());
     } catch (const Error& error) {
-      usage(QString("--exclude-nm: ") + error.what());
+      invalid("exclude-nm", QString("--exclude-nm: ") + error.what());
     }
   }
   options.exclude.badBandList = parser.isSet("use-bbl");
@@ -147,7 +166,8 @@ int reportingErrors(const char* program, const std::function<int()>& command) {
   try {
     return command();
   } catch (const UsageError& error) {
-    std::fprintf(stderr, "%s: %s\n", program, error.message.toLocal8Bit().constData());
+    std::fprintf(stderr, "%s: error [USAGE]: %s\n", program,
+                 error.message.toLocal8Bit().constData());
     return 2;
   } catch (const Canceled&) {
     std::fprintf(stderr, "%s: canceled; no output written\n", program);

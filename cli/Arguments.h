@@ -16,13 +16,18 @@ class QCommandLineParser;
 
 namespace hyperstream {
 
-// A usage mistake: reported on one line, exit status 2.
+// Every error is one line, "hyperstream: error [NAME]: what is wrong". A command line that cannot
+// be parsed (an unknown option or command, files missing) names USAGE and exits with status 2.
 struct UsageError {
   QString message;
 };
 [[noreturn]] void usage(const QString& message);
+// An option's value that is not one it takes: an Error naming the parameter the option sets, as
+// QGIS names it (--type: OUTPUT_TYPE, --ram: RAM_MB), exit status 1 as every other error.
+[[noreturn]] void invalid(const QString& option, const QString& message);
+std::string parameterOf(const QString& option);
 
-// Option values; a value that is not one is a usage error naming the option.
+// Option values; a value that is not one is an error naming the option's parameter.
 int64_t positiveInteger(const QString& text, const QString& option);
 int positiveInt(const QString& text, const QString& option,
                 int largest = std::numeric_limits<int>::max());

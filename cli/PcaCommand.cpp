@@ -105,7 +105,7 @@ void addDenoiseOptions(QCommandLineParser& parser) {
 double numberOption(const QCommandLineParser& parser, const QString& name, const char* example) {
   bool ok = false;
   const double value = parser.value(name).toDouble(&ok);
-  if (!ok) usage(QString("--%1 takes a number, e.g. %2").arg(name, example));
+  if (!ok) invalid(name, QString("--%1 takes a number, e.g. %2").arg(name, example));
   return value;
 }
 
@@ -115,7 +115,7 @@ void readMatrixOption(const QCommandLineParser& parser, PcaOptions& options) {
   if (matrix == "correlation")
     options.matrix = MatrixType::Correlation;
   else if (!matrix.isEmpty() && matrix != "covariance")
-    usage("--matrix is covariance or correlation, not '" + matrix + "'");
+    invalid("matrix", "--matrix is covariance or correlation, not '" + matrix + "'");
 }
 
 // MNF's own options.
@@ -124,7 +124,7 @@ void readNoiseOptions(const QCommandLineParser& parser, PcaOptions& options) {
                                         : NoiseDirection::LowerRight;
   if (!parser.isSet("snr")) return;
   if (parser.isSet("components") || parser.isSet("variance"))
-    usage("give one of --components, --variance and --snr");
+    invalid("snr", "give one of --components, --variance and --snr");
   options.minSnr = numberOption(parser, "snr", "10");
 }
 
@@ -132,7 +132,7 @@ void readPcaOptions(const QCommandLineParser& parser, const std::vector<OutputTy
                     PcaOptions& options) {
   readSharedOptions(parser, options);
   if (parser.isSet("components") && parser.isSet("variance"))
-    usage("give --components or --variance, not both");
+    invalid("components", "give --components or --variance, not both");
   if (parser.isSet("components")) {
     const QString value = parser.value("components");
     options.components =
@@ -144,7 +144,7 @@ void readPcaOptions(const QCommandLineParser& parser, const std::vector<OutputTy
   options.tableCsv = parser.value("table").toStdString();
   options.htmlReport = parser.value("html").toStdString();
   if (parser.isSet("gpus")) {
-    if (parser.isSet("device")) usage("give --device or --gpus, not both");
+    if (parser.isSet("device")) invalid("device", "give --device or --gpus, not both");
     options.device = parseDevice("gpu:" + parser.value("gpus").toStdString());
   }
   if (parser.isSet("gpu-memory"))
@@ -170,14 +170,15 @@ const char* const kMnfHelp =
 void readDenoiseTransform(const QCommandLineParser& parser, PcaOptions& options) {
   const QString transform = parser.value("transform");
   if (transform == "mnf") {
-    if (parser.isSet("matrix")) usage("--matrix is PCA's (--transform pca)");
+    if (parser.isSet("matrix")) invalid("matrix", "--matrix is PCA's (--transform pca)");
     readNoiseOptions(parser, options);
   } else if (transform.isEmpty() || transform == "pca") {
     if (parser.isSet("noise") || parser.isSet("snr"))
-      usage("--noise and --snr are MNF's (--transform mnf)");
+      invalid(parser.isSet("noise") ? "noise" : "snr",
+              "--noise and --snr are MNF's (--transform mnf)");
     readMatrixOption(parser, options);
   } else {
-    usage("--transform is pca or mnf, not '" + transform + "'");
+    invalid("transform", "--transform is pca or mnf, not '" + transform + "'");
   }
 }
 

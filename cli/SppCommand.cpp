@@ -20,7 +20,7 @@ void readSppOptions(const QCommandLineParser& parser, SppOptions& options) {
   if (border == "mirror")
     options.border = SppBorder::Mirror;
   else if (!border.isEmpty() && border != "truncate")
-    usage("--border is truncate or mirror, not '" + border + "'");
+    invalid("border", "--border is truncate or mirror, not '" + border + "'");
   options.noiseAdjusted = parser.isSet("noise-adjusted");
   options.outputType = outputTypeOption(parser, {OutputType::Float32, OutputType::Float64});
   options.alphaOutput = parser.value("alpha").toStdString();

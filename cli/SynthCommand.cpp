@@ -57,7 +57,7 @@ int runSynthCommand(const QStringList& arguments) {
   else if (type == "float32")
     options.type = GDT_Float32;
   else if (!type.isEmpty() && type != "int16")
-    usage("--type is int16, uint16 or float32, not '" + type + "'");
+    invalid("type", "--type is int16, uint16 or float32, not '" + type + "'");
   if (parser.isSet("seed")) options.seed = positiveInteger(parser.value("seed"), "seed");
   if (parser.isSet("endmembers"))
     options.endmembers = positiveInt(parser.value("endmembers"), "endmembers");

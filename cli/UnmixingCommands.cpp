@@ -23,7 +23,7 @@ const char* kAbundanceDeviceHelp =
 
 void readEndmemberOptions(const QCommandLineParser& parser, EndmemberOptions& options) {
   readSharedOptions(parser, options);
-  if (!parser.isSet("count")) usage("--count is required: how many endmembers to find");
+  if (!parser.isSet("count")) invalid("count", "--count is required: how many endmembers to find");
   options.search.count = positiveInt(parser.value("count"), "count");
   if (parser.isSet("method"))
     options.search.method = parseEndmemberMethod(parser.value("method").toLower().toStdString());

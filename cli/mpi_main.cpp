@@ -69,7 +69,7 @@ int runRank(MpiGroup& group, const QStringList& arguments) {
     pcaArguments.removeAt(1);
     PcaCommand command = parseCommand(arguments.value(1), pcaArguments);
     if (command.options.device.severalGpus())
-      usage(
+      invalid("device",
           "under MPI each rank takes one GPU (--device gpu picks it by the rank's number on its "
           "machine); --gpus is for one process");
     command.options.device = deviceForRank(command.options.device, group.localRank());
@@ -96,7 +96,7 @@ int runRank(MpiGroup& group, const QStringList& arguments) {
                    failure.what());
     return 1;
   } catch (const UsageError& error) {
-    message = error.message.toStdString();
+    message = "error [USAGE]: " + error.message.toStdString();
     status = 2;
   } catch (const Canceled&) {
     message = "canceled; no output written";

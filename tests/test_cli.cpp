@@ -28,6 +28,15 @@ Run run(const QStringList& arguments, int timeoutMs = 120000,
   return {process.exitCode(), process.readAllStandardOutput(), process.readAllStandardError()};
 }
 
+// Expects exit status `status` and one line "hyperstream: error [parameter]: ...".
+void expectError(const QStringList& arguments, const QString& parameter, int status = 1) {
+  const Run result = run(arguments);
+  QVERIFY2(result.exitCode == status && result.err.trimmed().count('\n') == 0 &&
+               result.err.startsWith("hyperstream: error [" + parameter + "]: "),
+           qPrintable(arguments.join(' ') + QString(" -> exit %1: ").arg(result.exitCode) +
+                      result.err));
+}
+
 // `hyperstream synth` writes a demo scene of that size at `path`; its exit status.
 int synthScene(const QString& path, int rows, int cols, int bands) {
   return run({"synth", path, "--rows", QString::number(rows), "--cols", QString::number(cols),
@@ -103,8 +112,8 @@ class CliTests : public QObject {
     QVERIFY2(windows.exitCode == 0, qPrintable(windows.err));
     QVERIFY2(windows.err.contains("53 of 60 bands"), qPrintable(windows.err));
     const Run badRange = run({"pca", dir + "/scene.tif", dir + "/w.tif", "--exclude-nm", "1340"});
-    QCOMPARE(badRange.exitCode, 2);
-    QVERIFY(badRange.err.contains("--exclude-nm"));
+    QCOMPARE(badRange.exitCode, 1);
+    QVERIFY(badRange.err.contains("error [EXCLUDE_NM]: --exclude-nm"));
 
     const Run quiet = run({"pca", dir + "/scene.tif", dir + "/pcs2.tif", "--quiet"});
     QCOMPARE(quiet.exitCode, 0);
@@ -132,7 +141,7 @@ class CliTests : public QObject {
     const Run bad = run({"spp", dir + "/s.tif", dir + "/bad.tif", "--window", "4"});
     QCOMPARE(bad.exitCode, 1);
     QVERIFY(bad.err.startsWith("hyperstream: error [WINDOW]: "));
-    QCOMPARE(run({"spp", dir + "/s.tif", dir + "/bad.tif", "--border", "wrap"}).exitCode, 2);
+    QCOMPARE(run({"spp", dir + "/s.tif", dir + "/bad.tif", "--border", "wrap"}).exitCode, 1);
   }
 
   // The unmixing chain from the command line: SPP, endmembers searched in its output (table and
@@ -164,7 +173,7 @@ class CliTests : public QObject {
     const QString page = QString::fromUtf8(report.readAll());
     QCOMPARE(page.count("<img src='data:image/png;base64,"), 4 + 1);  // a map each, and RMSE
     QVERIFY(page.contains("FCLS") && page.contains("endmember_4") && page.contains("<svg"));
-    QCOMPARE(run({"endmembers", dir + "/s.tif", dir + "/x.csv"}).exitCode, 2);  // no --count
+    QCOMPARE(run({"endmembers", dir + "/s.tif", dir + "/x.csv"}).exitCode, 1);  // no --count
     QCOMPARE(
         run({"abundances", dir + "/s.tif", dir + "/em.csv", dir + "/x.tif", "--method", "lasso"})
             .exitCode,
@@ -235,9 +244,9 @@ class CliTests : public QObject {
     QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
     QVERIFY(a.readAll() == b.readAll());
 
-    QCOMPARE(run({"mnf", "a.tif", "b.tif", "--snr", "2", "--components", "3"}).exitCode, 2);
-    QCOMPARE(run({"mnf", "a.tif", "b.tif", "--matrix", "correlation"}).exitCode, 2);
-    QCOMPARE(run({"apply", dir + "/mnf.json", dir + "/scene.tif"}).exitCode, 2);
+    expectError({"mnf", "a.tif", "b.tif", "--snr", "2", "--components", "3"}, "MIN_SNR");
+    QCOMPARE(run({"mnf", "a.tif", "b.tif", "--matrix", "correlation"}).exitCode, 2);  // no option
+    expectError({"apply", dir + "/mnf.json", dir + "/scene.tif"}, "USAGE", 2);
     const Run direction = run({"mnf", dir + "/scene.tif", dir + "/x.tif", "--noise", "upward"});
     QCOMPARE(direction.exitCode, 1);
     QVERIFY2(direction.err.contains("[NOISE_DIRECTION]"), qPrintable(direction.err));
@@ -272,14 +281,13 @@ class CliTests : public QObject {
     for (size_t i = 0; i < once.values.size(); ++i)  // rounding ties may go either way
       QVERIFY(std::abs(once.values[i] - twice.values[i]) <= 1);
 
-    QCOMPARE(run({"denoise", "a.tif", "b.tif", "--noise", "lower"}).exitCode, 2);
-    QCOMPARE(run({"denoise", "a.tif", "b.tif", "--transform", "mnf", "--matrix", "correlation"})
-                 .exitCode,
-             2);
-    QCOMPARE(run({"denoise", "a.tif", "b.tif", "--transform", "ica"}).exitCode, 2);
-    QCOMPARE(run({"denoise", "a.tif", "b.tif", "--type", "byte"}).exitCode, 2);
-    QCOMPARE(run({"pca", "a.tif", "b.tif", "--type", "input"}).exitCode, 2);
-    QCOMPARE(run({"inverse", dir + "/pcs.tif", dir + "/pcs.json"}).exitCode, 2);
+    expectError({"denoise", "a.tif", "b.tif", "--noise", "lower"}, "NOISE_DIRECTION");
+    expectError({"denoise", "a.tif", "b.tif", "--transform", "mnf", "--matrix", "correlation"},
+                "MATRIX");
+    expectError({"denoise", "a.tif", "b.tif", "--transform", "ica"}, "TRANSFORM");
+    expectError({"denoise", "a.tif", "b.tif", "--type", "byte"}, "OUTPUT_TYPE");
+    expectError({"pca", "a.tif", "b.tif", "--type", "input"}, "OUTPUT_TYPE");
+    expectError({"inverse", dir + "/pcs.tif", dir + "/pcs.json"}, "USAGE", 2);
     const Run noStats = run({"inverse", dir + "/pcs.tif", dir + "/scene.tif", dir + "/z.tif"});
     QCOMPARE(noStats.exitCode, 1);
     QVERIFY2(noStats.err.contains("[STATS]"), qPrintable(noStats.err));
@@ -292,12 +300,20 @@ class CliTests : public QObject {
     QCOMPARE(missing.exitCode, 1);
     QCOMPARE(missing.err.trimmed().count('\n'), 0);
     QVERIFY(missing.err.startsWith("hyperstream: error [INPUT]: "));
-    const Run usage = run({"pca", "only-one-file.tif"});
-    QCOMPARE(usage.exitCode, 2);
-    QCOMPARE(usage.err.trimmed().count('\n'), 0);
-    QCOMPARE(run({"pca", "a.tif", "b.tif", "--type", "int8"}).exitCode, 2);
-    QCOMPARE(run({"pca", "a.tif", "b.tif", "--components", "3", "--variance", "90"}).exitCode, 2);
-    QCOMPARE(run({"frobnicate"}).exitCode, 2);
+    // Every parameter error in one form, naming the parameter as QGIS does, exit status 1; a
+    // command line that cannot be parsed names USAGE, exit status 2.
+    expectError({"pca", "only-one-file.tif"}, "USAGE", 2);
+    expectError({"pca", "a.tif", "b.tif", "--frobnicate"}, "USAGE", 2);
+    expectError({"frobnicate"}, "USAGE", 2);
+    expectError({"pca", "a.tif", "b.tif", "--type", "int8"}, "OUTPUT_TYPE");
+    expectError({"pca", "a.tif", "b.tif", "--components", "3", "--variance", "90"}, "COMPONENTS");
+    expectError({"pca", "a.tif", "b.tif", "--bands", "0"}, "BANDS");
+    expectError({"pca", "a.tif", "b.tif", "--ram", "0"}, "RAM_MB");
+    expectError({"pca", "a.tif", "b.tif", "--matrix", "foo"}, "MATRIX");
+    expectError({"pca", "a.tif", "b.tif", "--device", "tpu"}, "DEVICE");
+    expectError({"mnf", "a.tif", "b.tif", "--noise", "up"}, "NOISE_DIRECTION");
+    expectError({"spp", "a.tif", "b.tif", "--border", "wrap"}, "BORDER");
+    expectError({"endmembers", "a.tif", "b.csv"}, "COUNT");
     QCOMPARE(run({}).exitCode, 2);
   }
 
@@ -327,8 +343,8 @@ class CliTests : public QObject {
     };
     for (const QStringList& arguments : usageErrors) {
       const Run usage = run(arguments);
-      QVERIFY2(usage.exitCode == 2, qPrintable(arguments.join(' ') + ": " + usage.err));
-      QVERIFY2(usage.err.contains("--"), qPrintable(usage.err));
+      QVERIFY2(usage.exitCode == 1, qPrintable(arguments.join(' ') + ": " + usage.err));
+      QVERIFY2(usage.err.contains("error [") && usage.err.contains("--"), qPrintable(usage.err));
     }
     QCOMPARE(testing::filesIn(dir), QStringList{"s.tif"});
   }

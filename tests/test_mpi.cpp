@@ -338,11 +338,15 @@ class MpiTests : public QObject {
     QVERIFY2(run.output.count("[COMPONENTS]") == 1 && !run.output.contains("rank "),
              qPrintable(run.output));
     run = mpirun(2, {dir + "/in.tif", dir + "/out/pc.tif", "--matrix", "nonsense"});
-    QCOMPARE(run.status, 2);
-    QCOMPARE(run.output.count("--matrix"), 1);
+    QCOMPARE(run.status, 1);
+    QCOMPARE(run.output.count("error [MATRIX]: --matrix"), 1);
     run = mpirun(2, {dir + "/in.tif", dir + "/out/pc.tif", "--gpus", "0,1"});
+    QCOMPARE(run.status, 1);
+    QVERIFY2(run.output.contains("[DEVICE]") && run.output.contains("each rank takes one GPU"),
+             qPrintable(run.output));
+    run = mpirun(2, {dir + "/in.tif", dir + "/out/pc.tif", "--frobnicate"});
     QCOMPARE(run.status, 2);
-    QVERIFY2(run.output.contains("each rank takes one GPU"), qPrintable(run.output));
+    QCOMPARE(run.output.count("error [USAGE]: "), 1);
     // More ranks than rows.
     testing::Cube tiny = testing::correlatedCube(2, 50, 5, 9);
     testing::writeCube(tiny, (dir + "/tiny.tif").toStdString(), GDT_Float32);
