@@ -53,13 +53,16 @@ CPLStringList creationOptionList(const RasterFormat& format) {
 }
 
 // A new hidden folder beside `destination`, unique to this object; registered before it is made,
-// so that a signal arriving just after leaves nothing behind.
+// so that a signal arriving just after leaves nothing behind. Its name starts with at most 40
+// characters of the destination's, so that it stays within the 255 bytes a name may have
+// whatever the destination's (up to 255 bytes itself).
 std::string makePendingFolder(const std::string& destination, PendingFiles& pending) {
   const QFileInfo info(QString::fromStdString(destination));
   const QDir parent = info.absoluteDir();
   for (int attempt = 0; attempt < 16; ++attempt) {
     const QString name = QString(".%1.part-%2-%3-%4")
-                             .arg(info.fileName(), QString::fromStdString(PendingRaster::hostTag()))
+                             .arg(info.fileName().left(40),
+                                  QString::fromStdString(PendingRaster::hostTag()))
                              .arg(QCoreApplication::applicationPid())
                              .arg(QRandomGenerator::global()->generate(), 8, 16, QChar('0'));
     pending.add(parent.filePath(name).toStdString());
@@ -80,7 +83,7 @@ std::string PendingRaster::hostTag() {
   std::string host = QSysInfo::machineHostName().toStdString();
   for (char& c : host)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return host.empty() ? "host" : host;
+  return host.empty() ? "host" : host.substr(0, 64);
 }
 
 bool PendingRaster::isPendingFolderName(const std::string& name, int64_t* pid, std::string* host) {

@@ -237,6 +237,13 @@ void EndmemberRun::openInputs() {
   input_ = openJobInput(options_.input, options_.bands, options_.exclude, "endmember extraction");
   result_.input = input_.info;
   result_.bands = input_.bands;
+  const int window = options_.averageWindow;
+  if (window > 1 && (window > input_.info.width || window > input_.info.height))
+    throw Error("AVERAGE_WINDOW", "a " + std::to_string(window) + " x " + std::to_string(window) +
+                                      " window does not fit an image of " +
+                                      std::to_string(input_.info.width) + " x " +
+                                      std::to_string(input_.info.height) +
+                                      " pixels: choose a smaller one, or 1 (no averaging)");
   if (!options_.locations.empty()) {
     try {
       locations_ = openJobInput(options_.locations, {}, {}, "endmember extraction");
@@ -435,6 +442,13 @@ void EndmemberRun::averageHomogeneousWindow(Endmember& e) {
         e.pixelsAveraged = n * n;
       }
     }
+  if (leastVariance == std::numeric_limits<double>::infinity())
+    feedback_.warning(QString("%1 (row %2, column %3): no %4 x %4 window of valid pixels holds it; "
+                              "its own spectrum is kept")
+                          .arg(QString::fromStdString(e.id))
+                          .arg(e.row)
+                          .arg(e.col)
+                          .arg(n));
 }
 
 // Rows [top, top + rows) x columns [left, left + cols) of the input's selected bands, as float64,
