@@ -96,6 +96,7 @@ bool checkCreationOptionsFor(const QgsProcessingAlgorithm& algorithm, const QVar
 
 void runEngineJob(const std::function<void()>& job) {
   try {
+    const RemoveOnTermination cleanup;  // a SIGTERM to qgis_process leaves no hidden folder
     job();
   } catch (const Error& error) {
     const QString parameter = QString::fromStdString(error.parameter());

@@ -202,4 +202,18 @@ chain = gdal.Open(f"{work}/chain.tif").ReadAsArray()
 assert chain.shape == (4, 60, 60)
 assert np.allclose(np.nansum(chain, 0)[valid], 1, atol=1e-5), "FCLS abundances do not sum to one"
 PY
+# SIGTERM to qgis_process in the middle of a run: the output's hidden folder goes with it.
+"$cli" synth "$work/big.tif" --rows 1500 --cols 1000 --bands 60 --quiet
+mkdir "$work/term"
+$qp run hyperstream:denoise -- INPUT="$work/big.tif" COMPONENTS=5 OUTPUT_TYPE=2 \
+  OUTPUT="$work/term/denoised.tif" >"$work/term.log" 2>&1 &
+runner=$!
+for _ in $(seq 600); do
+  [ -n "$(ls -A "$work/term")" ] && break
+  sleep 0.05
+done
+[ -n "$(ls -A "$work/term")" ] || { cat "$work/term.log"; fail "denoise made no hidden folder"; }
+kill -TERM $runner
+wait $runner && fail "qgis_process ended normally after SIGTERM" || true
+[ -z "$(ls -A "$work/term")" ] || fail "SIGTERM left $(ls -A "$work/term")"
 echo "1 passed, 0 failed"

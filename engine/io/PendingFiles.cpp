@@ -1,10 +1,14 @@
 #include "io/PendingFiles.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
+#include <csignal>
 #include <cstring>
+#include <iterator>
+#include <mutex>
 
 namespace hyperstream {
 
@@ -21,7 +25,42 @@ struct Slot {
 };
 std::array<Slot, kSlots> slots;
 
+// RemoveOnTermination's handlers: installed by the first guard, removed by the last.
+constexpr int kEndingSignals[] = {SIGTERM, SIGINT, SIGHUP};
+std::mutex guardLock;
+int guards = 0;
+bool installed[std::size(kEndingSignals)] = {};
+
+extern "C" void removeThenEnd(int signal) {
+  removePendingFilesNow();
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+
 }  // namespace
+
+RemoveOnTermination::RemoveOnTermination() {
+  const std::lock_guard<std::mutex> lock(guardLock);
+  if (guards++ > 0) return;
+  for (size_t i = 0; i < std::size(kEndingSignals); ++i) {
+    struct sigaction current {};
+    installed[i] = sigaction(kEndingSignals[i], nullptr, &current) == 0 &&
+                   !(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_DFL;
+    if (installed[i]) std::signal(kEndingSignals[i], removeThenEnd);
+  }
+}
+
+RemoveOnTermination::~RemoveOnTermination() {
+  const std::lock_guard<std::mutex> lock(guardLock);
+  if (--guards > 0) return;
+  for (size_t i = 0; i < std::size(kEndingSignals); ++i) {
+    struct sigaction current {};
+    if (installed[i] && sigaction(kEndingSignals[i], nullptr, &current) == 0 &&
+        !(current.sa_flags & SA_SIGINFO) && current.sa_handler == removeThenEnd)
+      std::signal(kEndingSignals[i], SIG_DFL);
+    installed[i] = false;
+  }
+}
 
 void PendingFiles::add(const std::string& path) {
   if (path.size() >= kMaxPathBytes) return;

@@ -24,6 +24,18 @@ class PendingFiles {
   std::vector<int> slots_;
 };
 
+// While one lives, SIGTERM, SIGINT and SIGHUP remove the registered files, then end the process
+// as they would have: for hosts that leave those signals to their default action (qgis_process,
+// which a SIGTERM would otherwise end with an output's hidden folder left behind). Handlers a host
+// installed itself are left alone; the default is restored when the last one ends.
+class RemoveOnTermination {
+ public:
+  RemoveOnTermination();
+  ~RemoveOnTermination();
+  RemoveOnTermination(const RemoveOnTermination&) = delete;
+  RemoveOnTermination& operator=(const RemoveOnTermination&) = delete;
+};
+
 // Removes every registered file, then every registered folder. Async-signal-safe (unlink and
 // rmdir only): for signal handlers about to end the process.
 void removePendingFilesNow();
