@@ -296,6 +296,22 @@ class HardeningTests : public QObject {
     QCOMPARE(driverOf(dir + "/rm.img"), QString("HFA"));
   }
 
+  // Output names up to the file system's limit: the hidden folder's name once ran past it from
+  // ~232 characters on. An averaging window larger than the image is refused, not ignored.
+  void longNamesAndWindowsThatDoNotFit() {
+    const QString dir = sceneFolder();
+    const QString scene = dir + "/scene.tif";
+    const QString name = dir + "/" + QString(246, 'n');
+    expectRuns({"pca", scene, name + ".tif", "--components", "3", "--stats", name + ".jsn",
+                "--html", name + ".htm"});
+    QVERIFY(QFile::exists(name + ".tif") && QFile::exists(name + ".jsn"));
+    expectRuns({"inverse", name + ".tif", name + ".jsn", name + ".img", "--format", "HFA"});
+    expectRuns({"synth", dir + "/row.tif", "--rows", "1", "--cols", "60", "--bands", "12"});
+    expectRefused({"endmembers", dir + "/row.tif", dir + "/em.csv", "--count", "3",
+                   "--average-window", "5"},
+                  "AVERAGE_WINDOW", "does not fit an image of 60 x 1 pixels", dir);
+  }
+
   // A pipe, a folder or a device as an input (or as a sidecar GDAL would open) is refused before
   // anything opens it: opening a FIFO would wait for a writer forever.
   void inputsThatAreNotFilesAreRefused() {
