@@ -312,6 +312,57 @@ class HardeningTests : public QObject {
                   "AVERAGE_WINDOW", "does not fit an image of 60 x 1 pixels", dir);
   }
 
+  // Data from 1e-300 to 1e300: the right answer where float64 products hold it, else an INPUT
+  // error naming the problem; never a silent all-zero component or a bare LAPACK code.
+  void tinyAndHugeValues() {
+    const QString dir = testing::tempDir();
+    const testing::Cube base = testing::smoothScene(30, 40, 12, 5);
+    auto scaled = [&](const QString& name, double factor) {
+      testing::Cube cube = base;
+      for (double& v : cube.values) v *= factor;
+      testing::writeCube(cube, (dir + "/" + name).toStdString(), GDT_Float64);
+      return dir + "/" + name;
+    };
+    const QString tiny = scaled("tiny.tif", 1e-300), huge = scaled("huge.tif", 1e160);
+    const QString zero = scaled("zero.tif", 0.0);
+    for (const QStringList& job :
+         {QStringList{"pca"}, QStringList{"mnf"}, QStringList{"denoise"}, QStringList{"spp"}}) {
+      expectRefused(QStringList{job[0], tiny, dir + "/o.tif"}, "INPUT", "too ", dir);
+      if (job[0] != "spp")
+        expectRefused(QStringList{job[0], huge, dir + "/o.tif"}, "INPUT", "too large", dir);
+    }
+    for (const char* method : {"vca", "nfindr", "atgp"}) {
+      expectRefused({"endmembers", tiny, dir + "/em.csv", "--count", "3", "--method", method},
+                    "INPUT", "too small", dir);
+      expectRefused({"endmembers", huge, dir + "/em.csv", "--count", "3", "--method", method},
+                    "INPUT", "too large", dir);
+      expectRefused({"endmembers", zero, dir + "/em.csv", "--count", "3", "--method", method},
+                    "INPUT", "nothing to unmix", dir);
+    }
+    // Scaled by 1e-100 the variances are 1e-200 of the scene's: the same fit, to rounding.
+    const QString small = scaled("small.tif", 1e-100);
+    expectRuns({"pca", small, dir + "/small_pcs.tif", "--components", "all", "--stats",
+                dir + "/small.json"});
+    std::vector<double> expected = testing::referencePca(base).eigenvalues;
+    std::vector<double> got;
+    for (const QJsonValue v : readJson(dir + "/small.json")["eigenvalues"].toArray())
+      got.push_back(v.toDouble() * 1e200);
+    QCOMPARE(got.size(), expected.size());
+    QVERIFY(testing::maxRelativeDifference(got, expected) < 1e-6);
+    expectRuns({"endmembers", small, dir + "/small.csv", "--count", "4", "--method", "atgp"});
+    const QString unscaled = scaled("unscaled.tif", 1.0);
+    expectRuns({"endmembers", unscaled, dir + "/unscaled.csv", "--count", "4", "--method", "atgp"});
+    auto pixels = [](const QString& csv) {
+      QFile file(csv);
+      QStringList rows;
+      if (file.open(QIODevice::ReadOnly))
+        for (const QByteArray& line : file.readAll().split('\n'))
+          rows << QString(line).section(',', 1, 2);
+      return rows;
+    };
+    QCOMPARE(pixels(dir + "/small.csv"), pixels(dir + "/unscaled.csv"));
+  }
+
   // A pipe, a folder or a device as an input (or as a sidecar GDAL would open) is refused before
   // anything opens it: opening a FIFO would wait for a writer forever.
   void inputsThatAreNotFilesAreRefused() {

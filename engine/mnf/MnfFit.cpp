@@ -93,8 +93,10 @@ PcaModel fitMnf(const Moments& signal, const Moments& noise, std::vector<std::st
       LAPACKE_dsygvd(LAPACK_ROW_MAJOR, 1, 'V', 'U', m, s.data(), m, n.data(), m, values.data());
   if (info > m) throwSingularNoise(noiseKept, used, static_cast<int>(info - m) - 1);
   if (info != 0)
-    throw Error("", "the generalised eigen-decomposition failed (LAPACK dsygvd info " +
-                        std::to_string(info) + ")");
+    throw Error("INPUT",
+                "the eigen-decomposition of the signal against the noise did not converge: the "
+                "bands' values may span too many orders of magnitude; rescale the bands or "
+                "leave the extreme ones out");
   setComponents(model, used, values, s);
   setInverseLoadings(model, noiseCovariance);
   return model;

@@ -1,9 +1,36 @@
 #include "pca/Moments.h"
 
+#include "core/Error.h"
+
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
 #include <limits>
 
 namespace hyperstream {
+
+void checkProductScale(const Moments& moments, double largest) {
+  auto text = [](double value) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.3g", value);
+    return std::string(buffer);
+  };
+  for (int b = 0; b < moments.bands; ++b) {
+    const std::string band = "selected band number " + std::to_string(b + 1);
+    const double spread = moments.maximum[b] - moments.minimum[b];
+    const double magnitude = std::max(std::abs(moments.minimum[b]), std::abs(moments.maximum[b]));
+    if (spread > 0 && spread < kSmallestSpread)
+      throw Error("INPUT", band + " spans only " + text(spread) + " (from " +
+                               text(moments.minimum[b]) + " to " + text(moments.maximum[b]) +
+                               "): too small a spread for its variance in float64 (at least " +
+                               text(kSmallestSpread) + "): rescale the band");
+    if (magnitude > largest)
+      throw Error("INPUT", band + " has values up to " + text(magnitude) +
+                               ", too large for products in float64 (at most " + text(largest) +
+                               "): mark them as nodata or rescale the band");
+  }
+}
 
 Moments::Moments(int bandCount)
     : bands(bandCount),

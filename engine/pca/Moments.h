@@ -30,4 +30,13 @@ struct Moments {
   static Moments unpacked(const double* values, int bands);
 };
 
+// The smallest spread (maximum - minimum) of a band whose variance float64 keeps to full
+// precision: its square stays far above where products underflow (DBL_MIN / epsilon, ~1e-292).
+constexpr double kSmallestSpread = 1e-140;
+
+// Throws Error("INPUT") naming the first band (as "selected band number N") whose values float64
+// products cannot take: a spread above 0 but below kSmallestSpread, or a value beyond `largest`
+// in magnitude.
+void checkProductScale(const Moments& moments, double largest);
+
 }  // namespace hyperstream

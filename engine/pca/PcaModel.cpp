@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 
 namespace hyperstream {
@@ -166,6 +167,8 @@ PcaModel describeBands(const Moments& moments, MatrixType matrix, std::vector<in
                        "): their variance is zero and their correlation undefined");
   }
   if (used.empty()) throw Error("INPUT", "every selected band is constant over the valid pixels");
+  // Huge values: whether the sums overflowed (checkFinite) says it best, naming the band.
+  checkProductScale(moments, std::numeric_limits<double>::infinity());
   checkFinite(moments, covariance, used);
   return model;
 }
@@ -218,8 +221,10 @@ PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::stri
       LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'V', 'A', 'U', m, a.data(), m, 0.0, 0.0, 0, 0, 0.0, &found,
                      values.data(), vectors.data(), m, support.data());
   if (info != 0 || found != m)
-    throw Error("",
-                "the eigen-decomposition failed (LAPACK dsyevr info " + std::to_string(info) + ")");
+    throw Error("INPUT",
+                "the eigen-decomposition of the bands' " + matrixTypeName(matrix) +
+                    " matrix did not converge: their values may span too many orders of "
+                    "magnitude; rescale the bands or leave the extreme ones out");
   setComponents(model, used, values, vectors);
   return model;
 }

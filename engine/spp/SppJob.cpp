@@ -5,6 +5,7 @@
 #include "core/Samples.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
+#include "pca/Moments.h"
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
@@ -234,6 +235,11 @@ void SppRun::checkCentroid(double largest) {
     throw Error("INPUT", "values up to " + largestText +
                              " are too large for float64 sums: mark them as nodata or rescale "
                              "the input");
+  // Spectral angles take products of two pixels' values: below this they underflow.
+  if (largest > 0 && largest < kSmallestSpread)
+    throw Error("INPUT", "values at most " + largestText +
+                             " are too small for the products of spectral angles in float64 "
+                             "(at least 1e-140): rescale the input");
   if (outputType() == GDT_Float32 && 3 * largest > std::numeric_limits<float>::max())
     throw Error("OUTPUT_TYPE", "values up to " + largestText +
                                    " may move beyond what Float32 holds (3.4e38): choose Float64");

@@ -35,8 +35,10 @@ Matrix leadingEigenvectors(Matrix matrix, int n, int k, std::vector<double>& val
       LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'V', 'A', 'U', n, matrix.data(), n, 0.0, 0.0, 0, 0, 0.0,
                      &found, all.data(), vectors.data(), n, support.data());
   if (info != 0 || found != n)
-    throw Error("",
-                "the eigen-decomposition failed (LAPACK dsyevr info " + std::to_string(info) + ")");
+    throw Error("INPUT",
+                "the eigen-decomposition of the bands' correlation did not converge: their "
+                "values may span too many orders of magnitude; rescale the bands or leave the "
+                "extreme ones out");
   Matrix leading(static_cast<size_t>(n) * k);
   values.resize(k);
   for (int j = 0; j < k; ++j) {
@@ -116,7 +118,11 @@ struct SearchSpace {
   int dimensions;
   std::function<std::vector<Candidate>(const PixelSearch&)> best;
   std::function<std::vector<double>(int64_t)> vectorOf;
+  bool spectra = false;  // its vectors are the image's spectra, not values derived from checked ones
 };
+
+// The largest value whose products with another, summed over the pixels, stay finite in float64.
+constexpr double kLargestValue = 1e150;
 
 // The passes' bookkeeping shared by the methods.
 class Searcher {
@@ -133,7 +139,22 @@ class Searcher {
     if (m.count < count_)
       throw Error("COUNT", std::to_string(count_) + " endmembers asked for, but the image has " +
                                std::to_string(m.count) + " valid pixels");
+    // Products of two values, summed over the pixels, must stay finite and above underflow.
+    checkProductScale(m, kLargestValue);
+    if (std::equal(m.minimum.begin(), m.minimum.end(), m.maximum.begin()))
+      throw Error("INPUT", "every valid pixel has the same spectrum: there is nothing to unmix");
     return m;
+  }
+
+  // ATGP's first pick, the largest |x|²: below the square of kSmallestSpread (0 included) when
+  // every value is zero or so small that products underflow.
+  void checkLargestEnergy(double energy) const {
+    if (energy < kSmallestSpread * kSmallestSpread)
+      throw Error("INPUT",
+                  "the largest |x|² of a valid pixel is " +
+                      QString::number(energy, 'g', 3).toStdString() +
+                      ": every value is zero or too small for products in float64 (at least "
+                      "1e-140): there is nothing to unmix at this scale; rescale the image");
   }
 
   std::vector<Candidate> best(const PixelSearch& search) {
@@ -146,7 +167,7 @@ class Searcher {
   // The image's spectra as a search space: a pass over the image per search.
   SearchSpace imageSpace() {
     return {bands_, [this](const PixelSearch& s) { return best(s); },
-            [this](int64_t pixel) { return spectrum(pixel); }};
+            [this](int64_t pixel) { return spectrum(pixel); }, true};
   }
 
   // Whether `columns` values per pixel may be kept (they fit the budget).
@@ -160,7 +181,11 @@ class Searcher {
     return {1,
             [this](const PixelSearch& s) {
               ++result_.keptSearches;
-              return checked(image_.bestKept(s));
+              // |x|² is kept only where finite: none kept means none was.
+              return checked(image_.bestKept(s),
+                             "no valid pixel has a finite |x|²: every pixel is nodata, or values "
+                             "are too large for products in float64 (beyond about 1e150): mark "
+                             "them as nodata or rescale the image");
             },
             [this](int64_t pixel) { return image_.kept(pixel); }};
   }
@@ -201,10 +226,18 @@ class Searcher {
   }
 
  private:
-  std::vector<Candidate> checked(const SearchFound& found) {
+  std::vector<Candidate> checked(
+      const SearchFound& found,
+      const std::string& noneValid = "the image has no valid pixel to search") {
     result_.validPixels = found.validPixels;
-    for (const Candidate& c : found.best)
-      if (c.pixel < 0) throw Error("INPUT", "the image has no valid pixel to search");
+    for (const Candidate& c : found.best) {
+      if (c.pixel >= 0) continue;
+      if (found.validPixels > 0)
+        throw Error("INPUT", "no valid pixel has a finite score: values too large for their "
+                             "products in float64 (beyond about 1e150): mark them as nodata or "
+                             "rescale the image");
+      throw Error("INPUT", noneValid);
+    }
     return found.best;
   }
 
@@ -226,6 +259,7 @@ std::vector<int64_t> atgpDeflating(Searcher& searcher, int count) {
   while (static_cast<int>(pixels.size()) < count) {
     if (!pixels.empty()) searcher.deflate(basis.last());
     const Candidate c = residual.best(largest)[0];
+    if (pixels.empty()) searcher.checkLargestEnergy(c.score);
     if (!basis.add(searcher.spectrum(c.pixel))) searcher.tooFewSpectra(basis.size());
     pixels.push_back(c.pixel);
   }
@@ -239,6 +273,7 @@ std::vector<int64_t> atgp(Searcher& searcher, const SearchSpace& space, int coun
   while (static_cast<int>(pixels.size()) < count) {
     const Candidate c = space.best(Searcher::searchIn(
         n, SearchRule::Residual, std::vector<double>(n, 0.0), basis.columns(), basis.size()))[0];
+    if (pixels.empty() && space.spectra) searcher.checkLargestEnergy(c.score);
     if (!basis.add(space.vectorOf(c.pixel))) searcher.tooFewSpectra(basis.size());
     pixels.push_back(c.pixel);
   }
