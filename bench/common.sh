@@ -2,9 +2,16 @@
 # type and describes the machine.
 #   bench_setup OUT   (then: hs=build/cli/hyperstream; the machine in OUT/machine.txt)
 bench_setup() {
-  mkdir -p "$1"
   scripts/install-deps.sh --bench
   scripts/build.sh >/dev/null
+  describe_machine "$1"
+}
+
+# The OpenBLAS core type, as bench_setup sets it, and the machine in OUT/machine.txt (for scripts
+# that need no benchmark peers).
+#   describe_machine OUT
+describe_machine() {
+  mkdir -p "$1"
   # Debian's OpenBLAS 0.3.21 runs generic kernels on CPUs newer than itself unless told the core
   # type (see README). Every tool here that uses OpenBLAS gets the same setting; an existing one
   # is kept.

@@ -649,10 +649,6 @@ void PcaRun::chooseComponents() {
 Projection PcaRun::inverseProjection() const {
   const PcaModel& model = saved_->model;
   const int components = result_.components;
-  if (model.transform == Transform::Mnf && model.inverseLoadings.empty())
-    throw Error("STATS",
-                "the statistics were saved without MNF's inverse loadings (an older "
-                "run): fit again to invert");
   Projection projection;
   projection.bands = components;
   projection.components = components;

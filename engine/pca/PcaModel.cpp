@@ -79,6 +79,10 @@ Projection PcaModel::projection(int components) const {
 std::vector<double> PcaModel::restore(int components) const {
   const int all = componentCount();
   const bool mnf = transform == Transform::Mnf;
+  if (mnf && inverseLoadings.empty())
+    throw Error("STATS",
+                "the statistics were saved without MNF's inverse loadings (an older run): fit "
+                "again to invert");
   std::vector<double> result(static_cast<size_t>(components) * bands);
   for (int k = 0; k < components; ++k)
     for (int b = 0; b < bands; ++b) {

@@ -57,6 +57,7 @@ struct PcaModel {
   // (mean + the components times their inverse loadings), as denoising does.
   Projection rebuilding(int components) const;
   // The inverse loadings of the first `components` components: components x bands, row-major.
+  // Throws Error("STATS") for an MNF read from statistics saved without them.
   std::vector<double> restore(int components) const;
   // The largest |value| component `component` can take over the valid pixels (the sum of its
   // weights' magnitudes times each band's largest distance from its mean): at least the true one;

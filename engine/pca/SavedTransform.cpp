@@ -106,8 +106,7 @@ class StatsFields {
   QJsonObject json_;
 };
 
-QJsonObject readObject(const std::string& path) {
-  const QByteArray text = readInputFile(path, "STATS", kLargestTextInput);
+QJsonObject parseObject(const QByteArray& text, const std::string& path) {
   QJsonParseError error{};
   const QJsonDocument document = QJsonDocument::fromJson(text, &error);
   if (error.error != QJsonParseError::NoError)
@@ -317,7 +316,11 @@ void readByteRanges(const StatsFields& fields, SavedTransform& saved) {
 }  // namespace
 
 SavedTransform readSavedTransform(const std::string& path) {
-  const StatsFields fields(path, readObject(path));
+  return parseSavedTransform(readInputFile(path, "STATS", kLargestTextInput), path);
+}
+
+SavedTransform parseSavedTransform(const QByteArray& text, const std::string& path) {
+  const StatsFields fields(path, parseObject(text, path));
   SavedTransform saved;
   readImage(fields, saved);
   readModel(fields, saved);

@@ -5,6 +5,8 @@
 #include "mnf/NoiseDirection.h"
 #include "pca/PcaModel.h"
 
+#include <QByteArray>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,5 +34,7 @@ struct SavedTransform {
 // bands, finite values within what the fitted image's type holds, orthonormal vectors (within
 // 1e-6) and the transform that wrote them. Throws Error("STATS") naming the field.
 SavedTransform readSavedTransform(const std::string& path);
+// The same from the file's contents (`path` only names it in errors).
+SavedTransform parseSavedTransform(const QByteArray& text, const std::string& path);
 
 }  // namespace hyperstream

@@ -57,6 +57,15 @@ double number(const QString& text, const std::string& where, const std::string& 
   return value;
 }
 
+// A row or column: a whole number from 0 on (GDAL's rasters have fewer than 2^31).
+int64_t pixelIndex(const QString& text, const std::string& where, const std::string& parameter) {
+  const double value = number(text, where, parameter);
+  if (value < 0 || value >= 2147483648.0 || value != std::floor(value))
+    throw Error(parameter, where + ": '" + text.toStdString() +
+                               "' is not a row or column number (a whole number from 0)");
+  return static_cast<int64_t>(value);
+}
+
 }  // namespace
 
 std::vector<std::string> bandColumnNames(const RasterInfo& info, const std::vector<int>& bands) {
@@ -90,9 +99,13 @@ QByteArray endmembersCsv(const EndmemberTable& table) {
 }
 
 EndmemberTable readEndmembersCsv(const std::string& path, const std::string& parameter) {
-  const QStringList lines = QString::fromUtf8(readInputFile(path, parameter, kLargestTextInput))
-                              .remove('\r')
-                              .split('\n', Qt::SkipEmptyParts);
+  return parseEndmembersCsv(readInputFile(path, parameter, kLargestTextInput), path, parameter);
+}
+
+EndmemberTable parseEndmembersCsv(const QByteArray& text, const std::string& path,
+                                  const std::string& parameter) {
+  const QStringList lines =
+      QString::fromUtf8(text).remove('\r').split('\n', Qt::SkipEmptyParts);
   const QStringList header = lines.isEmpty() ? QStringList() : splitLine(lines[0].trimmed());
   if (header.size() < 4 || header[0] != "id" || header[1] != "row" || header[2] != "col")
     throw Error(parameter,
@@ -109,8 +122,8 @@ EndmemberTable readEndmembersCsv(const std::string& path, const std::string& par
                                  "header " + std::to_string(header.size()));
     Endmember e;
     e.id = fields[0].toStdString();
-    e.row = static_cast<int64_t>(number(fields[1], where, parameter));
-    e.col = static_cast<int64_t>(number(fields[2], where, parameter));
+    e.row = pixelIndex(fields[1], where + " (row)", parameter);
+    e.col = pixelIndex(fields[2], where + " (col)", parameter);
     for (int c = 3; c < fields.size(); ++c)
       e.spectrum.push_back(number(fields[c], where, parameter));
     table.endmembers.push_back(std::move(e));

@@ -32,5 +32,8 @@ std::vector<std::string> bandColumnNames(const RasterInfo& info, const std::vect
 QByteArray endmembersCsv(const EndmemberTable& table);
 // Throws Error(parameter) naming the line that is not what endmembersCsv writes.
 EndmemberTable readEndmembersCsv(const std::string& path, const std::string& parameter);
+// The same from the file's contents (`path` only names it in errors).
+EndmemberTable parseEndmembersCsv(const QByteArray& text, const std::string& path,
+                                  const std::string& parameter);
 
 }  // namespace hyperstream
