@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing Hyperstream needs, from Debian bookworm's packages.
-#   scripts/install-deps.sh [--bench]   (--bench: also the benchmark peers, OTB and GRASS)
+#   scripts/install-deps.sh [--bench|--fuzz]   (--bench: also the benchmark peers, OTB and GRASS;
+#                                               --fuzz: clang and its libFuzzer runtime)
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config qtbase5-dev libgdal-dev gdal-bin
           libopenblas-dev liblapacke-dev
@@ -9,6 +10,9 @@ packages=(build-essential cmake ninja-build pkg-config qtbase5-dev libgdal-dev g
           xvfb)  # the QGIS desktop test (tests/test_qgis_desktop.sh)
 if [ "${1:-}" = "--bench" ]; then
   packages+=(otb-bin grass-core python3-gdal python3-numpy python3-spectral time)
+fi
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-14-dev)
 fi
 missing=()
 for p in "${packages[@]}"; do

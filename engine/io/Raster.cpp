@@ -125,6 +125,13 @@ DatasetPtr openRaster(const std::string& path, const std::string& parameter) {
   return dataset;
 }
 
+DatasetPtr openMapped(const std::string& path, const std::string& parameter) {
+  // GTiff reads the option when the file is opened, and falls back to ordinary reads when the
+  // file cannot be mapped (compressed, truncated, remote).
+  ThreadConfigOption mapped("GTIFF_VIRTUAL_MEM_IO", "YES");
+  return openRaster(path, parameter);
+}
+
 RasterInfo describeRaster(GDALDataset& dataset, const std::string& path) {
   RasterInfo info;
   info.path = path;
@@ -226,6 +233,34 @@ void readBandMajorStrip(GDALDataset& dataset, const std::vector<int>& bands, GDA
               pixelSpace, pixelSpace * dataset.GetRasterXSize(), bandSpace);
 }
 
+std::vector<double> readWindowAsDouble(GDALDataset& dataset, const std::vector<int>& bands,
+                                       int64_t x0, int64_t y0, int64_t width, int64_t height,
+                                       const std::string& parameter) {
+  const auto count = static_cast<int64_t>(bands.size());
+  std::vector<double> values(static_cast<size_t>(width * height * count));
+  const char* interleave = dataset.GetMetadataItem("INTERLEAVE", "IMAGE_STRUCTURE");
+  const int64_t group = interleave && EQUAL(interleave, "BAND") ? 16 : count;
+  const GSpacing pixelSpace = count * static_cast<GSpacing>(sizeof(double));
+  QuietGdalErrors quiet;
+  for (int64_t first = 0; first < count; first += group) {
+    const int64_t n = std::min(group, count - first);
+    CPLErrorReset();
+    const CPLErr status = dataset.RasterIO(
+        GF_Read, static_cast<int>(x0), static_cast<int>(y0), static_cast<int>(width),
+        static_cast<int>(height), values.data() + first, static_cast<int>(width),
+        static_cast<int>(height), GDT_Float64, static_cast<int>(n),
+        const_cast<int*>(bands.data() + first), pixelSpace, pixelSpace * width, sizeof(double),
+        nullptr);
+    dataset.FlushCache(false);
+    if (status != CE_None)
+      throw Error(parameter, "cannot read rows " + std::to_string(y0 + 1) + "-" +
+                                 std::to_string(y0 + height) + ", columns " +
+                                 std::to_string(x0 + 1) + "-" + std::to_string(x0 + width) +
+                                 " of '" + dataset.GetDescription() + "'" + lastGdalError());
+  }
+  return values;
+}
+
 namespace {
 
 // Bytes of file-backed (and shared) pages resident in this process, or -1 where unknown.
@@ -250,6 +285,7 @@ StripReader::StripReader(const RasterInfo& raster, std::vector<int> bands, int p
       lineBytes_(raster.width * static_cast<int64_t>(bands_.size()) * typeSize(raster.type)),
       bandInterleaved_(raster.bandInterleaved),
       mappable_(raster.mappable),
+      blockHeight_(raster.blockHeight),
       mappedBytes_(mappedBytes),
       handles_(std::max(1, parallel)),
       parallel_(parallel),
@@ -316,7 +352,10 @@ void StripReader::keepMappingWithinShare(int64_t row0, int64_t rows) {
   const int64_t fresh =
       mappingNeeded(rows, lineBytes_, static_cast<int>(bands_.size()), bandInterleaved_, threads);
   if (!mapFile_) {
-    mapFile_ = mappable_ && fresh <= mappedBytes_;
+    // Blocks taller than the strip (tiles) are always mapped, reopening as often as it takes:
+    // through the block cache, which is dropped after each strip to stay in the budget, every
+    // strip would read its blocks whole again (a 512-row tile row 25 times at 20-row strips).
+    mapFile_ = mappable_ && (fresh <= mappedBytes_ || blockHeight_ > rows);
     mappedAtOpen_ = mappedFileBytes();
   }
   if (*mapFile_) {

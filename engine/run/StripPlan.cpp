@@ -149,12 +149,27 @@ std::unique_ptr<DecompressedCopy> copyWhereRoom(const RasterInfo& input,
                         "read in each pass")
                     .arg(size));
   // As many threads as the budget holds blocks for (each holds its block three times: its own
-  // buffer, GDAL's cache and GDAL's decompression buffer), and two at least: one alone took 1.7x
-  // the time of two (1000 x 1000 x 190 in 256 x 256 tiles at --ram 64, 2 cores), for 60 MB less.
-  const int64_t blockBytes = DecompressedCopy::blockBytes(input, static_cast<int>(bands.size()));
-  const int64_t fitting = (ramBytes - reserveBytes(ramBytes)) / (3 * blockBytes);
+  // buffer, GDAL's cache and GDAL's decompression buffer); one where even that is too much, said.
+  const int64_t decoding =
+      DecompressedCopy::decodingBytes(input, static_cast<int>(bands.size()));
+  const int64_t available = ramBytes - reserveBytes(ramBytes);
   const int threads =
-      static_cast<int>(std::clamp<int64_t>(fitting, std::min(2, plan.readers), plan.readers));
+      static_cast<int>(std::clamp<int64_t>(available / decoding, 1, plan.readers));
+  if (decoding > available)
+    feedback.warning(
+        QString("the input's %1 x %2 %3 blocks of %4 band(s) take %5 MiB each decompressed, and "
+                "GDAL holds about three copies of the one it decompresses: %6 MiB, more than the "
+                "RAM budget leaves for it (%7 MiB); rewrite the file with smaller blocks (e.g. "
+                "gdal_translate -co TILED=YES -co BLOCKXSIZE=256 -co BLOCKYSIZE=256%8) or raise "
+                "the budget")
+            .arg(input.blockWidth)
+            .arg(input.blockHeight)
+            .arg(input.bandInterleaved ? "band-interleaved" : "pixel-interleaved")
+            .arg(input.bandInterleaved ? 1 : static_cast<int>(bands.size()))
+            .arg(mib(decoding / 3))
+            .arg(mib(decoding))
+            .arg(mib(available))
+            .arg(input.bandInterleaved ? "" : " -co INTERLEAVE=BAND"));
   return std::make_unique<DecompressedCopy>(input, bands, output, threads, feedback);
 }
 

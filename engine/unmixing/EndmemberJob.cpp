@@ -2,6 +2,7 @@
 
 #include "core/AddressSpace.h"
 #include "core/Error.h"
+#include "io/DecompressedCopy.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "io/TextFile.h"
@@ -96,15 +97,7 @@ class ImagePasses : public SearchPasses {
 
   static std::vector<double> readSpectrum(GDALDataset& dataset, const std::vector<int>& bands,
                                           int64_t row, int64_t col, const std::string& parameter) {
-    std::vector<double> values(bands.size());
-    std::vector<int> bandMap(bands);
-    QuietGdalErrors quiet;
-    if (dataset.RasterIO(GF_Read, static_cast<int>(col), static_cast<int>(row), 1, 1, values.data(),
-                         1, 1, GDT_Float64, static_cast<int>(bands.size()), bandMap.data(), 0, 0, 0,
-                         nullptr) != CE_None)
-      throw Error(parameter, "cannot read pixel (" + std::to_string(row) + ", " +
-                                 std::to_string(col) + "): " + CPLGetLastErrorMsg());
-    return values;
+    return readWindowAsDouble(dataset, bands, col, row, 1, 1, parameter);
   }
 
  private:
@@ -205,6 +198,8 @@ class EndmemberRun {
 
  private:
   JobInput& searched() { return locations_.dataset ? locations_ : input_; }
+  // What the passes read: the searched image, or its decompressed copy.
+  const RasterInfo& source() { return copy_ ? copy_->info() : searched().info; }
   void openInputs();
   void checkOutputs();
   void chooseKeptValues();
@@ -230,11 +225,13 @@ class EndmemberRun {
   std::unique_ptr<UnmixingKernels> kernels_;
   int keptColumns_ = 0;  // values per pixel the search may keep (budgeted)
   bool deviceResident_ = false;
+  std::unique_ptr<DecompressedCopy> copy_;  // read instead of a compressed input
   std::unique_ptr<StripReader> reader_;
 };
 
 void EndmemberRun::openInputs() {
   input_ = openJobInput(options_.input, options_.bands, options_.exclude, "endmember extraction");
+  input_.dataset = openMapped(options_.input, "INPUT");  // spectra read pixel by pixel
   result_.input = input_.info;
   result_.bands = input_.bands;
   const int window = options_.averageWindow;
@@ -247,6 +244,7 @@ void EndmemberRun::openInputs() {
   if (!options_.locations.empty()) {
     try {
       locations_ = openJobInput(options_.locations, {}, {}, "endmember extraction");
+      locations_.dataset = openMapped(options_.locations, "LOCATIONS");
     } catch (const Error& e) {
       throw Error("LOCATIONS", e.what());
     }
@@ -318,11 +316,16 @@ void EndmemberRun::planMemory() {
   needs.rowMultiple = groupRows_;
   needs.requestedRows = options_.stripRows;
   plan_ = hyperstream::planMemory(info, options_.ramBytes - keptBytes, needs);
+  // Every search is a pass: a compressed file whose blocks are too large for the budget is
+  // decompressed once into a copy beside the output, not in each pass.
+  copy_ = decompressIfStreamed(info, searched().bands, options_.ramBytes - keptBytes, needs,
+                               options_.output, plan_, feedback_);
   result_.stripRows = plan_.stripRows;
   const int64_t bufferBytes =
       plan_.cubeFits ? plan_.cubeBytes() : plan_.stripRows * needs.streamingRowBytes;
-  reader_ = std::make_unique<StripReader>(info, searched().bands, plan_.readers,
-                                          plan_.mappableBytes(bufferBytes), 0);
+  reader_ = std::make_unique<StripReader>(
+      source(), copy_ ? copy_->bands() : searched().bands, plan_.readers,
+      plan_.mappableBytes(bufferBytes), 0);
 }
 
 void EndmemberRun::startKernels() {
@@ -360,7 +363,7 @@ void EndmemberRun::search() {
       deviceResident_, keptColumns_,
       // Band-major strips are gathered anew in each pass: worth it only where each
       // pass reads the file; a cube kept in memory is interleaved once, on reading.
-      !plan_.cubeFits && readsBandMajor(searched().info, kernels_->takesBandMajor()));
+      !plan_.cubeFits && readsBandMajor(source(), kernels_->takesBandMajor()));
   result_.search = findEndmembers(passes, options_.search);
   if (options_.search.method == EndmemberMethod::Vca)
     feedback_.info("VCA: " + QString::fromStdString(vcaChoiceText(result_.search)));
@@ -454,19 +457,7 @@ void EndmemberRun::averageHomogeneousWindow(Endmember& e) {
 // Rows [top, top + rows) x columns [left, left + cols) of the input's selected bands, as float64,
 // pixel-interleaved.
 std::vector<double> EndmemberRun::readBlock(int64_t top, int64_t left, int64_t rows, int64_t cols) {
-  const int bands = static_cast<int>(input_.bands.size());
-  std::vector<double> block(static_cast<size_t>(rows * cols * bands));
-  std::vector<int> bandMap(input_.bands);
-  QuietGdalErrors quiet;
-  const GSpacing pixelSpace = bands * sizeof(double);
-  if (input_.dataset->RasterIO(GF_Read, static_cast<int>(left), static_cast<int>(top),
-                               static_cast<int>(cols), static_cast<int>(rows), block.data(),
-                               static_cast<int>(cols), static_cast<int>(rows), GDT_Float64, bands,
-                               bandMap.data(), pixelSpace, pixelSpace * cols, sizeof(double),
-                               nullptr) != CE_None)
-    throw Error("INPUT",
-                "cannot read the pixels around an endmember: " + std::string(CPLGetLastErrorMsg()));
-  return block;
+  return readWindowAsDouble(*input_.dataset, input_.bands, left, top, cols, rows, "INPUT");
 }
 
 void EndmemberRun::writeOutputs() {
