@@ -24,6 +24,8 @@
 #include <qgsproject.h>
 #include <qgstaskmanager.h>
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QtTest>
 
 #include <atomic>
@@ -627,6 +629,64 @@ class QgisTests : public QObject {
                qPrintable(feedback.errors.join(' ')));
     }
     QCOMPARE(testing::filesIn(dir), QStringList{"in.tif"});
+  }
+
+  // Files a run reads are never its outputs, and crafted statistics are refused, in the dialog as
+  // on the command line (the endmember table was replaced by the report; components: 1000000 in
+  // the statistics crashed QGIS).
+  void filesReadAreNeverWrittenFromTheDialog() {
+    const QString dir = testing::tempDir();
+    hyperstream::SynthOptions synth;
+    synth.output = (dir + "/scene.tif").toStdString();
+    synth.rows = synth.cols = 40;
+    synth.bands = 12;
+    TestFeedback quiet;
+    hyperstream::synthesizeScene(synth, quiet);
+    QgsProject project;
+    bool ok = false;
+    runAsTheDialogDoes("hyperstream:endmembers",
+                       {{"INPUT", dir + "/scene.tif"}, {"COUNT", 3}, {"OUTPUT", dir + "/em.csv"}},
+                       {}, project, ok);
+    QVERIFY(ok);
+    runAsTheDialogDoes("hyperstream:pca",
+                       {{"INPUT", dir + "/scene.tif"},
+                        {"COMPONENTS", 3},
+                        {"OUTPUT", dir + "/pcs.tif"},
+                        {"OUTPUT_STATS", dir + "/pcs.json"}},
+                       {"OUTPUT"}, project, ok);
+    QVERIFY(ok);
+    QFile table(dir + "/em.csv");
+    QVERIFY(table.open(QIODevice::ReadOnly));
+    const QByteArray endmembers = table.readAll();
+    table.close();
+    runAsTheDialogDoes("hyperstream:abundances",
+                       {{"INPUT", dir + "/scene.tif"},
+                        {"ENDMEMBERS", dir + "/em.csv"},
+                        {"OUTPUT", dir + "/ab.tif"},
+                        {"OUTPUT_HTML_FILE", dir + "/em.csv"}},
+                       {"OUTPUT"}, project, ok);
+    QVERIFY(!ok);
+    QVERIFY(table.open(QIODevice::ReadOnly));
+    QCOMPARE(table.readAll(), endmembers);
+    QVERIFY(!QFileInfo::exists(dir + "/ab.tif"));
+    QFile stats(dir + "/pcs.json");
+    QVERIFY(stats.open(QIODevice::ReadOnly));
+    QJsonObject crafted = QJsonDocument::fromJson(stats.readAll()).object();
+    crafted["components"] = 1000000;
+    QFile craftedFile(dir + "/crafted.json");
+    QVERIFY(craftedFile.open(QIODevice::WriteOnly));
+    craftedFile.write(QJsonDocument(crafted).toJson());
+    craftedFile.close();
+    RecordingFeedback feedback;
+    runAlgorithm({{"INPUT", dir + "/scene.tif"},
+                  {"STATS", dir + "/crafted.json"},
+                  {"OUTPUT", dir + "/applied.tif"}},
+                 feedback, ok, "hyperstream:applytransform");
+    QVERIFY(!ok);
+    QVERIFY2(feedback.errors.join(' ').contains("STATS") &&
+                 feedback.errors.join(' ').contains("\"components\""),
+             qPrintable(feedback.errors.join(' ')));
+    QVERIFY(!QFileInfo::exists(dir + "/applied.tif"));
   }
 
   void cancelStopsWithinASecond() {
