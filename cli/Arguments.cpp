@@ -18,13 +18,20 @@ namespace hyperstream {
 
 std::string parameterOf(const QString& option) {
   static const QMap<QString, QString> differing = {
-      {"type", "OUTPUT_TYPE"},       {"ram", "RAM_MB"},
-      {"snr", "MIN_SNR"},            {"noise", "NOISE_DIRECTION"},
-      {"co", "CREATION_OPTIONS"},    {"gpus", "DEVICE"},
-      {"gpu-memory", "GPU_MEMORY_MB"}, {"locations-from", "LOCATIONS"},
-      {"html", "OUTPUT_HTML_FILE"},  {"stats", "OUTPUT_STATS"},
-      {"table", "OUTPUT_TABLE"},     {"alpha", "OUTPUT_ALPHA"},
-      {"rho", "OUTPUT_RHO"},         {"rmse", "OUTPUT_RMSE"},
+      {"type", "OUTPUT_TYPE"},
+      {"ram", "RAM_MB"},
+      {"snr", "MIN_SNR"},
+      {"noise", "NOISE_DIRECTION"},
+      {"co", "CREATION_OPTIONS"},
+      {"gpus", "DEVICE"},
+      {"gpu-memory", "GPU_MEMORY_MB"},
+      {"locations-from", "LOCATIONS"},
+      {"html", "OUTPUT_HTML_FILE"},
+      {"stats", "OUTPUT_STATS"},
+      {"table", "OUTPUT_TABLE"},
+      {"alpha", "OUTPUT_ALPHA"},
+      {"rho", "OUTPUT_RHO"},
+      {"rmse", "OUTPUT_RMSE"},
       {"points", "OUTPUT_POINTS"},
   };
   return differing.value(option, QString(option).toUpper().replace('-', '_')).toStdString();
@@ -43,8 +50,8 @@ int64_t wholeNumber(const QString& text, const QString& option, int64_t smallest
   const qlonglong value = text.toLongLong(&ok);
   if (!ok || value < smallest)
     invalid(option, QString(smallest > 0 ? "--%1 takes a positive whole number, not '%2'"
-                               : "--%1 takes a whole number, 0 or more, not '%2'")
-              .arg(option, text));
+                                         : "--%1 takes a whole number, 0 or more, not '%2'")
+                        .arg(option, text));
   if (value > largest)
     invalid(option, QString("--%1 is at most %2, not %3").arg(option).arg(largest).arg(text));
   return value;
@@ -77,8 +84,9 @@ int64_t mebibytes(const QString& text, const QString& option) {
   // Bytes must fit 64 bits (an exbibyte is far beyond any machine anyway).
   constexpr int64_t largest = std::numeric_limits<int64_t>::max() >> 20;
   if (value > largest)
-    invalid(option,
-            QString("--%1 is a number of MiB, at most %2, not %3").arg(option).arg(largest).arg(text));
+    invalid(
+        option,
+        QString("--%1 is a number of MiB, at most %2, not %3").arg(option).arg(largest).arg(text));
   return value << 20;
 }
 

@@ -69,7 +69,8 @@ int runRank(MpiGroup& group, const QStringList& arguments) {
     pcaArguments.removeAt(1);
     PcaCommand command = parseCommand(arguments.value(1), pcaArguments);
     if (command.options.device.severalGpus())
-      invalid("device",
+      invalid(
+          "device",
           "under MPI each rank takes one GPU (--device gpu picks it by the rank's number on its "
           "machine); --gpus is for one process");
     command.options.device = deviceForRank(command.options.device, group.localRank());

@@ -200,11 +200,11 @@ bool EngineAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcess
         QStringLiteral("%1: %2").arg(QString::fromStdString(error.parameter()), error.what()));
   }
   const int device = parameterAsEnum(parameters, QStringLiteral("DEVICE"), context);
-  options.device = runsOnSeveralGpus() ? chosen(device, {DeviceChoice(), DeviceChoice::cpu(),
-                                                         DeviceChoice::anyGpu(),
-                                                         DeviceChoice::everyGpu()})
-                                       : chosen(device, {DeviceChoice(), DeviceChoice::cpu(),
-                                                         DeviceChoice::anyGpu()});
+  options.device =
+      runsOnSeveralGpus()
+          ? chosen(device, {DeviceChoice(), DeviceChoice::cpu(), DeviceChoice::anyGpu(),
+                            DeviceChoice::everyGpu()})
+          : chosen(device, {DeviceChoice(), DeviceChoice::cpu(), DeviceChoice::anyGpu()});
   options.ramBytes = ramBudget(parameterAsDouble(parameters, QStringLiteral("RAM_MB"), context));
   options.creationOptions = creationOptions(*this, parameters, context);
   prepareJob(parameters, context);

@@ -67,7 +67,7 @@ bool checkCreationOptionsFor(const QgsProcessingAlgorithm& algorithm, const QVar
 template <class T>
 T chosen(int index, std::initializer_list<T> values) {
   return index >= 0 && static_cast<size_t>(index) < values.size() ? values.begin()[index]
-                                                                   : *values.begin();
+                                                                  : *values.begin();
 }
 
 // Runs an engine job, turning its errors into QgsProcessingException "PARAMETER: message".

@@ -31,10 +31,10 @@ Run run(const QStringList& arguments, int timeoutMs = 120000,
 // Expects exit status `status` and one line "hyperstream: error [parameter]: ...".
 void expectError(const QStringList& arguments, const QString& parameter, int status = 1) {
   const Run result = run(arguments);
-  QVERIFY2(result.exitCode == status && result.err.trimmed().count('\n') == 0 &&
-               result.err.startsWith("hyperstream: error [" + parameter + "]: "),
-           qPrintable(arguments.join(' ') + QString(" -> exit %1: ").arg(result.exitCode) +
-                      result.err));
+  QVERIFY2(
+      result.exitCode == status && result.err.trimmed().count('\n') == 0 &&
+          result.err.startsWith("hyperstream: error [" + parameter + "]: "),
+      qPrintable(arguments.join(' ') + QString(" -> exit %1: ").arg(result.exitCode) + result.err));
 }
 
 // `hyperstream synth` writes a demo scene of that size at `path`; its exit status.

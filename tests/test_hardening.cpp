@@ -62,9 +62,10 @@ void expectRefused(const QStringList& arguments, const QString& parameter, const
   const auto before = snapshot(folder);
   const Run result = run(arguments, 20000);
   QVERIFY2(result.finished, qPrintable("did not end within 20 s: " + arguments.join(' ')));
-  QVERIFY2(result.exitCode == 1, qPrintable(QString("exit %1 for %2: %3")
-                                                .arg(result.exitCode)
-                                                .arg(arguments.join(' '), result.err)));
+  QVERIFY2(
+      result.exitCode == 1,
+      qPrintable(
+          QString("exit %1 for %2: %3").arg(result.exitCode).arg(arguments.join(' '), result.err)));
   QVERIFY2(result.err.contains("error [" + parameter + "]") && result.err.contains(words),
            qPrintable(arguments.join(' ') + " -> " + result.err));
   QCOMPARE(snapshot(folder), before);
@@ -176,15 +177,15 @@ class HardeningTests : public QObject {
         {"no matrix", with(pca, "matrix", QJsonValue()), "\"matrix\""},
         {"transform ica", with(pca, "transform", "ica"), "\"transform\""},
         {"byte ranges short",
-         with(pca, "byte_rescale", QJsonObject{{"low", 0}, {"minimum", QJsonArray{1}},
-                                               {"maximum", QJsonArray{2}}}),
+         with(pca, "byte_rescale",
+              QJsonObject{{"low", 0}, {"minimum", QJsonArray{1}}, {"maximum", QJsonArray{2}}}),
          "\"minimum\""},
         {"top-level array", QJsonDocument(QJsonArray{1, 2}), "a JSON array"},
     };
     for (const auto& [name, json, words] : crafted) {
       writeJson(dir + "/crafted.json", json);
-      expectRefused({"apply", dir + "/crafted.json", dir + "/scene.tif", dir + "/out.tif"},
-                    "STATS", words, dir);
+      expectRefused({"apply", dir + "/crafted.json", dir + "/scene.tif", dir + "/out.tif"}, "STATS",
+                    words, dir);
       expectRefused({"inverse", dir + "/p.tif", dir + "/crafted.json", dir + "/out.tif"}, "STATS",
                     words, dir);
       if (QTest::currentTestFailed()) qWarning() << "case:" << name;
@@ -200,16 +201,15 @@ class HardeningTests : public QObject {
     expectRuns({"pca", scene, dir + "/p.tif", "--components", "5", "--stats", dir + "/p.json"});
     expectRuns({"endmembers", scene, dir + "/em.csv", "--count", "3"});
     expectRuns({"spp", scene, dir + "/spp.tif"});
-    expectRefused({"apply", dir + "/p.json", scene, dir + "/p.json", "--format", "GTiff"},
-                  "OUTPUT", "read by this run (STATS)", dir);
-    expectRefused({"inverse", dir + "/p.tif", dir + "/p.json", dir + "/p.json", "--format",
-                   "GTiff"},
-                  "OUTPUT", "read by this run (STATS)", dir);
-    expectRefused({"abundances", scene, dir + "/em.csv", dir + "/a.tif", "--html",
-                   dir + "/em.csv"},
+    expectRefused({"apply", dir + "/p.json", scene, dir + "/p.json", "--format", "GTiff"}, "OUTPUT",
+                  "read by this run (STATS)", dir);
+    expectRefused(
+        {"inverse", dir + "/p.tif", dir + "/p.json", dir + "/p.json", "--format", "GTiff"},
+        "OUTPUT", "read by this run (STATS)", dir);
+    expectRefused({"abundances", scene, dir + "/em.csv", dir + "/a.tif", "--html", dir + "/em.csv"},
                   "OUTPUT_HTML_FILE", "read by this run (ENDMEMBERS)", dir);
-    expectRefused({"abundances", scene, dir + "/em.csv", dir + "/a.tif", "--rmse",
-                   dir + "/em.csv", "--format", "GTiff"},
+    expectRefused({"abundances", scene, dir + "/em.csv", dir + "/a.tif", "--rmse", dir + "/em.csv",
+                   "--format", "GTiff"},
                   "OUTPUT_RMSE", "read by this run (ENDMEMBERS)", dir);
     expectRefused({"abundances", scene, dir + "/em.csv", dir + "/em.csv", "--format", "GTiff"},
                   "OUTPUT", "read by this run (ENDMEMBERS)", dir);
@@ -217,13 +217,12 @@ class HardeningTests : public QObject {
                    dir + "/spp.tif"},
                   "OUTPUT", "read by this run (LOCATIONS)", dir);
     // Sidecars that do not exist yet: an output there would become part of the input.
-    expectRefused({"denoise", scene, scene + ".aux.xml"}, "OUTPUT", "GDAL reads with INPUT",
-                  dir);
+    expectRefused({"denoise", scene, scene + ".aux.xml"}, "OUTPUT", "GDAL reads with INPUT", dir);
     expectRefused({"pca", scene, dir + "/o.tif", "--stats", dir + "/scene.aux"}, "OUTPUT_STATS",
                   "GDAL reads with INPUT", dir);
-    expectRefused({"spp", scene, dir + "/o.tif", "--alpha", dir + "/scene.tfw", "--format",
-                   "GTiff"},
-                  "OUTPUT_ALPHA", "GDAL reads with INPUT", dir);
+    expectRefused(
+        {"spp", scene, dir + "/o.tif", "--alpha", dir + "/scene.tfw", "--format", "GTiff"},
+        "OUTPUT_ALPHA", "GDAL reads with INPUT", dir);
     expectRefused({"pca", scene, dir + "/scene", "--format", "ENVI"}, "OUTPUT",
                   "also writes '" + dir + "/scene.hdr'", dir);
   }
@@ -307,9 +306,9 @@ class HardeningTests : public QObject {
     QVERIFY(QFile::exists(name + ".tif") && QFile::exists(name + ".jsn"));
     expectRuns({"inverse", name + ".tif", name + ".jsn", name + ".img", "--format", "HFA"});
     expectRuns({"synth", dir + "/row.tif", "--rows", "1", "--cols", "60", "--bands", "12"});
-    expectRefused({"endmembers", dir + "/row.tif", dir + "/em.csv", "--count", "3",
-                   "--average-window", "5"},
-                  "AVERAGE_WINDOW", "does not fit an image of 60 x 1 pixels", dir);
+    expectRefused(
+        {"endmembers", dir + "/row.tif", dir + "/em.csv", "--count", "3", "--average-window", "5"},
+        "AVERAGE_WINDOW", "does not fit an image of 60 x 1 pixels", dir);
   }
 
   // Data from 1e-300 to 1e300: the right answer where float64 products hold it, else an INPUT

@@ -255,10 +255,14 @@ class LayoutTests : public QObject {
   void everyJobOnTilesWithinTheBudget_data() {
     QTest::addColumn<QString>("compression");
     QTest::addColumn<QString>("interleave");
-    QTest::newRow("plain pixel tiles") << "NONE" << "PIXEL";
-    QTest::newRow("plain band tiles") << "NONE" << "BAND";
-    QTest::newRow("deflate pixel tiles") << "DEFLATE" << "PIXEL";
-    QTest::newRow("deflate band tiles") << "DEFLATE" << "BAND";
+    QTest::newRow("plain pixel tiles") << "NONE"
+                                       << "PIXEL";
+    QTest::newRow("plain band tiles") << "NONE"
+                                      << "BAND";
+    QTest::newRow("deflate pixel tiles") << "DEFLATE"
+                                         << "PIXEL";
+    QTest::newRow("deflate band tiles") << "DEFLATE"
+                                        << "BAND";
   }
   void everyJobOnTilesWithinTheBudget() {
     QFETCH(QString, compression);

@@ -15,7 +15,9 @@ namespace hyperstream {
 
 namespace {
 
-bool isVirtual(const std::string& path) { return path.rfind("/vsi", 0) == 0; }
+bool isVirtual(const std::string& path) {
+  return path.rfind("/vsi", 0) == 0;
+}
 
 // Empty, or why `path` (which exists) cannot be read as a file.
 std::string notRegular(const std::string& path) {
@@ -42,8 +44,8 @@ std::vector<std::string> sidecarsOf(const std::string& path) {
   for (const char* suffix : {".aux.xml", ".aux", ".ovr", ".msk", ".hdr"})
     files.push_back(path + suffix);
   if (stem != path)
-    for (const char* suffix : {".aux", ".hdr", ".prj", ".wld", ".tfw", ".tifw", ".rpb",
-                               "_rpc.txt", ".imd"})
+    for (const char* suffix :
+         {".aux", ".hdr", ".prj", ".wld", ".tfw", ".tifw", ".rpb", "_rpc.txt", ".imd"})
       files.push_back(stem + suffix);
   return files;
 }
@@ -65,8 +67,7 @@ QByteArray readInputFile(const std::string& path, const std::string& parameter, 
   checkInputFile(path, parameter);
   // O_NONBLOCK: had the file become a FIFO since the check, open() would not wait for a writer.
   const int descriptor = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (descriptor < 0)
-    throw Error(parameter, "cannot read '" + path + "': " + std::strerror(errno));
+  if (descriptor < 0) throw Error(parameter, "cannot read '" + path + "': " + std::strerror(errno));
   struct stat status {};
   QByteArray content;
   std::string problem;

@@ -60,11 +60,11 @@ std::string makePendingFolder(const std::string& destination, PendingFiles& pend
   const QFileInfo info(QString::fromStdString(destination));
   const QDir parent = info.absoluteDir();
   for (int attempt = 0; attempt < 16; ++attempt) {
-    const QString name = QString(".%1.part-%2-%3-%4")
-                             .arg(info.fileName().left(40),
-                                  QString::fromStdString(PendingRaster::hostTag()))
-                             .arg(QCoreApplication::applicationPid())
-                             .arg(QRandomGenerator::global()->generate(), 8, 16, QChar('0'));
+    const QString name =
+        QString(".%1.part-%2-%3-%4")
+            .arg(info.fileName().left(40), QString::fromStdString(PendingRaster::hostTag()))
+            .arg(QCoreApplication::applicationPid())
+            .arg(QRandomGenerator::global()->generate(), 8, 16, QChar('0'));
     pending.add(parent.filePath(name).toStdString());
     if (parent.mkdir(name)) return parent.filePath(name).toStdString();
     if (!parent.exists() || !QFileInfo(parent.path()).isWritable()) break;

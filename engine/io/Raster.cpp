@@ -1,10 +1,10 @@
 #include "io/Raster.h"
 
 #include "core/Error.h"
-#include "io/InputFiles.h"
 #include "core/Samples.h"
 #include "io/BandRuns.h"
 #include "io/BlockDecoder.h"
+#include "io/InputFiles.h"
 
 #include <cpl_string.h>
 #include <ogr_spatialref.h>
@@ -245,12 +245,12 @@ std::vector<double> readWindowAsDouble(GDALDataset& dataset, const std::vector<i
   for (int64_t first = 0; first < count; first += group) {
     const int64_t n = std::min(group, count - first);
     CPLErrorReset();
-    const CPLErr status = dataset.RasterIO(
-        GF_Read, static_cast<int>(x0), static_cast<int>(y0), static_cast<int>(width),
-        static_cast<int>(height), values.data() + first, static_cast<int>(width),
-        static_cast<int>(height), GDT_Float64, static_cast<int>(n),
-        const_cast<int*>(bands.data() + first), pixelSpace, pixelSpace * width, sizeof(double),
-        nullptr);
+    const CPLErr status =
+        dataset.RasterIO(GF_Read, static_cast<int>(x0), static_cast<int>(y0),
+                         static_cast<int>(width), static_cast<int>(height), values.data() + first,
+                         static_cast<int>(width), static_cast<int>(height), GDT_Float64,
+                         static_cast<int>(n), const_cast<int*>(bands.data() + first), pixelSpace,
+                         pixelSpace * width, sizeof(double), nullptr);
     dataset.FlushCache(false);
     if (status != CE_None)
       throw Error(parameter, "cannot read rows " + std::to_string(y0 + 1) + "-" +

@@ -54,8 +54,8 @@ std::string fitIdentity(const PcaModel& model) {
   const int kind[] = {static_cast<int>(model.transform), static_cast<int>(model.matrix),
                       model.bands};
   hash.addData(reinterpret_cast<const char*>(kind), sizeof kind);
-  for (const auto* values : {&model.mean, &model.stddev, &model.eigenvectors,
-                             &model.inverseLoadings})
+  for (const auto* values :
+       {&model.mean, &model.stddev, &model.eigenvectors, &model.inverseLoadings})
     add(*values);
   return hash.result().toHex().left(16).toStdString();
 }
@@ -225,10 +225,9 @@ PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::stri
       LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'V', 'A', 'U', m, a.data(), m, 0.0, 0.0, 0, 0, 0.0, &found,
                      values.data(), vectors.data(), m, support.data());
   if (info != 0 || found != m)
-    throw Error("INPUT",
-                "the eigen-decomposition of the bands' " + matrixTypeName(matrix) +
-                    " matrix did not converge: their values may span too many orders of "
-                    "magnitude; rescale the bands or leave the extreme ones out");
+    throw Error("INPUT", "the eigen-decomposition of the bands' " + matrixTypeName(matrix) +
+                             " matrix did not converge: their values may span too many orders of "
+                             "magnitude; rescale the bands or leave the extreme ones out");
   setComponents(model, used, values, vectors);
   return model;
 }

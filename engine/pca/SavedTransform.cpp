@@ -9,8 +9,8 @@
 
 #include <gdal.h>
 
-#include <algorithm>
 #include <cblas.h>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -21,7 +21,9 @@ namespace {
 // The most bands a saved transform can have been fitted on (as the command line allows).
 constexpr double kMaxBands = 1 << 20;
 
-std::string numberText(double value) { return QString::number(value, 'g', 7).toStdString(); }
+std::string numberText(double value) {
+  return QString::number(value, 'g', 7).toStdString();
+}
 
 // A field of the statistics JSON, read strictly: a wrong type, count or value is an Error("STATS")
 // naming the file and the field, never a default.
@@ -86,7 +88,8 @@ class StatsFields {
     for (int64_t k = 0; k < components; ++k) {
       const std::vector<double> column = numbers(
           vectors[static_cast<int>(k)], std::string(key) + " " + std::to_string(k + 1), bands);
-      for (int64_t b = 0; b < bands; ++b) matrix[static_cast<size_t>(b * components + k)] = column[b];
+      for (int64_t b = 0; b < bands; ++b)
+        matrix[static_cast<size_t>(b * components + k)] = column[b];
     }
     return matrix;
   }
@@ -205,8 +208,8 @@ void checkBounded(const StatsFields& fields, const SavedTransform& saved) {
     for (int b = 0; b < model.bands; ++b)
       bound += std::abs(projection.weights[static_cast<size_t>(b) * all + k]) * spread[b];
     if (!(bound < std::numeric_limits<double>::max() / 1e3))
-      fields.fail("eigenvectors", std::to_string(k + 1) +
-                                      " would overflow float64 on the fitted image's values");
+      fields.fail("eigenvectors",
+                  std::to_string(k + 1) + " would overflow float64 on the fitted image's values");
   }
 }
 
@@ -215,7 +218,7 @@ void checkBounded(const StatsFields& fields, const SavedTransform& saved) {
 // relative to the size of the products it sums.
 void checkOrthonormal(const StatsFields& fields, const PcaModel& model) {
   const int bands = model.bands, all = model.componentCount();
-  const Projection projection = model.projection(all);  // bands x all
+  const Projection projection = model.projection(all);     // bands x all
   const std::vector<double> restore = model.restore(all);  // all x bands
   std::vector<double> product(static_cast<size_t>(all) * all), size(product.size());
   std::vector<double> absWeights(projection.weights.size()), absRestore(restore.size());
@@ -239,8 +242,8 @@ void checkOrthonormal(const StatsFields& fields, const PcaModel& model) {
                                       ? "noise-orthonormal with \"inverse_loadings\""
                                       : "orthonormal") +
                       ": vectors " + std::to_string(k + 1) + " and " + std::to_string(j + 1) +
-                      " give " + numberText(product[at]) + " where " +
-                      numberText(expected) + " was expected (edited by hand?)");
+                      " give " + numberText(product[at]) + " where " + numberText(expected) +
+                      " was expected (edited by hand?)");
     }
 }
 
@@ -286,7 +289,8 @@ void readModel(const StatsFields& fields, SavedTransform& saved) {
     const auto number = static_cast<int>(fields.wholeNumber(band, "constant_bands", 1, kMaxBands));
     const auto at = std::find(saved.bands.begin(), saved.bands.end(), number);
     if (at == saved.bands.end())
-      fields.fail("constant_bands", "lists band " + std::to_string(number) + ", not one of \"bands\"");
+      fields.fail("constant_bands",
+                  "lists band " + std::to_string(number) + ", not one of \"bands\"");
     model.constantBands.push_back(static_cast<int>(at - saved.bands.begin()));
   }
   if (static_cast<size_t>(all) + model.constantBands.size() != saved.bands.size())
@@ -307,8 +311,8 @@ void readByteRanges(const StatsFields& fields, SavedTransform& saved) {
   saved.byteMaximum = rescale.numbers("maximum", saved.components);
   for (int k = 0; k < saved.components; ++k)
     if (!(saved.byteMinimum[k] <= saved.byteMaximum[k]))
-      fields.fail("byte_rescale", "has a minimum above its maximum for component " +
-                                      std::to_string(k + 1));
+      fields.fail("byte_rescale",
+                  "has a minimum above its maximum for component " + std::to_string(k + 1));
   saved.byteLow = static_cast<double>(rescale.integer("low", 0, 1));
   saved.hasByteRanges = true;
 }

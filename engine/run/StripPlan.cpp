@@ -150,11 +150,9 @@ std::unique_ptr<DecompressedCopy> copyWhereRoom(const RasterInfo& input,
                     .arg(size));
   // As many threads as the budget holds blocks for (each holds its block three times: its own
   // buffer, GDAL's cache and GDAL's decompression buffer); one where even that is too much, said.
-  const int64_t decoding =
-      DecompressedCopy::decodingBytes(input, static_cast<int>(bands.size()));
+  const int64_t decoding = DecompressedCopy::decodingBytes(input, static_cast<int>(bands.size()));
   const int64_t available = ramBytes - reserveBytes(ramBytes);
-  const int threads =
-      static_cast<int>(std::clamp<int64_t>(available / decoding, 1, plan.readers));
+  const int threads = static_cast<int>(std::clamp<int64_t>(available / decoding, 1, plan.readers));
   if (decoding > available)
     feedback.warning(
         QString("the input's %1 x %2 %3 blocks of %4 band(s) take %5 MiB each decompressed, and "

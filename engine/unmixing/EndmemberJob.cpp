@@ -323,9 +323,8 @@ void EndmemberRun::planMemory() {
   result_.stripRows = plan_.stripRows;
   const int64_t bufferBytes =
       plan_.cubeFits ? plan_.cubeBytes() : plan_.stripRows * needs.streamingRowBytes;
-  reader_ = std::make_unique<StripReader>(
-      source(), copy_ ? copy_->bands() : searched().bands, plan_.readers,
-      plan_.mappableBytes(bufferBytes), 0);
+  reader_ = std::make_unique<StripReader>(source(), copy_ ? copy_->bands() : searched().bands,
+                                          plan_.readers, plan_.mappableBytes(bufferBytes), 0);
 }
 
 void EndmemberRun::startKernels() {
@@ -358,12 +357,11 @@ void EndmemberRun::startKernels() {
 }
 
 void EndmemberRun::search() {
-  ImagePasses passes(
-      searched(), plan_, groupRows_, *kernels_, *reader_, feedback_, passesExpected(),
-      deviceResident_, keptColumns_,
-      // Band-major strips are gathered anew in each pass: worth it only where each
-      // pass reads the file; a cube kept in memory is interleaved once, on reading.
-      !plan_.cubeFits && readsBandMajor(source(), kernels_->takesBandMajor()));
+  ImagePasses passes(searched(), plan_, groupRows_, *kernels_, *reader_, feedback_,
+                     passesExpected(), deviceResident_, keptColumns_,
+                     // Band-major strips are gathered anew in each pass: worth it only where each
+                     // pass reads the file; a cube kept in memory is interleaved once, on reading.
+                     !plan_.cubeFits && readsBandMajor(source(), kernels_->takesBandMajor()));
   result_.search = findEndmembers(passes, options_.search);
   if (options_.search.method == EndmemberMethod::Vca)
     feedback_.info("VCA: " + QString::fromStdString(vcaChoiceText(result_.search)));

@@ -118,7 +118,8 @@ struct SearchSpace {
   int dimensions;
   std::function<std::vector<Candidate>(const PixelSearch&)> best;
   std::function<std::vector<double>(int64_t)> vectorOf;
-  bool spectra = false;  // its vectors are the image's spectra, not values derived from checked ones
+  bool spectra =
+      false;  // its vectors are the image's spectra, not values derived from checked ones
 };
 
 // The largest value whose products with another, summed over the pixels, stay finite in float64.
@@ -233,9 +234,10 @@ class Searcher {
     for (const Candidate& c : found.best) {
       if (c.pixel >= 0) continue;
       if (found.validPixels > 0)
-        throw Error("INPUT", "no valid pixel has a finite score: values too large for their "
-                             "products in float64 (beyond about 1e150): mark them as nodata or "
-                             "rescale the image");
+        throw Error("INPUT",
+                    "no valid pixel has a finite score: values too large for their "
+                    "products in float64 (beyond about 1e150): mark them as nodata or "
+                    "rescale the image");
       throw Error("INPUT", noneValid);
     }
     return found.best;

@@ -104,8 +104,7 @@ EndmemberTable readEndmembersCsv(const std::string& path, const std::string& par
 
 EndmemberTable parseEndmembersCsv(const QByteArray& text, const std::string& path,
                                   const std::string& parameter) {
-  const QStringList lines =
-      QString::fromUtf8(text).remove('\r').split('\n', Qt::SkipEmptyParts);
+  const QStringList lines = QString::fromUtf8(text).remove('\r').split('\n', Qt::SkipEmptyParts);
   const QStringList header = lines.isEmpty() ? QStringList() : splitLine(lines[0].trimmed());
   if (header.size() < 4 || header[0] != "id" || header[1] != "row" || header[2] != "col")
     throw Error(parameter,

@@ -12,9 +12,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace hyperstream;
   try {
-    const EndmemberTable table = parseEndmembersCsv(
-        QByteArray(reinterpret_cast<const char*>(data), static_cast<int>(size)), "fuzz.csv",
-        "ENDMEMBERS");
+    const EndmemberTable table =
+        parseEndmembersCsv(QByteArray(reinterpret_cast<const char*>(data), static_cast<int>(size)),
+                           "fuzz.csv", "ENDMEMBERS");
     const int bands = static_cast<int>(table.bandNames.size());
     for (const AbundanceMethod method :
          {AbundanceMethod::Fcls, AbundanceMethod::Nnls, AbundanceMethod::Ucls}) {
