@@ -98,6 +98,19 @@ testing::Cube spp(const QString& input, const QString& output, int64_t stripRows
 }
 
 // gdal_translate SOURCE TARGET -co OPTION...
+// The demo scene, 700 x 600 x 80 UInt16 (67 MB), as plain.tif in `dir`.
+SynthOptions sceneOf700x600(const QString& dir) {
+  SynthOptions synth;
+  synth.output = (dir + "/plain.tif").toStdString();
+  synth.rows = 700;
+  synth.cols = 600;
+  synth.bands = 80;
+  synth.type = GDT_UInt16;
+  TestFeedback quiet;
+  synthesizeScene(synth, quiet);
+  return synth;
+}
+
 void compress(const std::string& source, const std::string& target,
               const std::vector<std::string>& creationOptions) {
   CPLStringList arguments;
@@ -204,14 +217,7 @@ class LayoutTests : public QObject {
     QFETCH(bool, copied);
     QFETCH(QString, interleave);
     const QString dir = testing::tempDir();
-    SynthOptions synth;
-    synth.output = (dir + "/plain.tif").toStdString();
-    synth.rows = 700;
-    synth.cols = 600;
-    synth.bands = 80;
-    synth.type = GDT_UInt16;
-    TestFeedback quiet;
-    synthesizeScene(synth, quiet);
+    const SynthOptions synth = sceneOf700x600(dir);
     const std::string input = (dir + "/scene.tif").toStdString();
     compress(synth.output, input,
              {"COMPRESS=DEFLATE", "TILED=YES", "INTERLEAVE=" + interleave.toStdString(),
@@ -268,14 +274,8 @@ class LayoutTests : public QObject {
     QFETCH(QString, compression);
     QFETCH(QString, interleave);
     const QString dir = testing::tempDir();
-    SynthOptions synth;
-    synth.output = (dir + "/plain.tif").toStdString();
-    synth.rows = 700;
-    synth.cols = 600;
-    synth.bands = 80;
-    synth.type = GDT_UInt16;
+    const SynthOptions synth = sceneOf700x600(dir);
     TestFeedback quiet;
-    synthesizeScene(synth, quiet);
     const std::string input = (dir + "/tiles.tif").toStdString();
     compress(synth.output, input,
              {"COMPRESS=" + compression.toStdString(), "TILED=YES",
