@@ -2,14 +2,19 @@
 # Peak memory at a small RAM budget (docs/benchmarks.md, "Memory at --ram 64"): every algorithm on
 # the 1000 x 1000 x 198 uint16 cube (Jasper Ridge mirror-tiled, 396 MB) in six layouts: striped,
 # 512 x 512 pixel-interleaved tiles and 512 x 512 band-interleaved tiles, each uncompressed and
-# DEFLATE. Peak resident memory and wall time from /usr/bin/time; the log's warnings are kept.
+# DEFLATE. Peak resident memory and wall time from /usr/bin/time, REPS rounds (every job and layout
+# once per round); the table gives the largest peak and the median time; the log's warnings are
+# kept.
 #
-#   bench/memory_at_budget.sh   (RAM=64 BENCH_DIR=bench/out LAYOUTS="..." JOBS="..." BUILD=build)
+#   bench/memory_at_budget.sh   (RAM=64 REPS=3 BENCH_DIR=bench/out LAYOUTS="..." JOBS="..."
+#                                BUILD=build)
 #
-# Output: $BENCH_DIR/memory.tsv (job, layout, seconds, peak MiB, warned) and a Markdown table.
+# Output: $BENCH_DIR/memory.tsv (round, job, layout, seconds, peak MiB, warnings) and a Markdown
+# table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ram=${RAM:-64}
+reps=${REPS:-3}
 out=${BENCH_DIR:-bench/out}
 data=${SHARED_DATA:-../shared/data}
 build=${BUILD:-build}
@@ -61,6 +66,8 @@ command_of() {  # job input -> the command line
 
 results=$out/memory.tsv
 : > "$results"
+for layout in $layouts; do layout_file "$layout" > /dev/null; done
+for round in $(seq 1 "$reps"); do
 for layout in $layouts; do
   input=$(layout_file "$layout")
   for job in $jobs; do
@@ -70,31 +77,38 @@ for layout in $layouts; do
         > "$out/last.log" 2>&1; then
       warned=$(grep -c "^warning" "$out/last.log" || true)
       read -r seconds kib < "$out/time.txt"
-      printf '%s\t%s\t%s\t%s\t%s\n' "$job" "$layout" "$seconds" "$((kib / 1024))" "$warned" |
-        tee -a "$results"
-      grep "^warning" "$out/last.log" | sed "s/^/  $job $layout: /" || true
+      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$job" "$layout" "$seconds" "$((kib / 1024))" \
+        "$warned" | tee -a "$results"
+      [ "$round" != 1 ] || grep "^warning" "$out/last.log" | sed "s/^/  $job $layout: /" || true
     else
       echo "$job $layout failed:"; tail -3 "$out/last.log"
-      printf '%s\t%s\tfailed\t-\t-\n' "$job" "$layout" >> "$results"
+      printf '%s\t%s\t%s\tfailed\t-\t-\n' "$round" "$job" "$layout" >> "$results"
     fi
   done
+done
 done
 
 /usr/bin/python3 - "$results" "$layouts" <<'PY'
 import sys
+import statistics
 rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
 layouts = sys.argv[2].split()
-jobs = list(dict.fromkeys(r[0] for r in rows))
-cell = {(r[0], r[1]): r for r in rows}
+jobs = list(dict.fromkeys(r[1] for r in rows))
+cells = {}
+for r in rows:
+    cells.setdefault((r[1], r[2]), []).append(r)
 print("| job | " + " | ".join(l.replace("_", " ") for l in layouts) + " |")
 print("|---|" + "---|" * len(layouts))
 for job in jobs:
     out = []
     for l in layouts:
-        r = cell.get((job, l))
-        if not r or r[2] == "failed":
+        runs = cells.get((job, l), [])
+        if not runs or any(r[3] == "failed" for r in runs):
             out.append("failed")
-        else:
-            out.append(f"{r[3]} MiB, {float(r[2]):.1f} s" + (" (warned)" if r[4] != "0" else ""))
+            continue
+        peak = max(int(r[4]) for r in runs)
+        seconds = statistics.median(float(r[3]) for r in runs)
+        warned = any(r[5] != "0" for r in runs)
+        out.append(f"{peak} MiB, {seconds:.1f} s" + (" (warned)" if warned else ""))
     print(f"| {job} | " + " | ".join(out) + " |")
 PY
