@@ -218,6 +218,15 @@ class HardeningTests : public QObject {
                   "OUTPUT", "read by this run (LOCATIONS)", dir);
     // Sidecars that do not exist yet: an output there would become part of the input.
     expectRefused({"denoise", scene, scene + ".aux.xml"}, "OUTPUT", "GDAL reads with INPUT", dir);
+    // Refused before the driver's probe runs: without GDAL_DATA, the PDS4 driver that ".xml"
+    // calls for fails first with a message of its own (seen on a machine without GDAL's data).
+    const QByteArray gdalData = qgetenv("GDAL_DATA");
+    qputenv("GDAL_DATA", (dir + "/no-such-folder").toUtf8());
+    expectRefused({"denoise", scene, scene + ".aux.xml"}, "OUTPUT", "GDAL reads with INPUT", dir);
+    if (gdalData.isNull())
+      qunsetenv("GDAL_DATA");
+    else
+      qputenv("GDAL_DATA", gdalData);
     expectRefused({"pca", scene, dir + "/o.tif", "--stats", dir + "/scene.aux"}, "OUTPUT_STATS",
                   "GDAL reads with INPUT", dir);
     expectRefused(

@@ -264,6 +264,13 @@ class CudaUnmixingKernels final : public UnmixingKernels {
     context_.timed(times_.moments, context_.computeStream(),
                    [&] { chunk.count = validCount(count); });
     if (chunk.count == 0) return;
+    // The ranges from the rows as they are (not centred yet), for the checks of scale.
+    grow(low_, bands);
+    grow(high_, bands);
+    bandRanges(rows_.get(), valid_.get(), count, bands, low_.get(), high_.get(),
+               context_.computeStream());
+    downloadAsync(chunk.minimum.data(), low_.get(), bands, context_.computeStream());
+    downloadAsync(chunk.maximum.data(), high_.get(), bands, context_.computeStream());
     grow(sums_, bands);
     grow(comoment_, static_cast<size_t>(bands) * bands);
     const double one = 1.0, zero = 0.0;
@@ -399,7 +406,7 @@ class CudaUnmixingKernels final : public UnmixingKernels {
   // Grown to the largest strip or chunk.
   DeviceArray<unsigned char> raw_, nodata_, hasNodata_, valid_, encoded_;
   DeviceArray<double> rows_, weight_, energy_, ones_, center_, sums_, comoment_, weights_,
-      constants_, coefficients_, products_, spectra_, gram_, solved_, kept_, offset_;
+      constants_, coefficients_, products_, spectra_, gram_, solved_, kept_, offset_, low_, high_;
   DeviceArray<Candidate> candidates_;
   DeviceArray<unsigned long long> unsolved_;
 };

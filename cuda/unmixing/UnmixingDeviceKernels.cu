@@ -45,6 +45,36 @@ __global__ void unmixingRowsKernel(const T* __restrict__ raw, int64_t pixels, in
   }
 }
 
+// A block per band: the smallest and largest of its values over the valid pixels (+inf and -inf
+// when there is none).
+__global__ void bandRangesKernel(const double* __restrict__ rows,
+                                 const unsigned char* __restrict__ valid, int64_t pixels, int bands,
+                                 double* __restrict__ low, double* __restrict__ high) {
+  __shared__ double lows[kThreads], highs[kThreads];
+  const int b = blockIdx.x;
+  double least = __builtin_huge_val(), most = -__builtin_huge_val();
+  for (int64_t p = threadIdx.x; p < pixels; p += blockDim.x)
+    if (valid[p]) {
+      const double v = rows[p * bands + b];
+      least = fmin(least, v);
+      most = fmax(most, v);
+    }
+  lows[threadIdx.x] = least;
+  highs[threadIdx.x] = most;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      lows[threadIdx.x] = fmin(lows[threadIdx.x], lows[threadIdx.x + half]);
+      highs[threadIdx.x] = fmax(highs[threadIdx.x], highs[threadIdx.x + half]);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    low[b] = lows[0];
+    high[b] = highs[0];
+  }
+}
+
 __global__ void keepRowsKernel(const double* __restrict__ products,
                                const unsigned char* __restrict__ valid,
                                const double* __restrict__ offset, int64_t pixels, int columns,
@@ -160,6 +190,12 @@ __global__ void encodeKernel(const double* __restrict__ solved, const double* __
 }
 
 }  // namespace
+
+void bandRanges(const double* rows, const unsigned char* valid, int64_t pixels, int bands,
+                double* low, double* high, cudaStream_t stream) {
+  bandRangesKernel<<<bands, kThreads, 0, stream>>>(rows, valid, pixels, bands, low, high);
+  checkLaunch("bandRanges");
+}
 
 template <class T>
 void unmixingRows(const T* raw, int64_t pixels, int bands, const T* nodataValue,

@@ -18,6 +18,11 @@ void unmixingRows(const T* raw, int64_t pixels, int bands, const T* nodataValue,
                   const unsigned char* hasNodata, const double* center, double* rows,
                   unsigned char* valid, double* weight, double* energy, cudaStream_t stream);
 
+// low[b] and high[b]: the least and largest of band b over the valid pixels of `rows` (pixels x
+// bands, pixel-interleaved).
+void bandRanges(const double* rows, const unsigned char* valid, int64_t pixels, int bands,
+                double* low, double* high, cudaStream_t stream);
+
 // kept[p] = valid[p] ? products[p] + offset : NaN (columns values per pixel).
 void keepRows(const double* products, const unsigned char* valid, const double* offset,
               int64_t pixels, int columns, double* kept, cudaStream_t stream);

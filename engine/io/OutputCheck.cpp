@@ -95,7 +95,9 @@ void OutputCheck::raster(const std::string& parameter, const std::string& path,
   // What the destination is now may be replaced: its files and its GDAL sidecar.
   std::vector<std::string> replaceable = existingDatasetFiles(path);
   replaceable.push_back(path + ".aux.xml");
-  claim(parameter, path, replaceable, replaceable);  // before the probe writes anything
+  std::vector<std::string> destination = replaceable;
+  destination.push_back(path);  // what the driver may not write, known before it runs
+  claim(parameter, path, destination, replaceable);  // before the probe writes anything
   std::vector<std::string> files = filesWrittenFor(parameter, path, format, bands, type);
   files.insert(files.end(), replaceable.begin(), replaceable.end());
   claim(parameter, path, files, replaceable);
