@@ -56,11 +56,15 @@ void checkInputFile(const std::string& path, const std::string& parameter) {
   if (!existsOrDangles(path)) throw Error(parameter, "'" + path + "' does not exist");
   if (const std::string what = notRegular(path); !what.empty())
     throw Error(parameter, "'" + path + "' is not a regular file (" + what + "): give a file");
-  for (const std::string& sidecar : sidecarsOf(path))
-    if (existsOrDangles(sidecar))
-      if (const std::string what = notRegular(sidecar); !what.empty())
-        throw Error(parameter, "'" + sidecar + "', which GDAL reads with '" + path +
-                                   "', is not a regular file (" + what + "): move it away");
+  for (const std::string& sidecar : sidecarsOf(path)) {
+    if (!existsOrDangles(sidecar)) continue;
+    const std::string what = notRegular(sidecar);
+    if (what.empty()) continue;
+    std::string message = "'" + sidecar + "', which GDAL reads with '";
+    message += path;
+    message += "', is not a regular file (" + what + "): move it away";
+    throw Error(parameter, message);
+  }
 }
 
 QByteArray readInputFile(const std::string& path, const std::string& parameter, int64_t largest) {
@@ -93,6 +97,7 @@ QByteArray readInputFile(const std::string& path, const std::string& parameter, 
 std::vector<InputFile> rasterInputFiles(const std::string& parameter,
                                         const std::vector<std::string>& files) {
   std::vector<InputFile> claimed;
+  claimed.reserve(files.size() * 15);  // each file and its sidecars
   for (const std::string& file : files) claimed.push_back({file, parameter, {}});
   for (const std::string& file : files)
     for (std::string& sidecar : sidecarsOf(file))
