@@ -1,6 +1,7 @@
 #include "ApplyAlgorithm.h"
 
 #include "ProcessingSupport.h"
+#include "QgisCompat.h"
 
 #include <qgsprocessingparameters.h>
 
@@ -11,12 +12,12 @@ namespace hyperstream {
 void ApplyAlgorithm::addJobParameters() {
   addDocumented(new QgsProcessingParameterFile(
       QStringLiteral("STATS"), QObject::tr("Saved transform (statistics JSON)"),
-      QgsProcessingParameterFile::File, QStringLiteral("json")));
+      compat::kFile, QStringLiteral("json")));
   addDocumented(new QgsProcessingParameterNumber(
       QStringLiteral("COMPONENTS"),
       inverts() ? QObject::tr("Number of components to rebuild from (0: every band)")
                 : QObject::tr("Number of components (0: as the fitting run)"),
-      QgsProcessingParameterNumber::Integer, 0, false, 0));
+      compat::kInteger, 0, false, 0));
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("OUTPUT_TYPE"), QObject::tr("Output data type"),
       inverts() ? QStringList{QObject::tr("The fitted image's type"), QStringLiteral("Float32"),

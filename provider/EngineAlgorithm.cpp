@@ -4,6 +4,7 @@
 #include "ProcessingSupport.h"
 #include "core/Error.h"
 #include "run/GpuRuntime.h"
+#include "QgisCompat.h"
 
 #include <qgsapplication.h>
 #include <qgsexception.h>
@@ -83,12 +84,9 @@ bool writesRaster(const QgsProcessingParameterDefinition& output) {
   return output.type() == QgsProcessingParameterRasterDestination::typeName();
 }
 
-const QString kRasterOptionsWidget =
-    QStringLiteral("processing.algs.gdal.ui.RasterOptionsWidget.RasterOptionsWidgetWrapper");
-
 template <class Parameter>
 Parameter* advanced(Parameter* parameter) {
-  parameter->setFlags(parameter->flags() | QgsProcessingParameterDefinition::FlagAdvanced);
+  parameter->setFlags(parameter->flags() | compat::kAdvanced);
   return parameter;
 }
 
@@ -133,15 +131,14 @@ void EngineAlgorithm::initAlgorithm(const QVariantMap&) {
       QStringLiteral("DEVICE"), QObject::tr("Compute device"), devices, false, 0)));
   addDocumented(advanced(
       new QgsProcessingParameterNumber(QStringLiteral("RAM_MB"), QObject::tr("RAM budget (MiB)"),
-                                       QgsProcessingParameterNumber::Integer, 1024, false, 16)));
+                                       compat::kInteger, 1024, false, 16)));
   QgsProcessingDestinationParameter* output = createMainOutput(texts_.outputName);
   if (writesRaster(*output)) {
     auto* creation =
         new QgsProcessingParameterString(QStringLiteral("CREATION_OPTIONS"),
                                          QObject::tr("Creation options"), QVariant(), false, true);
-    // GDAL provider's own widget (profiles, a table, Validate); options joined by '|'.
-    creation->setMetadata({{QStringLiteral("widget_wrapper"),
-                            QVariantMap({{QStringLiteral("class"), kRasterOptionsWidget}})}});
+    // GDAL's creation-options editor (profiles, a table, Validate); options joined by '|'.
+    creation->setMetadata(compat::creationOptionsWidget());
     addDocumented(advanced(creation));
   }
   addDocumented(output);

@@ -1,6 +1,7 @@
 #include "HelpPages.h"
 
 #include "io/HtmlPage.h"
+#include "QgisCompat.h"
 
 #include <qgsprocessingalgorithm.h>
 #include <qgsprocessingoutputs.h>
@@ -25,7 +26,7 @@ QString valuesTaken(const QgsProcessingParameterDefinition& parameter) {
     return QObject::tr("one of %1").arg(options.join(QStringLiteral(", ")));
   }
   if (const auto* number = dynamic_cast<const QgsProcessingParameterNumber*>(&parameter)) {
-    const bool integer = number->dataType() == QgsProcessingParameterNumber::Integer;
+    const bool integer = number->dataType() == compat::kInteger;
     QString text = integer ? QObject::tr("integer") : QObject::tr("number");
     if (number->minimum() > -1e300) text += QObject::tr(", at least %1").arg(number->minimum());
     if (number->maximum() < 1e300) text += QObject::tr(", at most %1").arg(number->maximum());
@@ -51,7 +52,7 @@ QString valuesTaken(const QgsProcessingParameterDefinition& parameter) {
 QString defaultText(const QgsProcessingParameterDefinition& parameter) {
   const QVariant value = parameter.defaultValue();
   if (!value.isValid() || value.isNull() || value.toString().isEmpty())
-    return parameter.flags() & QgsProcessingParameterDefinition::FlagOptional
+    return parameter.flags() & compat::kOptional
                ? QObject::tr("optional")
                : QString();
   return value.toString();
@@ -59,7 +60,7 @@ QString defaultText(const QgsProcessingParameterDefinition& parameter) {
 
 QString parameterRow(const QgsProcessingParameterDefinition& parameter) {
   QString name = "<code>" + parameter.name() + "</code>";
-  if (parameter.flags() & QgsProcessingParameterDefinition::FlagAdvanced)
+  if (parameter.flags() & compat::kAdvanced)
     name += QObject::tr("<br><small>advanced</small>");
   return QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td></tr>")
       .arg(name, parameter.description().toHtmlEscaped(), valuesTaken(parameter).toHtmlEscaped(),
@@ -69,7 +70,7 @@ QString parameterRow(const QgsProcessingParameterDefinition& parameter) {
 QString usage(const QgsProcessingAlgorithm& algorithm) {
   QStringList arguments;
   for (const QgsProcessingParameterDefinition* parameter : algorithm.parameterDefinitions())
-    if (!(parameter->flags() & QgsProcessingParameterDefinition::FlagOptional))
+    if (!(parameter->flags() & compat::kOptional))
       arguments << parameter->name() + "=…";
   return QStringLiteral("qgis_process run %1 -- %2").arg(algorithm.id(), arguments.join(' '));
 }

@@ -47,7 +47,7 @@ std::string OutputFiles::asked(const QString& name, const QString& path) {
 std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
                        QgsProcessingContext& context, const QString& name) {
   const QVariant value = parameters.value(name);
-  if (value.type() == QVariant::String && QFileInfo::exists(value.toString()))
+  if (value.userType() == QMetaType::QString && QFileInfo::exists(value.toString()))
     return value.toString().toStdString();
   QgsRasterLayer* layer = QgsProcessingParameters::parameterAsRasterLayer(
       algorithm.parameterDefinition(name), parameters, context);

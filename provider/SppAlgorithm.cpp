@@ -1,6 +1,7 @@
 #include "SppAlgorithm.h"
 
 #include "ProcessingSupport.h"
+#include "QgisCompat.h"
 
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
@@ -10,7 +11,7 @@ namespace hyperstream {
 void SppAlgorithm::addJobParameters() {
   addDocumented(
       new QgsProcessingParameterNumber(QStringLiteral("WINDOW"), QObject::tr("Window size"),
-                                       QgsProcessingParameterNumber::Integer, 5, false, 3, 15));
+                                       compat::kInteger, 5, false, 3, 15));
   addDocumented(new QgsProcessingParameterEnum(QStringLiteral("BORDER"), QObject::tr("Border"),
                                                {QObject::tr("Truncate"), QObject::tr("Mirror")},
                                                false, 0));

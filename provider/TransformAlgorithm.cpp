@@ -1,6 +1,7 @@
 #include "TransformAlgorithm.h"
 
 #include "ProcessingSupport.h"
+#include "QgisCompat.h"
 
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
@@ -38,14 +39,14 @@ void TransformAlgorithm::addJobParameters() {
       QStringLiteral("COMPONENTS"),
       denoise ? QObject::tr("Number of components to keep (0: by variance)")
               : QObject::tr("Number of components (0: by variance)"),
-      QgsProcessingParameterNumber::Integer, 0, false, 0));
+      compat::kInteger, 0, false, 0));
   addDocumented(new QgsProcessingParameterNumber(
       QStringLiteral("VARIANCE"), QObject::tr("Cumulative variance to explain (%)"),
-      QgsProcessingParameterNumber::Double, 99.0, false, 0.001, 100.0));
+      compat::kDouble, 99.0, false, 0.001, 100.0));
   if (offersMnf()) {
     addDocumented(new QgsProcessingParameterNumber(
         QStringLiteral("MIN_SNR"), QObject::tr("Minimum SNR (when COMPONENTS is 0)"),
-        QgsProcessingParameterNumber::Double, QVariant(), true, 0.0));
+        compat::kDouble, QVariant(), true, 0.0));
     addDocumented(new QgsProcessingParameterEnum(
         QStringLiteral("NOISE_DIRECTION"), QObject::tr("Noise from the neighbour"),
         {QObject::tr("Lower right"), QObject::tr("Lower left"), QObject::tr("Right"),

@@ -1,6 +1,7 @@
 #include "UnmixingAlgorithms.h"
 
 #include "ProcessingSupport.h"
+#include "QgisCompat.h"
 
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
@@ -20,7 +21,7 @@ constexpr AbundanceMethod kAbundanceMethods[] = {AbundanceMethod::Fcls, Abundanc
 
 template <class Parameter>
 Parameter* advanced(Parameter* parameter) {
-  parameter->setFlags(parameter->flags() | QgsProcessingParameterDefinition::FlagAdvanced);
+  parameter->setFlags(parameter->flags() | compat::kAdvanced);
   return parameter;
 }
 
@@ -29,7 +30,7 @@ Parameter* advanced(Parameter* parameter) {
 void EndmembersAlgorithm::addJobParameters() {
   addDocumented(new QgsProcessingParameterNumber(
       QStringLiteral("COUNT"), QObject::tr("Number of endmembers"),
-      QgsProcessingParameterNumber::Integer, 5, false, 2, kMaxEndmembers));
+      compat::kInteger, 5, false, 2, kMaxEndmembers));
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("METHOD"), QObject::tr("Method"),
       {QObject::tr("VCA"), QObject::tr("N-FINDR (from ATGP)"), QObject::tr("ATGP")}, false, 0));
@@ -38,7 +39,7 @@ void EndmembersAlgorithm::addJobParameters() {
       true));
   addDocumented(new QgsProcessingParameterNumber(
       QStringLiteral("AVERAGE_WINDOW"), QObject::tr("Average spectra over a homogeneous window"),
-      QgsProcessingParameterNumber::Integer, 1, false, 1, 15));
+      compat::kInteger, 1, false, 1, 15));
   addDocumented(advanced(new QgsProcessingParameterEnum(
       QStringLiteral("VCA_PROJECTION"), QObject::tr("VCA projection"),
       {QObject::tr("Auto (by VCA's SNR estimate)"), QObject::tr("Projective"),
@@ -46,7 +47,7 @@ void EndmembersAlgorithm::addJobParameters() {
       false, 0)));
   addDocumented(advanced(
       new QgsProcessingParameterNumber(QStringLiteral("SEED"), QObject::tr("VCA random seed"),
-                                       QgsProcessingParameterNumber::Integer, 1, false, 1)));
+                                       compat::kInteger, 1, false, 1)));
 }
 
 QgsProcessingDestinationParameter* EndmembersAlgorithm::createMainOutput(
@@ -58,7 +59,7 @@ QgsProcessingDestinationParameter* EndmembersAlgorithm::createMainOutput(
 void EndmembersAlgorithm::addJobOutputs() {
   addDocumented(new QgsProcessingParameterVectorDestination(
       QStringLiteral("OUTPUT_POINTS"), QObject::tr("Endmember pixels"),
-      QgsProcessing::TypeVectorPoint, QVariant(), true, true));
+      compat::kVectorPoint, QVariant(), true, true));
   addOptionalFileOutput(QStringLiteral("OUTPUT_HTML_FILE"), QObject::tr("Report (HTML)"),
                         QObject::tr("HTML files (*.html)"));
   addOutput(new QgsProcessingOutputNumber(QStringLiteral("PASSES"),
@@ -107,7 +108,7 @@ EngineAlgorithm::RunReport EndmembersAlgorithm::runJob(OutputFiles& files,
 void AbundancesAlgorithm::addJobParameters() {
   addDocumented(new QgsProcessingParameterFile(
       QStringLiteral("ENDMEMBERS"), QObject::tr("Endmembers (CSV of hyperstream:endmembers)"),
-      QgsProcessingParameterFile::File, QStringLiteral("csv")));
+      compat::kFile, QStringLiteral("csv")));
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("METHOD"), QObject::tr("Constraints"),
       {QObject::tr("FCLS (non-negative, summing to one)"), QObject::tr("NNLS (non-negative)"),

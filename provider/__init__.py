@@ -7,6 +7,7 @@ The library is loaded from a private copy of the plugin's libraries: QGIS's "Ins
 rewrites the plugin's files in place, and rewriting a library that is mapped crashes QGIS.
 """
 import ctypes
+import json
 import os
 import re
 import shutil
@@ -14,17 +15,16 @@ import tempfile
 
 _PROVIDER = "libhyperstream_qgis.so"
 _LIBRARIES = (_PROVIDER, "libhyperstream_cuda.so")  # the engine finds the CUDA one beside itself
-# Where the libraries this build links come from on Debian bookworm, for the error message.
-_PACKAGES = {
-    "libqgis_core": "libqgis-core3.22.16",
-    "libgdal": "libgdal32",
-    "liblapacke": "liblapacke",
-    "libopenblas": "libopenblas0",
-    "libQt5Core": "libqt5core5a",
-    "libQt5Gui": "libqt5gui5",
-    "libQt5Widgets": "libqt5widgets5",
-    "libQt5Xml": "libqt5xml5",
-}
+
+
+def _build():
+    """What the build records of itself (build.json, written when the library was linked): the
+    system and QGIS it was built on, and the package of each library it links."""
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "build.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
 
 _library = None
 
@@ -70,11 +70,15 @@ def _why(error):
     if not missing:
         return "Hyperstream's provider library cannot be loaded: %s" % reason
     name = missing.group(1)
-    package = next((p for prefix, p in _PACKAGES.items() if name.startswith(prefix + ".")), None)
+    build = _build()
+    packages = build.get("packages", {})
+    package = next((p for prefix, p in packages.items() if name.startswith(prefix + ".")), None)
     hint = ("install it with: sudo apt install %s" % package if package else
             "install the package that provides it")
+    built_for = ("%s's QGIS %s" % (build["system"], build["qgis"])
+                 if build.get("system") and build.get("qgis") else "another system")
     return ("Hyperstream's provider library cannot be loaded: %s is missing (%s). The plugin "
-            "is built for Debian bookworm's QGIS 3.22." % (name, hint))
+            "is built for %s." % (name, hint, built_for))
 
 
 def _report(message):

@@ -82,11 +82,15 @@ QGIS_CUSTOM_CONFIG_PATH=$work/broken $qp list >"$work/broken.log" 2>&1 || true
 grep -q "provider library cannot be loaded: .*too short" "$work/broken.log" ||
   { cat "$work/broken.log"; fail "a broken library's load failure does not say why"; }
 /usr/bin/python3 - "$plugins" <<'PY' || fail "the load failure's advice"
-import sys
+import json, sys
 sys.path.insert(0, sys.argv[1])
 from hyperstream import _why
-message = _why(OSError("libgdal.so.32: cannot open shared object file: No such file or directory"))
-assert "libgdal.so.32 is missing" in message and "sudo apt install libgdal32" in message, message
+# The packages this build's libraries came from, recorded when it was linked.
+build = json.load(open(sys.argv[1] + "/hyperstream/build.json"))
+gdal = build["packages"]["libgdal"]
+message = _why(OSError("libgdal.so.99: cannot open shared object file: No such file or directory"))
+assert "libgdal.so.99 is missing" in message and "sudo apt install " + gdal in message, message
+assert "QGIS " + build["qgis"] in message, message
 PY
 
 # MNF: listed, helped, run; the same numbers as the command line's.
