@@ -10,9 +10,9 @@
 namespace hyperstream {
 
 void ApplyAlgorithm::addJobParameters() {
-  addDocumented(new QgsProcessingParameterFile(
-      QStringLiteral("STATS"), QObject::tr("Saved transform (statistics JSON)"),
-      compat::kFile, QStringLiteral("json")));
+  addDocumented(new QgsProcessingParameterFile(QStringLiteral("STATS"),
+                                               QObject::tr("Saved transform (statistics JSON)"),
+                                               compat::kFile, QStringLiteral("json")));
   addDocumented(new QgsProcessingParameterNumber(
       QStringLiteral("COMPONENTS"),
       inverts() ? QObject::tr("Number of components to rebuild from (0: every band)")

@@ -2,9 +2,9 @@
 
 #include "HyperstreamProvider.h"
 #include "ProcessingSupport.h"
+#include "QgisCompat.h"
 #include "core/Error.h"
 #include "run/GpuRuntime.h"
-#include "QgisCompat.h"
 
 #include <qgsapplication.h>
 #include <qgsexception.h>
@@ -129,9 +129,9 @@ void EngineAlgorithm::initAlgorithm(const QVariantMap&) {
   if (runsOnSeveralGpus()) devices << QObject::tr("All GPUs") + unusable;
   addDocumented(advanced(new QgsProcessingParameterEnum(
       QStringLiteral("DEVICE"), QObject::tr("Compute device"), devices, false, 0)));
-  addDocumented(advanced(
-      new QgsProcessingParameterNumber(QStringLiteral("RAM_MB"), QObject::tr("RAM budget (MiB)"),
-                                       compat::kInteger, 1024, false, 16)));
+  addDocumented(advanced(new QgsProcessingParameterNumber(QStringLiteral("RAM_MB"),
+                                                          QObject::tr("RAM budget (MiB)"),
+                                                          compat::kInteger, 1024, false, 16)));
   QgsProcessingDestinationParameter* output = createMainOutput(texts_.outputName);
   if (writesRaster(*output)) {
     auto* creation =

@@ -1,7 +1,7 @@
 #include "HelpPages.h"
 
-#include "io/HtmlPage.h"
 #include "QgisCompat.h"
+#include "io/HtmlPage.h"
 
 #include <qgsprocessingalgorithm.h>
 #include <qgsprocessingoutputs.h>
@@ -52,16 +52,13 @@ QString valuesTaken(const QgsProcessingParameterDefinition& parameter) {
 QString defaultText(const QgsProcessingParameterDefinition& parameter) {
   const QVariant value = parameter.defaultValue();
   if (!value.isValid() || value.isNull() || value.toString().isEmpty())
-    return parameter.flags() & compat::kOptional
-               ? QObject::tr("optional")
-               : QString();
+    return parameter.flags() & compat::kOptional ? QObject::tr("optional") : QString();
   return value.toString();
 }
 
 QString parameterRow(const QgsProcessingParameterDefinition& parameter) {
   QString name = "<code>" + parameter.name() + "</code>";
-  if (parameter.flags() & compat::kAdvanced)
-    name += QObject::tr("<br><small>advanced</small>");
+  if (parameter.flags() & compat::kAdvanced) name += QObject::tr("<br><small>advanced</small>");
   return QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td></tr>")
       .arg(name, parameter.description().toHtmlEscaped(), valuesTaken(parameter).toHtmlEscaped(),
            defaultText(parameter).toHtmlEscaped(), parameter.help().toHtmlEscaped());
@@ -70,8 +67,7 @@ QString parameterRow(const QgsProcessingParameterDefinition& parameter) {
 QString usage(const QgsProcessingAlgorithm& algorithm) {
   QStringList arguments;
   for (const QgsProcessingParameterDefinition* parameter : algorithm.parameterDefinitions())
-    if (!(parameter->flags() & compat::kOptional))
-      arguments << parameter->name() + "=…";
+    if (!(parameter->flags() & compat::kOptional)) arguments << parameter->name() + "=…";
   return QStringLiteral("qgis_process run %1 -- %2").arg(algorithm.id(), arguments.join(' '));
 }
 

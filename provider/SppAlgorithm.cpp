@@ -9,9 +9,8 @@
 namespace hyperstream {
 
 void SppAlgorithm::addJobParameters() {
-  addDocumented(
-      new QgsProcessingParameterNumber(QStringLiteral("WINDOW"), QObject::tr("Window size"),
-                                       compat::kInteger, 5, false, 3, 15));
+  addDocumented(new QgsProcessingParameterNumber(
+      QStringLiteral("WINDOW"), QObject::tr("Window size"), compat::kInteger, 5, false, 3, 15));
   addDocumented(new QgsProcessingParameterEnum(QStringLiteral("BORDER"), QObject::tr("Border"),
                                                {QObject::tr("Truncate"), QObject::tr("Mirror")},
                                                false, 0));

@@ -40,9 +40,9 @@ void TransformAlgorithm::addJobParameters() {
       denoise ? QObject::tr("Number of components to keep (0: by variance)")
               : QObject::tr("Number of components (0: by variance)"),
       compat::kInteger, 0, false, 0));
-  addDocumented(new QgsProcessingParameterNumber(
-      QStringLiteral("VARIANCE"), QObject::tr("Cumulative variance to explain (%)"),
-      compat::kDouble, 99.0, false, 0.001, 100.0));
+  addDocumented(new QgsProcessingParameterNumber(QStringLiteral("VARIANCE"),
+                                                 QObject::tr("Cumulative variance to explain (%)"),
+                                                 compat::kDouble, 99.0, false, 0.001, 100.0));
   if (offersMnf()) {
     addDocumented(new QgsProcessingParameterNumber(
         QStringLiteral("MIN_SNR"), QObject::tr("Minimum SNR (when COMPONENTS is 0)"),

@@ -28,9 +28,9 @@ Parameter* advanced(Parameter* parameter) {
 }  // namespace
 
 void EndmembersAlgorithm::addJobParameters() {
-  addDocumented(new QgsProcessingParameterNumber(
-      QStringLiteral("COUNT"), QObject::tr("Number of endmembers"),
-      compat::kInteger, 5, false, 2, kMaxEndmembers));
+  addDocumented(new QgsProcessingParameterNumber(QStringLiteral("COUNT"),
+                                                 QObject::tr("Number of endmembers"),
+                                                 compat::kInteger, 5, false, 2, kMaxEndmembers));
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("METHOD"), QObject::tr("Method"),
       {QObject::tr("VCA"), QObject::tr("N-FINDR (from ATGP)"), QObject::tr("ATGP")}, false, 0));
@@ -45,9 +45,8 @@ void EndmembersAlgorithm::addJobParameters() {
       {QObject::tr("Auto (by VCA's SNR estimate)"), QObject::tr("Projective"),
        QObject::tr("Subspace")},
       false, 0)));
-  addDocumented(advanced(
-      new QgsProcessingParameterNumber(QStringLiteral("SEED"), QObject::tr("VCA random seed"),
-                                       compat::kInteger, 1, false, 1)));
+  addDocumented(advanced(new QgsProcessingParameterNumber(
+      QStringLiteral("SEED"), QObject::tr("VCA random seed"), compat::kInteger, 1, false, 1)));
 }
 
 QgsProcessingDestinationParameter* EndmembersAlgorithm::createMainOutput(
@@ -58,8 +57,8 @@ QgsProcessingDestinationParameter* EndmembersAlgorithm::createMainOutput(
 
 void EndmembersAlgorithm::addJobOutputs() {
   addDocumented(new QgsProcessingParameterVectorDestination(
-      QStringLiteral("OUTPUT_POINTS"), QObject::tr("Endmember pixels"),
-      compat::kVectorPoint, QVariant(), true, true));
+      QStringLiteral("OUTPUT_POINTS"), QObject::tr("Endmember pixels"), compat::kVectorPoint,
+      QVariant(), true, true));
   addOptionalFileOutput(QStringLiteral("OUTPUT_HTML_FILE"), QObject::tr("Report (HTML)"),
                         QObject::tr("HTML files (*.html)"));
   addOutput(new QgsProcessingOutputNumber(QStringLiteral("PASSES"),

@@ -3,6 +3,7 @@
 
 #include "HyperstreamProvider.h"
 #include "ProcessingSupport.h"
+#include "QgisCompat.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
 #include "io/Raster.h"
@@ -124,8 +125,7 @@ class QgisTests : public QObject {
     for (const QgsProcessingParameterDefinition* parameter : algorithm->parameterDefinitions())
       QVERIFY2(!parameter->help().isEmpty(), qPrintable(parameter->name()));
     for (const char* name : {"DEVICE", "RAM_MB", "CREATION_OPTIONS"})
-      QVERIFY(algorithm->parameterDefinition(name)->flags() &
-              QgsProcessingParameterDefinition::FlagAdvanced);
+      QVERIFY(algorithm->parameterDefinition(name)->flags() & hyperstream::compat::kAdvanced);
     // Icons of their own, which render: the provider's and one per algorithm, each different.
     QVERIFY(!provider->icon().pixmap(24, 24).isNull());
     QSet<QByteArray> icons;

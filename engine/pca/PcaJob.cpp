@@ -18,6 +18,7 @@
 
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QMutexLocker>
 #include <QThread>
 
 #include <algorithm>
@@ -889,8 +890,7 @@ void PcaRun::projectionPass(const OutputEncoding& encoding) {
     result_.seconds.projection += timer.nsecsElapsed() * 1e-9;
   };
   stages.write = [&](const StripRange& strip, const unsigned char* out) {
-    std::unique_ptr<QMutexLocker> lock;
-    if (output.lock) lock = std::make_unique<QMutexLocker>(output.lock);
+    const QMutexLocker lock(output.lock);  // none when no other worker shares the output
     writeStrip(*output.dataset, gdalType(encoding.type), strip.row0, strip.rows, out, feedback_);
   };
   pipeline.run(plan_.strips, stages, feedback_, rescalesToByte() ? 60.0 : pass1End(), 100.0);

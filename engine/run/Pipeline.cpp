@@ -1,6 +1,7 @@
 #include "run/Pipeline.h"
 
 #include "core/Error.h"
+#include "core/MutexLocker.h"
 
 #include <QElapsedTimer>
 #include <QThread>
@@ -217,9 +218,9 @@ class PipelineRun {
     }
   }
   // With exclusive compute the reader and the compute step hold the cores in turn.
-  std::optional<QMutexLocker> takeTurn() {
+  std::optional<MutexLocker> takeTurn() {
     if (!exclusiveCompute_) return std::nullopt;
-    return std::optional<QMutexLocker>(std::in_place, &cores_);
+    return std::optional<MutexLocker>(std::in_place, &cores_);
   }
 
   const std::vector<StripRange>& strips_;
