@@ -83,7 +83,13 @@ def check_pca_dialog(dialog):
         raise AssertionError("no help page: %r" % dialog.algorithm().helpUrl())
     say("ok Help opens %s" % os.path.basename(page))
     wrapper = dialog.mainWidget().wrappers["CREATION_OPTIONS"]
-    widget = getattr(wrapper, "widget", None)  # a Python wrapper's widget
+    # The GDAL provider's Python wrapper (3.22) keeps its widget in .widget; QGIS's C++
+    # rasteroptions wrapper (3.36 and later) gives it by wrappedWidget().
+    widget = getattr(wrapper, "widget", None)
+    if widget is None and hasattr(wrapper, "wrappedWidget"):
+        widget = wrapper.wrappedWidget()
+    if widget is not None and not isinstance(widget, QgsRasterFormatSaveOptionsWidget):
+        widget = widget.findChild(QgsRasterFormatSaveOptionsWidget) or widget
     if not isinstance(widget, QgsRasterFormatSaveOptionsWidget):
         raise AssertionError("CREATION_OPTIONS widget is a %s" % type(widget).__name__)
     say("ok CREATION_OPTIONS uses GDAL's options widget: %s" % " ".join(widget.options()))
