@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing Hyperstream needs, from Debian bookworm's packages.
-#   scripts/install-deps.sh [--bench|--fuzz]   (--bench: also the benchmark peers, OTB and GRASS;
-#                                               --fuzz: clang and its libFuzzer runtime)
+#   scripts/install-deps.sh [--bench|--fuzz|--qt6]   (--bench: also the benchmark peers, OTB and
+#     GRASS; --fuzz: clang and its libFuzzer runtime; --qt6: Qt 6 for scripts/test-qt6.sh)
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config qtbase5-dev libgdal-dev gdal-bin
           libopenblas-dev liblapacke-dev
@@ -13,6 +13,9 @@ if [ "${1:-}" = "--bench" ]; then
 fi
 if [ "${1:-}" = "--fuzz" ]; then
   packages+=(clang libclang-rt-14-dev)
+fi
+if [ "${1:-}" = "--qt6" ]; then
+  packages+=(qt6-base-dev)
 fi
 missing=()
 for p in "${packages[@]}"; do
