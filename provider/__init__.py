@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 
 _PROVIDER = "libhyperstream_qgis.so"
@@ -82,6 +83,9 @@ def _why(error):
 
 
 def _report(message):
+    # The message log (QGIS's Log Messages panel); stderr too, where qgis_process shows it (3.40
+    # refuses to enable a plugin that fails to load, and does not show the log).
+    sys.stderr.write(message + "\n")
     try:
         from qgis.core import Qgis, QgsMessageLog
         QgsMessageLog.logMessage(message, "Hyperstream", Qgis.Critical)

@@ -285,7 +285,9 @@ class LayoutTests : public QObject {
       const int64_t growth = testing::peakGrowth(work);
       if (testing::underAddressSanitizer || growth < 0) return;
       qInfo("%s: peak grew by %.1f MiB", job, growth / 1048576.0);
-      QVERIFY2(growth <= ram + testing::kPeakSlackBytes, job);
+      // Twice the usual slack: the map of band-interleaved tiles holds a folio per band touched
+      // (GDAL 3.10 on trixie: 50 MiB at this budget). The pathology this catches was 236 MiB.
+      QVERIFY2(growth <= ram + 2 * testing::kPeakSlackBytes, job);
     };
     PcaOptions denoise;
     denoise.input = input;

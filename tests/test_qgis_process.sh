@@ -77,8 +77,9 @@ fi
 broken=$work/broken/profiles/default/python/plugins
 mkdir -p "$broken" && cp -r "$plugin" "$broken/"
 echo "not a library" >"$broken/hyperstream/libhyperstream_qgis.so"
-QGIS_CUSTOM_CONFIG_PATH=$work/broken $qp plugins enable hyperstream >/dev/null 2>&1 || true
-QGIS_CUSTOM_CONFIG_PATH=$work/broken $qp list >"$work/broken.log" 2>&1 || true
+# QGIS 3.22 reports it at `list`; 3.40 refuses to enable a plugin that fails to load, and says why.
+QGIS_CUSTOM_CONFIG_PATH=$work/broken $qp plugins enable hyperstream >"$work/broken.log" 2>&1 || true
+QGIS_CUSTOM_CONFIG_PATH=$work/broken $qp list >>"$work/broken.log" 2>&1 || true
 grep -q "provider library cannot be loaded: .*too short" "$work/broken.log" ||
   { cat "$work/broken.log"; fail "a broken library's load failure does not say why"; }
 /usr/bin/python3 - "$plugins" <<'PY' || fail "the load failure's advice"
