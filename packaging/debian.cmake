@@ -27,7 +27,15 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md
 set(CPACK_GENERATOR DEB)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGE_NAME hyperstream)
-set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+# The version names what the package fits: a build fits one QGIS release of one Debian suite
+# (Debian names QGIS's library by its full release), e.g. 0.1.0+qgis3.40~trixie.
+string(REGEX MATCH "^[0-9]+\\.[0-9]+" qgis_series "${QGIS_VERSION}")
+set(suite_name debian)
+if(EXISTS /etc/os-release)
+  file(STRINGS /etc/os-release codename REGEX "^VERSION_CODENAME=")
+  string(REGEX REPLACE "^VERSION_CODENAME=" "" suite_name "${codename}")
+endif()
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION}+qgis${qgis_series}~${suite_name})
 set(CPACK_PACKAGE_CONTACT "Hyperstream developers <hyperstream@example.org>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "hyperspectral PCA, MNF, SPP and unmixing for QGIS, on GPUs or all CPU cores")
@@ -43,15 +51,19 @@ set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE amd64)
-# What the binaries link (objdump -p: NEEDED), as bookworm names it, and QGIS 3.22 itself: the
-# provider library is built against libqgis_core.so.3.22.16. Listed by hand because dpkg-shlibdeps
-# stops at the CUDA backend's cuBLAS, which no Debian package provides.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libc6 (>= 2.36), libstdc++6 (>= 12), libgcc-s1, libqt5core5a (>= 5.15), libqt5gui5 (>= 5.15), \
-libgdal32, liblapacke, libopenblas0, libqgis-core3.22.16, qgis (>= 3.22.16), qgis (<< 3.23), \
-python3-qgis (>= 3.22.16), python3-qgis (<< 3.23)")
+# What the binaries link, as this suite names it: dpkg-shlibdeps over the command line, the MPI
+# program and the provider library (scripts/package.sh runs it after building and passes the
+# result as HYPERSTREAM_DEB_DEPENDS; not the CUDA backend, whose cuBLAS no Debian package
+# provides), and the QGIS release the provider is built against.
+if(NOT HYPERSTREAM_DEB_DEPENDS)
+  message(FATAL_ERROR "HYPERSTREAM_DEB=ON needs HYPERSTREAM_DEB_DEPENDS (scripts/package.sh sets it)")
+endif()
+string(REGEX MATCH "^([0-9]+)\\.([0-9]+)" series "${QGIS_VERSION}")
+math(EXPR next_minor "${CMAKE_MATCH_2} + 1")
+set(qgis_range ">= ${QGIS_VERSION}), qgis (<< ${CMAKE_MATCH_1}.${next_minor}")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "${HYPERSTREAM_DEB_DEPENDS}, qgis (${qgis_range}), \
+python3-qgis (>= ${QGIS_VERSION}), python3-qgis (<< ${CMAKE_MATCH_1}.${next_minor})")
 if(HYPERSTREAM_HAVE_MPI)
-  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libopenmpi3")
   set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "openmpi-bin")
 endif()
 # dpkg keeps an administrator's edits of the settings file across upgrades.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs a Hyperstream .deb with apt in a bare Debian bookworm chroot (../shared/tools/
-# fresh-machine.sh, or $FRESH_MACHINE) and checks what a new user meets without any other step:
+# Installs a Hyperstream .deb with apt in a bare Debian chroot of $SUITE (default bookworm;
+# ../shared/tools/fresh-machine.sh, or $FRESH_MACHINE) and checks what a new user meets without
+# any other step:
 # qgis_process lists every algorithm and runs one, the command line runs, the GPU backend's absence
 # is reported, and removing the package leaves nothing behind. Needs root.
 #   scripts/test-package.sh build-deb/hyperstream_0.1.0_amd64.deb
@@ -22,12 +23,14 @@ apt-get install -y -qq --no-install-recommends ./hyperstream_*.deb >/tmp/apt.log
   { tail -20 /tmp/apt.log; fail "apt install"; }
 echo "installed: $(dpkg-query -W -f='${Package} ${Version}, ${Installed-Size} KiB' hyperstream)"
 export QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$(mktemp -d)
-qgis_process.bin list 2>/dev/null | grep 'hyperstream:' | tee /tmp/list.txt
+# Debian's qgis_process wrapper adds --noversioncheck, which 3.22's binary rejects.
+qp=qgis_process.bin; command -v $qp >/dev/null || qp=qgis_process
+$qp list 2>/dev/null | grep 'hyperstream:' | tee /tmp/list.txt
 for id in pca mnf denoise applytransform inversetransform spp endmembers abundances; do
   grep -q "hyperstream:$id"$'\t' /tmp/list.txt || fail "qgis_process list lacks hyperstream:$id"
 done
 hyperstream synth /tmp/scene.tif --rows 40 --cols 50 --bands 30 --quiet
-qgis_process.bin run hyperstream:pca -- INPUT=/tmp/scene.tif OUTPUT=/tmp/pcs.tif COMPONENTS=3 \
+$qp run hyperstream:pca -- INPUT=/tmp/scene.tif OUTPUT=/tmp/pcs.tif COMPONENTS=3 \
   >/tmp/run.log 2>&1 || { cat /tmp/run.log; fail "qgis_process run"; }
 grep -q "Computed on" /tmp/run.log || fail "no device line"
 grep "Computed on" /tmp/run.log
