@@ -88,8 +88,11 @@ def check_pca_dialog(dialog):
     widget = getattr(wrapper, "widget", None)
     if widget is None and hasattr(wrapper, "wrappedWidget"):
         widget = wrapper.wrappedWidget()
-    if widget is not None and not isinstance(widget, QgsRasterFormatSaveOptionsWidget):
-        widget = widget.findChild(QgsRasterFormatSaveOptionsWidget) or widget
+        # sip gives it to Python as a plain QWidget: cast it by what Qt says it is.
+        if widget is not None and \
+                widget.metaObject().className() == "QgsRasterFormatSaveOptionsWidget":
+            from qgis.PyQt import sip
+            widget = sip.cast(widget, QgsRasterFormatSaveOptionsWidget)
     if not isinstance(widget, QgsRasterFormatSaveOptionsWidget):
         raise AssertionError("CREATION_OPTIONS widget is a %s" % type(widget).__name__)
     say("ok CREATION_OPTIONS uses GDAL's options widget: %s" % " ".join(widget.options()))
