@@ -48,12 +48,12 @@ int PcaModel::componentsForVariance(double percent) const {
 std::string fitIdentity(const PcaModel& model) {
   QCryptographicHash hash(QCryptographicHash::Sha256);
   auto add = [&](const std::vector<double>& values) {
-    hash.addData(reinterpret_cast<const char*>(values.data()),
-                 static_cast<int>(values.size() * sizeof(double)));
+    hash.addData(QByteArray::fromRawData(reinterpret_cast<const char*>(values.data()),
+                                         static_cast<int>(values.size() * sizeof(double))));
   };
   const int kind[] = {static_cast<int>(model.transform), static_cast<int>(model.matrix),
                       model.bands};
-  hash.addData(reinterpret_cast<const char*>(kind), sizeof kind);
+  hash.addData(QByteArray::fromRawData(reinterpret_cast<const char*>(kind), sizeof kind));
   for (const auto* values :
        {&model.mean, &model.stddev, &model.eigenvectors, &model.inverseLoadings})
     add(*values);
