@@ -2,6 +2,7 @@
 
 #include "Commands.h"
 #include "CudaSettings.h"
+#include "Locale.h"
 
 #include <QCoreApplication>
 
@@ -55,6 +56,7 @@ void printUsage(FILE* stream) {
 
 int main(int argc, char** argv) {
   useTwoCudaConnections();
+  preferUtf8Locale();
   QCoreApplication app(argc, argv);
   QCoreApplication::setApplicationName("hyperstream");
   QCoreApplication::setApplicationVersion(HYPERSTREAM_VERSION);

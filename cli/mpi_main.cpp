@@ -6,6 +6,7 @@
 #include "Commands.h"
 #include "ConsoleFeedback.h"
 #include "CudaSettings.h"
+#include "Locale.h"
 #include "MpiGroup.h"
 #include "core/Error.h"
 #include "pca/PcaJob.h"
@@ -125,6 +126,7 @@ int runRank(MpiGroup& group, const QStringList& arguments) {
 
 int main(int argc, char** argv) {
   useTwoCudaConnections();
+  preferUtf8Locale();
   MPI_Init(&argc, &argv);
   int status = 0;
   {
