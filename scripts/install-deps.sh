@@ -21,9 +21,22 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "installing: ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install() {
+  echo "installing: $*"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+[ ${#missing[@]} -eq 0 ] || install "${missing[@]}"
+# CUDA 13's nvcc accepts GCC up to 15: where the default GCC is newer (forky's 16), an older one
+# for the GPU backend's host code, when the suite has one (CMakeLists.txt picks it).
+gcc_major=$(gcc -dumpversion 2>/dev/null | cut -d. -f1 || true)
+if [ -x /usr/local/cuda/bin/nvcc ] && [ "${gcc_major:-0}" -ge 16 ]; then
+  for older in g++-15 g++-14; do
+    apt-cache show "$older" >/dev/null 2>&1 || continue
+    dpkg-query -W -f='${Status}' "$older" 2>/dev/null | grep -q "install ok installed" ||
+      install "$older"
+    break
+  done
+fi
