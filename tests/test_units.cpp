@@ -2,7 +2,9 @@
 // CPU backend's strip kernels against the float64 reference, and the reports' plots and previews.
 
 #include "TestSupport.h"
+#include "core/BlasThreads.h"
 #include "core/Error.h"
+#include "core/WorkerThreads.h"
 #include "io/QuickLook.h"
 #include "io/Raster.h"
 #include "io/SvgPlot.h"
@@ -16,6 +18,8 @@
 #include "spp/CpuSpp.h"
 
 #include <QtTest>
+
+#include <atomic>
 
 #include <cmath>
 #include <numeric>
@@ -108,6 +112,9 @@ void checkIntegerMoments(double center, double spread) {
 }
 
 }  // namespace
+
+// OpenBLAS >= 0.3.27's per-thread count (weak: absent before), read back by setting it.
+extern "C" int openblas_set_num_threads_local(int threads) __attribute__((weak));
 
 class UnitTests : public QObject {
   Q_OBJECT
@@ -572,6 +579,26 @@ class UnitTests : public QObject {
     QCOMPARE(int{row1[4 * 49]}, 255);          // 99: at or above the 98th
     QCOMPARE(row1[4 * 25], row1[4 * 25 + 1]);  // grey
     QVERIFY(row1[4 * 25] > 100 && row1[4 * 25] < 160);  // 51
+  }
+
+  // Fits of a few hundred bands on one thread, larger ones on all; each worker's BLAS calls on
+  // that worker alone, and the thread's own count back after (OpenBLAS >= 0.3.27).
+  void blasThreadsPerCall() {
+    QCOMPARE(fitBlasThreads(224), 1);
+    QCOMPARE(fitBlasThreads(2000), std::max(1, QThread::idealThreadCount()));
+    QCOMPARE(BlasThreadsHere::available(), openblas_set_num_threads_local != nullptr);
+    if (!BlasThreadsHere::available())
+      QSKIP("this OpenBLAS (before 0.3.27) counts threads per process only");
+    const int before = openblas_set_num_threads_local(5);
+    {
+      const BlasThreadsHere guard(3);
+      QCOMPARE(openblas_set_num_threads_local(3), 3);
+    }
+    QCOMPARE(openblas_set_num_threads_local(before), 5);
+    std::atomic<int> alone{0};
+    WorkerThreads workers;
+    workers.onEach([&](int) { alone += openblas_set_num_threads_local(1) == 1 ? 1 : 0; });
+    QCOMPARE(alone.load(), workers.count());
   }
 };
 

@@ -2,6 +2,8 @@
 // The CPU backend's worker threads, one per core: the calling thread is worker 0, the others come
 // from a QThreadPool of the backend's own (never the global one QGIS uses).
 
+#include "core/BlasThreads.h"
+
 #include <QThread>
 #include <QThreadPool>
 
@@ -21,11 +23,17 @@ class WorkerThreads {
 
   int count() const { return count_; }
 
-  // Runs work(worker) for every worker and waits for all.
+  // Runs work(worker) for every worker and waits for all. The workers fill every core, so a BLAS
+  // call inside one runs on that worker alone.
   template <class Work>
   void onEach(Work&& work) {
-    for (int worker = 1; worker < count_; ++worker) pool_.start([&work, worker] { work(worker); });
-    work(0);
+    auto alone = [&work](int worker) {
+      const BlasThreadsHere oneThread(1);
+      work(worker);
+    };
+    for (int worker = 1; worker < count_; ++worker)
+      pool_.start([&alone, worker] { alone(worker); });
+    alone(0);
     pool_.waitForDone();
   }
 

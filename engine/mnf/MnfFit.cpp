@@ -1,5 +1,6 @@
 #include "mnf/MnfFit.h"
 
+#include "core/BlasThreads.h"
 #include "core/Error.h"
 
 #include <cblas.h>
@@ -77,6 +78,7 @@ PcaModel fitMnf(const Moments& signal, const Moments& noise, std::vector<std::st
                 "fewer than two valid pixel pairs in that direction: no noise "
                 "estimate (choose another direction)");
   const int bands = signal.bands;
+  const BlasThreadsHere threads(fitBlasThreads(bands));
   std::vector<double> noiseCovariance = noise.covariance();
   for (double& value : noiseCovariance) value *= 0.5;
   for (int b = 0; b < bands; ++b)

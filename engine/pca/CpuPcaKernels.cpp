@@ -2,6 +2,7 @@
 // (IntegerMoments), of other pixels with OpenBLAS's DSYRK; the projection in plain vector loops
 // on the kernels' worker threads (a GEMM with ten columns spends its time packing the pixels).
 
+#include "core/BlasThreads.h"
 #include "core/Error.h"
 #include "core/Rounding.h"
 #include "core/Samples.h"
@@ -481,6 +482,7 @@ class CpuPcaKernels : public PcaKernels {
       for (int64_t g = next++; g < groups; g = next++)
         if (!add(worker, g)) groupState_[g] = own(worker, g, results[g]) ? kOwn : kRefused;
     });
+    const BlasThreadsHere oneThread(1);  // the refused groups' small DSYRKs
     for (int64_t g = 0; g < groups; ++g) {
       if (groupState_[g] == kOwn) rest.merge(results[g]);
       if (groupState_[g] == kRefused) rest.merge(fallback(g));

@@ -1,5 +1,6 @@
 #include "pca/PcaModel.h"
 
+#include "core/BlasThreads.h"
 #include "core/Error.h"
 
 #include <QCryptographicHash>
@@ -214,6 +215,7 @@ PcaModel fitPca(const Moments& moments, MatrixType matrix, std::vector<std::stri
   std::vector<int> used;
   PcaModel model = describeBands(moments, matrix, used, warnings);
   const int m = static_cast<int>(used.size());
+  const BlasThreadsHere threads(fitBlasThreads(m));
   std::vector<double> a =
       usedMatrix(moments.covariance(), moments.bands, used,
                  matrix == MatrixType::Correlation ? model.stddev : std::vector<double>());

@@ -1,5 +1,6 @@
 #include "pca/SavedTransform.h"
 
+#include "core/BlasThreads.h"
 #include "core/Error.h"
 #include "io/InputFiles.h"
 
@@ -218,6 +219,7 @@ void checkBounded(const StatsFields& fields, const SavedTransform& saved) {
 // relative to the size of the products it sums.
 void checkOrthonormal(const StatsFields& fields, const PcaModel& model) {
   const int bands = model.bands, all = model.componentCount();
+  const BlasThreadsHere threads(fitBlasThreads(bands));
   const Projection projection = model.projection(all);     // bands x all
   const std::vector<double> restore = model.restore(all);  // all x bands
   std::vector<double> product(static_cast<size_t>(all) * all), size(product.size());

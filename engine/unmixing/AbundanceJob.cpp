@@ -1,6 +1,7 @@
 #include "unmixing/AbundanceJob.h"
 
 #include "core/AddressSpace.h"
+#include "core/BlasThreads.h"
 #include "core/Error.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
@@ -41,6 +42,7 @@ constexpr MethodName kMethods[] = {{AbundanceMethod::Fcls, "fcls"},
 
 // Eigenvalues of the Gram matrix, ascending.
 std::vector<double> gramEigenvalues(std::vector<double> gram, int n) {
+  const BlasThreadsHere threads(fitBlasThreads(n));
   std::vector<double> values(n);
   if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'N', 'U', n, gram.data(), n, values.data()) != 0)
     throw Error("ENDMEMBERS", "the eigenvalues of the endmembers' Gram matrix did not converge");

@@ -1,5 +1,6 @@
 #include "unmixing/EndmemberSearch.h"
 
+#include "core/BlasThreads.h"
 #include "core/Error.h"
 
 #include <lapacke.h>
@@ -27,6 +28,7 @@ double dot(const double* a, const double* b, int n) {
 // The leading `k` eigenvectors of a symmetric n x n matrix (n x k, row-major, column j for the
 // j-th largest eigenvalue, its largest-magnitude entry positive) and their eigenvalues.
 Matrix leadingEigenvectors(Matrix matrix, int n, int k, std::vector<double>& values) {
+  const BlasThreadsHere threads(fitBlasThreads(n));
   std::vector<double> all(n);
   Matrix vectors(static_cast<size_t>(n) * n);
   std::vector<lapack_int> support(2 * static_cast<size_t>(n));
@@ -455,6 +457,7 @@ std::vector<int64_t> vca(Searcher& searcher, int count, uint64_t seed, VcaProjec
 
 // |det| of an n x n matrix and its inverse (LU); false when singular.
 bool invert(Matrix matrix, int n, Matrix& inverse, double& determinant) {
+  const BlasThreadsHere threads(fitBlasThreads(n));
   std::vector<lapack_int> pivots(n);
   if (LAPACKE_dgetrf(LAPACK_ROW_MAJOR, n, n, matrix.data(), n, pivots.data()) != 0) return false;
   determinant = 1;
