@@ -40,7 +40,9 @@ configure() {
 # Built first with a placeholder: the Depends come from the binaries themselves.
 configure -DHYPERSTREAM_DEB_DEPENDS=placeholder
 targets=(hyperstream hyperstream_plugin)
-ninja -C build-deb -t targets all | grep -q '^hyperstream-mpi:' && targets+=(hyperstream-mpi)
+# (the list whole first: grep -q would end the pipe early, and pipefail fail it at random)
+all_targets=$(ninja -C build-deb -t targets all)
+grep -q '^hyperstream-mpi:' <<<"$all_targets" && targets+=(hyperstream-mpi)
 ninja -C build-deb "${targets[@]}"
 binaries=("$PWD/build-deb/cli/hyperstream" "$PWD/build-deb/plugin/hyperstream/libhyperstream_qgis.so")
 [ -f build-deb/cli/hyperstream-mpi ] && binaries+=("$PWD/build-deb/cli/hyperstream-mpi")
