@@ -208,9 +208,27 @@ bool EngineAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcess
   return true;
 }
 
+bool EngineAlgorithm::checkLayerValues(const QVariantMap& parameters, QgsProcessingContext& context,
+                                       QString* message) const {
+  // QGIS's own check, except that a raster given by a GDAL name QGIS cannot load from a string is
+  // left to the engine (which names the parameter when it cannot open it).
+  for (const QgsProcessingParameterDefinition* definition : parameterDefinitions()) {
+    const QVariant value = parameters.value(definition->name());
+    if (definition->checkValueIsAcceptable(value, &context)) continue;
+    if (definition->type() == QgsProcessingParameterRasterLayer::typeName() && isGdalName(value))
+      continue;
+    if (message)
+      *message = definition->type() == QgsProcessingParameterRasterLayer::typeName()
+                     ? invalidRasterError(parameters, definition->name())
+                     : QObject::tr("Incorrect parameter value for %1").arg(definition->name());
+    return false;
+  }
+  return true;
+}
+
 bool EngineAlgorithm::checkParameterValues(const QVariantMap& parameters,
                                            QgsProcessingContext& context, QString* message) const {
-  if (!QgsProcessingAlgorithm::checkParameterValues(parameters, context, message)) return false;
+  if (!checkLayerValues(parameters, context, message)) return false;
   JobOptions selection;
   try {
     readBandSelection(parameters, context, selection);

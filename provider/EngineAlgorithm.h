@@ -84,6 +84,8 @@ class EngineAlgorithm : public QgsProcessingAlgorithm {
                         QgsProcessingFeedback* feedback) final;
   bool checkParameterValues(const QVariantMap& parameters, QgsProcessingContext& context,
                             QString* message = nullptr) const final;
+  bool checkLayerValues(const QVariantMap& parameters, QgsProcessingContext& context,
+                        QString* message) const;
   QVariantMap processAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,
                                QgsProcessingFeedback* feedback) final;
 

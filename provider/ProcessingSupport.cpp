@@ -1,6 +1,7 @@
 #include "ProcessingSupport.h"
 
 #include "core/Error.h"
+#include "io/InputFiles.h"
 #include "io/PendingRaster.h"
 
 #include <qgsexception.h>
@@ -44,6 +45,12 @@ std::string OutputFiles::asked(const QString& name, const QString& path) {
   return path.toStdString();
 }
 
+bool isGdalName(const QVariant& value) {
+  if (value.userType() != QMetaType::QString) return false;
+  const std::string text = value.toString().toStdString();
+  return text.rfind("/vsi", 0) == 0 || parseSubdatasetName(text).isSubdataset;
+}
+
 std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
                        QgsProcessingContext& context, const QString& name) {
   const QVariant value = parameters.value(name);
@@ -51,6 +58,7 @@ std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMa
     return value.toString().toStdString();
   QgsRasterLayer* layer = QgsProcessingParameters::parameterAsRasterLayer(
       algorithm.parameterDefinition(name), parameters, context);
+  if (!layer && isGdalName(value)) return value.toString().toStdString();
   if (!layer)
     throw QgsProcessingException(
         QObject::tr("%1: '%2' is not a raster layer or file").arg(name, value.toString()));

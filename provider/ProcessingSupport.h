@@ -47,6 +47,11 @@ class OutputFiles {
   QVariantMap outputs_;
 };
 
+// Whether a raster parameter's value is a name GDAL opens but QGIS does not load from a string: a
+// subdataset (NETCDF:"scene.nc":reflectance) or a /vsi path. Where QGIS finds no layer by that
+// name, the engine opens and checks it.
+bool isGdalName(const QVariant& value);
+
 // The file behind a raster layer parameter, INPUT by default (a path is used as it is: loading it
 // as a layer would make QGIS write a .aux.xml beside the input). Main thread only.
 std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,

@@ -17,7 +17,9 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 "$cli" synth "$work/scene.tif" --rows 60 --cols 80 --bands 40 --quiet
 $qp plugins enable hyperstream >/dev/null 2>&1
-$qp list 2>/dev/null | grep -q $'hyperstream:pca\tPrincipal component analysis' || fail "list"
+# (grep reads saved lists: grep -q ending a pipe early would fail it under pipefail at random)
+listing=$($qp list 2>/dev/null)
+grep -q $'hyperstream:pca\tPrincipal component analysis' <<<"$listing" || fail "list"
 $qp help hyperstream:pca 2>/dev/null | grep -q "OUTPUT_STATS" || fail "help"
 
 $qp run hyperstream:pca -- INPUT="$work/scene.tif" OUTPUT="$work/qgis.tif" COMPONENTS=4 \
@@ -31,6 +33,41 @@ for key in ("OUTPUT", "OUTPUT_STATS", "OUTPUT_TABLE", "N_COMPONENTS", "VARIANCE_
             "VALID_PIXELS", "DEVICE_USED"):
     assert key in results, key
 assert results["N_COMPONENTS"] == 4 and results["VALID_PIXELS"] > 0
+PY
+# A subdataset as INPUT, as a layer of a netCDF file loads in QGIS: the same components as the
+# plain file's (the cube written as reflectance(band, y, x), its nodata as _FillValue, beside a
+# second array).
+/usr/bin/python3 - "$work" <<'PY' || fail "writing the netCDF fixture"
+import sys
+from osgeo import gdal
+import numpy as np
+gdal.UseExceptions()
+work = sys.argv[1]
+scene = gdal.Open(f"{work}/scene.tif")
+cube = scene.ReadAsArray()
+root = gdal.GetDriverByName("netCDF").CreateMultiDimensional(f"{work}/scene.nc").GetRootGroup()
+dims = [root.CreateDimension(n, None, None, s) for n, s in zip(("band", "y", "x"), cube.shape)]
+for dim, start, step in zip(dims, (1.0, 5000.0, 1000.0), (1.0, -2.0, 2.0)):
+    coordinate = root.CreateMDArray(dim.GetName(), [dim], gdal.ExtendedDataType.Create(gdal.GDT_Float64))
+    if dim.GetName() != "band":
+        for key, value in (("axis", dim.GetName().upper()), ("units", "m"),
+                           ("standard_name", f"projection_{dim.GetName()}_coordinate")):
+            coordinate.CreateAttribute(key, [], gdal.ExtendedDataType.CreateString()).Write(value)
+    coordinate.Write(start + step * np.arange(dim.GetSize()))
+array = root.CreateMDArray("reflectance", dims, gdal.ExtendedDataType.Create(gdal.GDT_Int16))
+array.SetNoDataValueDouble(scene.GetRasterBand(1).GetNoDataValue())
+array.Write(cube)
+root.CreateMDArray("mask", dims[1:], gdal.ExtendedDataType.Create(gdal.GDT_Byte)).Write(
+    np.ones(cube.shape[1:], dtype=np.uint8))
+PY
+$qp run hyperstream:pca -- INPUT="NETCDF:\"$work/scene.nc\":reflectance" OUTPUT="$work/nc.tif" \
+  COMPONENTS=4 >"$work/nc.log" 2>&1 || { cat "$work/nc.log"; fail "a netCDF subdataset as INPUT"; }
+/usr/bin/python3 - "$work" <<'PY' || fail "the subdataset's components differ from the file's"
+import sys
+from osgeo import gdal
+work = sys.argv[1]
+a, b = (gdal.Open(f"{work}/{n}.tif").ReadAsArray() for n in ("nc", "qgis"))
+assert a.shape == b.shape and (a == b).all()
 PY
 # OUTPUT_TYPE and a RAM budget of 2^32 MiB reach the engine (both were lost inside QGIS once).
 type_of() { gdalinfo "$1" | grep -m1 -o 'Type=[A-Za-z0-9]*'; }
@@ -52,7 +89,7 @@ grep -q "COMPONENTS" "$work/bad.log" || fail "error does not name COMPONENTS"
 [ ! -e "$work/bad.tif" ] || fail "bad run left an output"
 
 # Spatial preprocessing: listed, helped, run with its optional alpha output.
-$qp list 2>/dev/null | grep -q $'hyperstream:spp\tSpatial preprocessing (SPP)' || fail "list spp"
+grep -q $'hyperstream:spp\tSpatial preprocessing (SPP)' <<<"$listing" || fail "list spp"
 $qp help hyperstream:spp 2>/dev/null | grep -q "OUTPUT_ALPHA" || fail "help spp"
 $qp run hyperstream:spp -- INPUT="$work/scene.tif" OUTPUT="$work/spp.tif" WINDOW=3 \
   OUTPUT_ALPHA="$work/alpha.tif" >"$work/spp.log" 2>&1 || { cat "$work/spp.log"; fail "run spp"; }
@@ -95,7 +132,7 @@ assert "QGIS " + build["qgis"] in message, message
 PY
 
 # MNF: listed, helped, run; the same numbers as the command line's.
-$qp list 2>/dev/null | grep -q $'hyperstream:mnf\tMinimum noise fraction (MNF)' || fail "list mnf"
+grep -q $'hyperstream:mnf\tMinimum noise fraction (MNF)' <<<"$listing" || fail "list mnf"
 $qp help hyperstream:mnf 2>/dev/null | grep -q "NOISE_DIRECTION" || fail "help mnf"
 $qp run hyperstream:mnf -- INPUT="$work/scene.tif" OUTPUT="$work/mnf_qgis.tif" COMPONENTS=4 \
   NOISE_DIRECTION=3 >"$work/mnf.log" 2>&1 || { cat "$work/mnf.log"; fail "run mnf"; }

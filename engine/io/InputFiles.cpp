@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -35,7 +36,48 @@ bool existsOrDangles(const std::string& path) {
   return lstat(path.c_str(), &status) == 0;
 }
 
+// The parts of a subdataset name after its driver's prefix, split at each ':'.
+std::vector<std::string> afterPrefix(const std::string& name, size_t colon) {
+  std::vector<std::string> parts;
+  size_t start = colon + 1;
+  for (size_t next; (next = name.find(':', start)) != std::string::npos; start = next + 1)
+    parts.push_back(name.substr(start, next - start));
+  parts.push_back(name.substr(start));
+  return parts;
+}
+
+// The first run of parts that, joined by ':', names an existing file; empty if none does.
+std::string existingFileAmong(const std::vector<std::string>& parts) {
+  for (size_t first = 0; first < parts.size(); ++first) {
+    std::string candidate;
+    for (size_t last = first; last < parts.size(); ++last) {
+      candidate += (last > first ? ":" : "") + parts[last];
+      if (!candidate.empty() && existsOrDangles(candidate)) return candidate;
+    }
+  }
+  return {};
+}
+
 }  // namespace
+
+SubdatasetName parseSubdatasetName(const std::string& name) {
+  // DRIVER:"file":rest, DRIVER:file:rest or DRIVER:N:file (NETCDF, HDF5, HDF4_SDS, GTIFF_DIR,
+  // ...): a prefix of capitals, digits and '_' of two characters or more, then the file.
+  const size_t colon = name.find(':');
+  if (colon == std::string::npos || colon < 2 || existsOrDangles(name)) return {};
+  for (size_t i = 0; i < colon; ++i)
+    if (!(std::isupper(static_cast<unsigned char>(name[i])) ||
+          std::isdigit(static_cast<unsigned char>(name[i])) || name[i] == '_'))
+      return {};
+  SubdatasetName parsed{true, name.substr(0, colon), {}};
+  if (const size_t open = name.find('"', colon); open != std::string::npos) {
+    const size_t close = name.find('"', open + 1);
+    parsed.file = name.substr(open + 1, close == std::string::npos ? close : close - open - 1);
+  } else {
+    parsed.file = existingFileAmong(afterPrefix(name, colon));
+  }
+  return parsed;
+}
 
 std::vector<std::string> sidecarsOf(const std::string& path) {
   const QFileInfo info(QString::fromStdString(path));
@@ -53,6 +95,16 @@ std::vector<std::string> sidecarsOf(const std::string& path) {
 void checkInputFile(const std::string& path, const std::string& parameter) {
   if (path.empty()) throw Error(parameter, "no file given");
   if (isVirtual(path)) return;
+  if (const SubdatasetName subdataset = parseSubdatasetName(path); subdataset.isSubdataset) {
+    if (subdataset.file.empty())
+      throw Error(parameter, "'" + path + "' does not exist, and as a " + subdataset.driver +
+                                 " subdataset name it names no existing file");
+    if (isVirtual(subdataset.file)) return;
+    if (!existsOrDangles(subdataset.file))
+      throw Error(parameter, "the file '" + subdataset.file + "' of '" + path + "' does not exist");
+    checkInputFile(subdataset.file, parameter);
+    return;
+  }
   if (!existsOrDangles(path)) throw Error(parameter, "'" + path + "' does not exist");
   if (const std::string what = notRegular(path); !what.empty())
     throw Error(parameter, "'" + path + "' is not a regular file (" + what + "): give a file");

@@ -13,9 +13,18 @@
 namespace hyperstream {
 
 // Throws Error(parameter) unless `path` is an existing regular file (through any symbolic
-// links), or one of GDAL's virtual paths (/vsizip/, /vsimem/, ...), and unless each sidecar of it
-// that exists is a regular file too.
+// links), one of GDAL's virtual paths (/vsizip/, /vsimem/, ...) or a subdataset of either, and
+// unless each sidecar of the file that exists is a regular file too.
 void checkInputFile(const std::string& path, const std::string& parameter);
+
+// A GDAL subdataset name, such as NETCDF:"scene.nc":reflectance or GTIFF_DIR:2:scene.tif, and the
+// file it is in (empty when no part of the name is an existing file).
+struct SubdatasetName {
+  bool isSubdataset = false;
+  std::string driver;  // the name's prefix: NETCDF, HDF5, GTIFF_DIR, ...
+  std::string file;
+};
+SubdatasetName parseSubdatasetName(const std::string& name);
 
 // The most a statistics JSON or a table may hold (far more than any real one does).
 constexpr int64_t kLargestTextInput = int64_t{1} << 30;

@@ -111,6 +111,34 @@ GDALDataType commonType(const std::vector<GDALDataType>& types) {
 
 }  // namespace
 
+namespace {
+
+// Why a dataset without bands cannot be read, with the subdatasets to give instead if it has any
+// (a netCDF or HDF5 container): their names and descriptions, the first kListed of them, on one
+// line as every error is.
+std::string noBandsMessage(GDALDataset& dataset, const std::string& path) {
+  constexpr int kListed = 12;
+  CSLConstList subdatasets = dataset.GetMetadata("SUBDATASETS");
+  std::string listed;
+  int count = 0;
+  for (CSLConstList item = subdatasets; item && *item; ++item) {
+    const std::string entry = *item;
+    const size_t equals = entry.find('=');
+    if (equals == std::string::npos || entry.compare(equals - 5, 5, "_NAME") != 0) continue;
+    if (++count > kListed) continue;
+    const std::string key = entry.substr(0, equals - 5) + "_DESC";
+    const char* description = CSLFetchNameValue(subdatasets, key.c_str());
+    listed += (listed.empty() ? " " : "; ") + entry.substr(equals + 1);
+    if (description) listed += std::string("  (") + description + ")";
+  }
+  if (count == 0) return "'" + path + "' has no raster bands";
+  if (count > kListed) listed += "; and " + std::to_string(count - kListed) + " more";
+  return "'" + path + "' holds no bands of its own but " + std::to_string(count) +
+         " subdataset(s); give the one to read as the input:" + listed;
+}
+
+}  // namespace
+
 DatasetPtr openRaster(const std::string& path, const std::string& parameter) {
   ensureGdalDrivers();
   if (path.empty()) throw Error(parameter, "no input raster given");
@@ -121,7 +149,7 @@ DatasetPtr openRaster(const std::string& path, const std::string& parameter) {
       GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, nullptr, nullptr)));
   if (!dataset)
     throw Error(parameter, "'" + path + "' is not a raster GDAL can read" + lastGdalError());
-  if (dataset->GetRasterCount() == 0) throw Error(parameter, "'" + path + "' has no raster bands");
+  if (dataset->GetRasterCount() == 0) throw Error(parameter, noBandsMessage(*dataset, path));
   return dataset;
 }
 

@@ -1,0 +1,198 @@
+// Inputs by any name GDAL opens (issue 36, item 1): a subdataset of a container (netCDF, as EMIT
+// ships), a page of a multi-page TIFF, a file inside a ZIP. Each reads as the same cube written
+// plainly, and a container given whole names its subdatasets.
+
+#include "TestSupport.h"
+
+#include <cpl_vsi.h>
+#include <gdal_priv.h>
+
+#include <QFile>
+#include <QProcess>
+#include <QtTest>
+
+#include <memory>
+
+namespace {
+
+struct Run {
+  int exitCode = -1;
+  QString err;
+};
+
+Run run(const QStringList& arguments) {
+  QProcess process;
+  process.start(QStringLiteral(HYPERSTREAM_CLI), arguments + QStringList{"--quiet"});
+  process.waitForFinished(120000);
+  return {process.exitCode(), process.readAllStandardError()};
+}
+
+std::unique_ptr<GDALDataset> openReadOnly(const QString& name) {
+  return std::unique_ptr<GDALDataset>(
+      GDALDataset::FromHandle(GDALOpen(name.toUtf8().constData(), GA_ReadOnly)));
+}
+
+// `cube` as a netCDF-4 file holding two arrays, reflectance(band, y, x) as UInt16 and mask(y, x),
+// with band, y and x coordinates (y descending: the first row is the northernmost, as GDAL reads
+// it).
+void writeNetcdf(const testing::Cube& cube, const QString& path) {
+  GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("netCDF");
+  QVERIFY(driver);
+  std::unique_ptr<GDALDataset> file(
+      driver->CreateMultiDimensional(path.toUtf8().constData(), nullptr, nullptr));
+  QVERIFY(file);
+  std::shared_ptr<GDALGroup> root = file->GetRootGroup();
+  auto band = root->CreateDimension("band", "", "", cube.bands);
+  auto y = root->CreateDimension("y", "", "", cube.rows);
+  auto x = root->CreateDimension("x", "", "", cube.cols);
+  const auto float64 = GDALExtendedDataType::Create(GDT_Float64);
+  const auto text = GDALExtendedDataType::CreateString();
+  auto writeCoordinates = [&](const std::shared_ptr<GDALDimension>& dimension, double start,
+                              double step) {
+    auto array = root->CreateMDArray(dimension->GetName(), {dimension}, float64);
+    QVERIFY(array);
+    const std::string axis = dimension->GetName();
+    if (axis == "x" || axis == "y")
+      for (const auto& [key, value] :
+           {std::pair<std::string, std::string>{"axis", axis == "x" ? "X" : "Y"},
+            {"standard_name", "projection_" + axis + "_coordinate"},
+            {"units", "m"}})
+        QVERIFY(array->CreateAttribute(key, {}, text)->Write(value.c_str()));
+    std::vector<double> values(dimension->GetSize());
+    for (size_t i = 0; i < values.size(); ++i) values[i] = start + step * static_cast<double>(i);
+    const GUInt64 origin[1] = {0};
+    const size_t count[1] = {values.size()};
+    QVERIFY(array->Write(origin, count, nullptr, nullptr, float64, values.data()));
+  };
+  writeCoordinates(y, 5000.0 - 1.0, -2.0);
+  writeCoordinates(x, 1000.0 + 1.0, 2.0);
+  writeCoordinates(band, 1.0, 1.0);
+  auto reflectance =
+      root->CreateMDArray("reflectance", {band, y, x}, GDALExtendedDataType::Create(GDT_UInt16));
+  QVERIFY(reflectance);
+  std::vector<uint16_t> samples(static_cast<size_t>(cube.bands * cube.pixels()));
+  for (int b = 0; b < cube.bands; ++b)
+    for (int64_t p = 0; p < cube.pixels(); ++p)
+      samples[b * cube.pixels() + p] = static_cast<uint16_t>(cube.values[p * cube.bands + b]);
+  const GUInt64 origin[3] = {0, 0, 0};
+  const size_t count[3] = {static_cast<size_t>(cube.bands), static_cast<size_t>(cube.rows),
+                           static_cast<size_t>(cube.cols)};
+  QVERIFY(reflectance->Write(origin, count, nullptr, nullptr,
+                             GDALExtendedDataType::Create(GDT_UInt16), samples.data()));
+  auto mask = root->CreateMDArray("mask", {y, x}, GDALExtendedDataType::Create(GDT_Byte));
+  QVERIFY(mask);
+  std::vector<uint8_t> ones(static_cast<size_t>(cube.pixels()), 1);
+  QVERIFY(mask->Write(origin, count + 1, nullptr, nullptr, GDALExtendedDataType::Create(GDT_Byte),
+                      ones.data()));
+}
+
+// The samples of every band of a raster, band after band.
+std::vector<double> samplesOf(const QString& name) {
+  std::unique_ptr<GDALDataset> dataset = openReadOnly(name);
+  if (!dataset) return {};
+  const int width = dataset->GetRasterXSize(), height = dataset->GetRasterYSize();
+  std::vector<double> values(static_cast<size_t>(width) * height * dataset->GetRasterCount());
+  if (dataset->RasterIO(GF_Read, 0, 0, width, height, values.data(), width, height, GDT_Float64,
+                        dataset->GetRasterCount(), nullptr, 0, 0, 0) != CE_None)
+    return {};
+  return values;
+}
+
+// A cube with a fill value: 30 × 40 × 12, UInt16 DN.
+testing::Cube scene() {
+  testing::Cube cube = testing::correlatedCube(30, 40, 12, 36, 3000.0, 300.0);
+  testing::roundValues(cube);
+  return cube;
+}
+
+// Runs PCA of `input` and of the plain GeoTIFF of the same cube; their components must be equal
+// bit for bit.
+void expectSamePca(const QString& input, const QString& plain, const QString& dir) {
+  const QString ours = dir + "/ours.tif", reference = dir + "/reference.tif";
+  const Run named = run({"pca", input, ours, "--components", "4"});
+  QVERIFY2(named.exitCode == 0, qPrintable(input + " -> " + named.err));
+  const Run direct = run({"pca", plain, reference, "--components", "4"});
+  QVERIFY2(direct.exitCode == 0, qPrintable(direct.err));
+  const std::vector<double> a = samplesOf(ours), b = samplesOf(reference);
+  QVERIFY(!a.empty());
+  QVERIFY(a == b);
+  QFile::remove(ours);
+  QFile::remove(reference);
+}
+
+}  // namespace
+
+class GdalNameTests : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { GDALAllRegister(); }
+
+  // NETCDF:"file":array reads the array as the cube; the file whole names its two subdatasets.
+  void netcdfSubdataset() {
+    if (!GetGDALDriverManager()->GetDriverByName("netCDF")) QSKIP("GDAL without netCDF");
+    const QString dir = testing::tempDir();
+    const testing::Cube cube = scene();
+    testing::writeCube(cube, (dir + "/plain.tif").toStdString(), GDT_UInt16);
+    writeNetcdf(cube, dir + "/scene.nc");
+    const QString subdataset = "NETCDF:\"" + dir + "/scene.nc\":reflectance";
+    QVERIFY(samplesOf(subdataset) == samplesOf(dir + "/plain.tif"));  // the fixture's image order
+    expectSamePca(subdataset, dir + "/plain.tif", dir);
+
+    const Run whole = run({"pca", dir + "/scene.nc", dir + "/out.tif"});
+    QCOMPARE(whole.exitCode, 1);
+    QVERIFY2(whole.err.contains("error [INPUT]") && whole.err.contains("2 subdataset(s)") &&
+                 whole.err.contains(subdataset) && whole.err.contains(":mask"),
+             qPrintable(whole.err));
+    QCOMPARE(whole.err.trimmed().count('\n'), 0);  // one line, as every error
+
+    const Run missing = run({"pca", "NETCDF:\"" + dir + "/none.nc\":reflectance", dir + "/o.tif"});
+    QCOMPARE(missing.exitCode, 1);
+    QVERIFY2(missing.err.contains("error [INPUT]") &&
+                 missing.err.contains("the file '" + dir + "/none.nc'") &&
+                 missing.err.contains("does not exist"),
+             qPrintable(missing.err));
+    // The container is a file the run reads: never an output.
+    const QByteArray before = [&] {
+      QFile file(dir + "/scene.nc");
+      return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+    }();
+    const Run over = run({"pca", subdataset, dir + "/scene.nc", "--format", "GTiff"});
+    QCOMPARE(over.exitCode, 1);
+    QVERIFY2(over.err.contains("error [OUTPUT]") && over.err.contains("read by this run"),
+             qPrintable(over.err));
+    QFile file(dir + "/scene.nc");
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(file.readAll(), before);
+  }
+
+  // GTIFF_DIR:N:file (no quotes: the file is the part of the name that exists).
+  void tiffPage() {
+    const QString dir = testing::tempDir();
+    const testing::Cube cube = scene();
+    testing::writeCube(cube, (dir + "/plain.tif").toStdString(), GDT_UInt16);
+    expectSamePca("GTIFF_DIR:1:" + dir + "/plain.tif", dir + "/plain.tif", dir);
+    const Run none = run({"pca", "GTIFF_DIR:1:" + dir + "/none.tif", dir + "/o.tif"});
+    QCOMPARE(none.exitCode, 1);
+    QVERIFY2(none.err.contains("error [INPUT]") && none.err.contains("names no existing file"),
+             qPrintable(none.err));
+  }
+
+  // /vsizip/: a GeoTIFF inside a ZIP archive, read where it lies.
+  void insideZip() {
+    const QString dir = testing::tempDir();
+    const testing::Cube cube = scene();
+    testing::writeCube(cube, (dir + "/plain.tif").toStdString(), GDT_UInt16);
+    QFile plain(dir + "/plain.tif");
+    QVERIFY(plain.open(QIODevice::ReadOnly));
+    const QByteArray bytes = plain.readAll();
+    const QString inZip = "/vsizip/" + dir + "/scene.zip/scene.tif";
+    VSILFILE* entry = VSIFOpenL(inZip.toUtf8().constData(), "wb");
+    QVERIFY(entry);
+    QCOMPARE(VSIFWriteL(bytes.constData(), 1, bytes.size(), entry), size_t(bytes.size()));
+    QCOMPARE(VSIFCloseL(entry), 0);
+    expectSamePca(inZip, dir + "/plain.tif", dir);
+  }
+};
+
+QTEST_GUILESS_MAIN(GdalNameTests)
+#include "test_gdal_names.moc"
