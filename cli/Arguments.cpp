@@ -123,6 +123,10 @@ void addSharedOptions(QCommandLineParser& parser, const SharedOptionHelp& help) 
        "water-vapour windows 1340-1450,1790-1960.",
        "RANGES"},
       {"use-bbl", "Leave out the bands the input's bad-band list (ENVI bbl) marks bad."},
+      {"nodata",
+       "The input's nodata value, for every band, in place of what the file declares (e.g. the "
+       "fill of a product whose file declares none).",
+       "VALUE"},
       {"format",
        "GDAL driver of " + help.outputs + ", e.g. GTiff or ENVI (default: from the extension).",
        "NAME"},
@@ -161,6 +165,11 @@ void readSharedOptions(const QCommandLineParser& parser, JobOptions& options) {
     }
   }
   options.exclude.badBandList = parser.isSet("use-bbl");
+  if (parser.isSet("nodata")) {
+    bool ok = false;
+    options.nodata = parser.value("nodata").toDouble(&ok);
+    if (!ok) invalid("nodata", "--nodata is a number, not '" + parser.value("nodata") + "'");
+  }
   options.format = parser.value("format").toStdString();
   for (const QString& option : parser.values("co"))
     options.creationOptions.push_back(option.toStdString());

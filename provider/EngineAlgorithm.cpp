@@ -120,6 +120,9 @@ void EngineAlgorithm::initAlgorithm(const QVariantMap&) {
   addDocumented(new QgsProcessingParameterBoolean(
       QStringLiteral("USE_BBL"), QObject::tr("Leave out the file's bad bands (ENVI bbl)"), false,
       true));  // optional: models saved before it existed stay valid
+  addDocumented(new QgsProcessingParameterNumber(
+      QStringLiteral("NODATA"), QObject::tr("Input nodata value (in place of the file's)"),
+      compat::kDouble, QVariant(), true));
   addJobParameters();
   // The GPU choices stay (their indices are saved in models and scripts), saying so where this
   // machine has no GPU to run them.
@@ -184,6 +187,10 @@ void EngineAlgorithm::readBandSelection(const QVariantMap& parameters,
   if (!nanometres.trimmed().isEmpty())
     options.exclude.nanometres = parseNanometreRanges(nanometres.toStdString());
   options.exclude.badBandList = parameterAsBoolean(parameters, QStringLiteral("USE_BBL"), context);
+  const QVariant nodata = parameters.value(QStringLiteral("NODATA"));
+  options.nodata.reset();
+  if (nodata.isValid() && !nodata.isNull() && !nodata.toString().trimmed().isEmpty())
+    options.nodata = parameterAsDouble(parameters, QStringLiteral("NODATA"), context);
 }
 
 bool EngineAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcessingContext& context,

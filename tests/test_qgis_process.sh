@@ -69,6 +69,20 @@ work = sys.argv[1]
 a, b = (gdal.Open(f"{work}/{n}.tif").ReadAsArray() for n in ("nc", "qgis"))
 assert a.shape == b.shape and (a == b).all()
 PY
+# NODATA declares the fill of a file that declares none: the components of the file that does.
+gdal_translate -q -a_nodata none "$work/scene.tif" "$work/undeclared.tif"
+$qp run hyperstream:pca -- INPUT="$work/undeclared.tif" NODATA=-9999 OUTPUT="$work/nodata.tif" \
+  COMPONENTS=4 >"$work/nodata.log" 2>&1 || { cat "$work/nodata.log"; fail "NODATA"; }
+/usr/bin/python3 - "$work" <<'PY' || fail "NODATA=-9999 differs from the file's own nodata"
+import sys
+from osgeo import gdal
+work = sys.argv[1]
+a, b = (gdal.Open(f"{work}/{n}.tif").ReadAsArray() for n in ("nodata", "qgis"))
+assert a.shape == b.shape and (a == b).all()
+PY
+$qp run hyperstream:pca -- INPUT="$work/undeclared.tif" NODATA=0.5 OUTPUT="$work/bad.tif" \
+  >"$work/nodata.log" 2>&1 && fail "NODATA=0.5 on Int16 accepted"
+grep -q "NODATA" "$work/nodata.log" || { cat "$work/nodata.log"; fail "NODATA's error"; }
 # OUTPUT_TYPE and a RAM budget of 2^32 MiB reach the engine (both were lost inside QGIS once).
 type_of() { gdalinfo "$1" | grep -m1 -o 'Type=[A-Za-z0-9]*'; }
 $qp run hyperstream:pca -- INPUT="$work/scene.tif" OUTPUT="$work/pca64.tif" COMPONENTS=3 \

@@ -5,6 +5,7 @@
 #include "core/Device.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,7 @@ struct JobOptions {
   std::string output;
   BandList bands;  // 1-based bands and ranges; empty: every band
   BandExclusions exclude;
+  std::optional<double> nodata;  // the input's nodata as the user declares it, over the file's
   OutputType outputType = OutputType::Float32;
   std::string format;  // GDAL driver short name; empty: from the output's extension
   std::vector<std::string> creationOptions;  // NAME=VALUE

@@ -88,16 +88,30 @@ OutputCheck::OutputCheck(std::vector<InputFile> inputs, Feedback& feedback)
   for (InputFile& input : inputs_) input.path = canonical(input.path);
 }
 
-void OutputCheck::raster(const std::string& parameter, const std::string& path,
-                         const RasterFormat& format, int bands, GDALDataType type) {
-  checkFolder(parameter, path);
-  removeStalePendingFolders(QFileInfo(QString::fromStdString(path)).absolutePath().toStdString());
-  // What the destination is now may be replaced: its files and its GDAL sidecar.
+namespace {
+
+// What the destination is now, which an output may replace: its files and its GDAL sidecar.
+std::vector<std::string> replaceableAt(const std::string& path) {
   std::vector<std::string> replaceable = existingDatasetFiles(path);
   replaceable.push_back(path + ".aux.xml");
+  return replaceable;
+}
+
+}  // namespace
+
+void OutputCheck::rasterDestination(const std::string& parameter, const std::string& path) {
+  checkFolder(parameter, path);
+  const std::vector<std::string> replaceable = replaceableAt(path);
   std::vector<std::string> destination = replaceable;
   destination.push_back(path);  // what the driver may not write, known before it runs
-  claim(parameter, path, destination, replaceable);  // before the probe writes anything
+  claim(parameter, path, destination, replaceable);
+}
+
+void OutputCheck::raster(const std::string& parameter, const std::string& path,
+                         const RasterFormat& format, int bands, GDALDataType type) {
+  rasterDestination(parameter, path);  // before the probe writes anything
+  removeStalePendingFolders(QFileInfo(QString::fromStdString(path)).absolutePath().toStdString());
+  const std::vector<std::string> replaceable = replaceableAt(path);
   std::vector<std::string> files = filesWrittenFor(parameter, path, format, bands, type);
   files.insert(files.end(), replaceable.begin(), replaceable.end());
   claim(parameter, path, files, replaceable);

@@ -25,6 +25,9 @@ class OutputCheck {
   // Partial outputs that dead processes of this machine left in that folder are removed.
   void raster(const std::string& parameter, const std::string& path, const RasterFormat& format,
               int bands, GDALDataType type);
+  // A raster's destination alone, claimed before its format is looked for: a file the run reads
+  // is refused as such whatever its extension (raster() claims it again with the driver's files).
+  void rasterDestination(const std::string& parameter, const std::string& path);
   // A plain file (a JSON, CSV or HTML report).
   void file(const std::string& parameter, const std::string& path);
 

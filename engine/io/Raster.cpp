@@ -738,8 +738,31 @@ void excludeBands(std::vector<int>& bands, GDALDataset& dataset, const RasterInf
 
 }  // namespace
 
+namespace {
+
+// A declared nodata value every selected band's type holds exactly (else no sample could match it,
+// and the user's fill would be counted valid without a word).
+void checkDeclaredNodata(double nodata, const std::vector<GDALDataType>& types) {
+  if (!std::isfinite(nodata))
+    throw Error("NODATA", "give a finite number (NaN samples are never valid anyway)");
+  for (GDALDataType type : types) {
+    int clamped = 0, rounded = 0;
+    GDALAdjustValueToDataType(type, nodata, &clamped, &rounded);
+    if (clamped || rounded) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.15g", nodata);
+      throw Error("NODATA", std::string(text) + " is not a value the input's " +
+                                GDALGetDataTypeName(type) +
+                                " samples can hold, so none could be it");
+    }
+  }
+}
+
+}  // namespace
+
 JobInput openJobInput(const std::string& path, const BandList& requestedBands,
-                      const BandExclusions& exclude, const std::string& job) {
+                      const BandExclusions& exclude, std::optional<double> nodata,
+                      const std::string& job) {
   JobInput input;
   input.dataset = openRaster(path, "INPUT");
   GDALDataset& dataset = *input.dataset;
@@ -762,6 +785,7 @@ JobInput openJobInput(const std::string& path, const BandList& requestedBands,
                                std::to_string(stat.st_size) + " (damaged or not fully copied?)");
   }
   input.info = describeRaster(dataset, path);
+  if (nodata) std::fill(input.info.nodata.begin(), input.info.nodata.end(), *nodata);
   input.bands = selectBands(requestedBands, input.info.bandCount, job);
   excludeBands(input.bands, dataset, input.info, exclude);
   std::vector<GDALDataType> types;
@@ -776,6 +800,7 @@ JobInput openJobInput(const std::string& path, const BandList& requestedBands,
   }
   input.info.type = commonType(types);
   input.sampleType = sampleTypeOf(input.info.type);
+  if (nodata) checkDeclaredNodata(*nodata, types);
   return input;
 }
 

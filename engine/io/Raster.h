@@ -210,8 +210,10 @@ struct JobInput {
 };
 // `exclude` leaves out bands of those asked for (BandExclusions); an error names EXCLUDE_NM or
 // USE_BBL when the file has no wavelengths or no bad-band list, or when fewer than two bands are
-// left.
+// left. `nodata`, when given, is every band's nodata value in place of the file's; Error("NODATA")
+// when the bands' type cannot hold it.
 JobInput openJobInput(const std::string& path, const BandList& requestedBands,
-                      const BandExclusions& exclude, const std::string& job);
+                      const BandExclusions& exclude, std::optional<double> nodata,
+                      const std::string& job);
 
 }  // namespace hyperstream

@@ -289,7 +289,7 @@ class PcaRun {
 // The input, this worker's rows and the output's format.
 void PcaRun::openInput() {
   if (!options_.savedTransform.empty()) readSavedTransform();
-  input_ = openJobInput(options_.input, inputBands(), options_.exclude, "PCA");
+  input_ = openJobInput(options_.input, inputBands(), options_.exclude, options_.nodata, "PCA");
   if (saved_) checkSavedBands();
   if (options_.kind == PcaJobKind::Inverse) checkComponentsBelong();
   resolveOutputType();
@@ -305,10 +305,6 @@ void PcaRun::openInput() {
   if (share_.count < 1)
     throw Error("MPI", std::to_string(group_.size()) + " processes for an image of " +
                            std::to_string(info.height) + " rows: use at most one per row");
-  // Processes that write their rows into one file need a layout that allows it.
-  format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};
-  if (group_.size() > 1 && !group_.inOneProcess())
-    format_.creationOptions = sharedWritingOptions(format_.driver, options_.creationOptions);
 }
 
 // The bands to read: those asked for; applying, the saved ones; inverting, the first
@@ -364,6 +360,11 @@ void PcaRun::checkOutputs() {
   std::vector<InputFile> reads = rasterInputFiles("INPUT", result_.input.files);
   if (saved_) reads.push_back(plainInputFile("STATS", options_.savedTransform));
   OutputCheck outputs(std::move(reads), feedback_);
+  outputs.rasterDestination("OUTPUT", options_.output);
+  format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};
+  // Processes that write their rows into one file need a layout that allows it.
+  if (group_.size() > 1 && !group_.inOneProcess())
+    format_.creationOptions = sharedWritingOptions(format_.driver, options_.creationOptions);
   outputs.raster("OUTPUT", options_.output, format_, outputBands(), gdalType(result_.outputType));
   if (!options_.statsJson.empty()) outputs.file("OUTPUT_STATS", options_.statsJson);
   if (!options_.tableCsv.empty()) outputs.file("OUTPUT_TABLE", options_.tableCsv);

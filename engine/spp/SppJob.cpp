@@ -95,7 +95,7 @@ class SppRun {
 };
 
 void SppRun::openInput() {
-  input_ = openJobInput(options_.input, options_.bands, options_.exclude, "SPP");
+  input_ = openJobInput(options_.input, options_.bands, options_.exclude, options_.nodata, "SPP");
   const RasterInfo& info = input_.info;
   // A window 5 pixels wide is about as much work per byte as PCA's; it grows with the window's
   // area.
@@ -105,15 +105,19 @@ void SppRun::openInput() {
   result_.input = info;
   if (checkAddressSpace(options_.ramBytes)) result_.input.mappable = false;
   result_.bands = input_.bands;
+}
+
+void SppRun::checkOutputs() {
+  OutputCheck outputs(rasterInputFiles("INPUT", result_.input.files), feedback_);
+  outputs.rasterDestination("OUTPUT", options_.output);
+  if (!options_.alphaOutput.empty())
+    outputs.rasterDestination("OUTPUT_ALPHA", options_.alphaOutput);
+  if (!options_.rhoOutput.empty()) outputs.rasterDestination("OUTPUT_RHO", options_.rhoOutput);
   format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};
   if (!options_.alphaOutput.empty())
     alphaFormat_ = formatBeside(format_, "OUTPUT_ALPHA", options_.alphaOutput, options_.format);
   if (!options_.rhoOutput.empty())
     rhoFormat_ = formatBeside(format_, "OUTPUT_RHO", options_.rhoOutput, options_.format);
-}
-
-void SppRun::checkOutputs() {
-  OutputCheck outputs(rasterInputFiles("INPUT", result_.input.files), feedback_);
   outputs.raster("OUTPUT", options_.output, format_, bandCount(), outputType());
   if (!options_.alphaOutput.empty())
     outputs.raster("OUTPUT_ALPHA", options_.alphaOutput, alphaFormat_, 1, GDT_Float32);

@@ -110,7 +110,8 @@ class AbundanceRun {
 };
 
 void AbundanceRun::openInput() {
-  input_ = openJobInput(options_.input, options_.bands, options_.exclude, "unmixing");
+  input_ =
+      openJobInput(options_.input, options_.bands, options_.exclude, options_.nodata, "unmixing");
   const RasterInfo& info = input_.info;
   share_ = rowShare(group_.rank(), group_.size(), info.height);
   if (share_.count < 1)
@@ -122,9 +123,6 @@ void AbundanceRun::openInput() {
   result_.input = info;
   if (checkAddressSpace(options_.ramBytes)) result_.input.mappable = false;
   result_.bands = input_.bands;
-  format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};
-  if (!options_.rmseOutput.empty())
-    rmseFormat_ = formatBeside(format_, "OUTPUT_RMSE", options_.rmseOutput, options_.format);
 }
 
 void AbundanceRun::readEndmembers() {
@@ -139,6 +137,11 @@ void AbundanceRun::checkOutputs() {
   std::vector<InputFile> reads = rasterInputFiles("INPUT", result_.input.files);
   reads.push_back(plainInputFile("ENDMEMBERS", options_.endmembers));
   OutputCheck outputs(std::move(reads), feedback_);
+  outputs.rasterDestination("OUTPUT", options_.output);
+  if (!options_.rmseOutput.empty()) outputs.rasterDestination("OUTPUT_RMSE", options_.rmseOutput);
+  format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};
+  if (!options_.rmseOutput.empty())
+    rmseFormat_ = formatBeside(format_, "OUTPUT_RMSE", options_.rmseOutput, options_.format);
   outputs.raster("OUTPUT", options_.output, format_, model_.endmembers, outputType());
   if (!options_.rmseOutput.empty())
     outputs.raster("OUTPUT_RMSE", options_.rmseOutput, rmseFormat_, 1, outputType());

@@ -230,7 +230,8 @@ class EndmemberRun {
 };
 
 void EndmemberRun::openInputs() {
-  input_ = openJobInput(options_.input, options_.bands, options_.exclude, "endmember extraction");
+  input_ = openJobInput(options_.input, options_.bands, options_.exclude, options_.nodata,
+                        "endmember extraction");
   input_.dataset = openMapped(options_.input, "INPUT");  // spectra read pixel by pixel
   result_.input = input_.info;
   result_.bands = input_.bands;
@@ -243,7 +244,7 @@ void EndmemberRun::openInputs() {
                                       " pixels: choose a smaller one, or 1 (no averaging)");
   if (!options_.locations.empty()) {
     try {
-      locations_ = openJobInput(options_.locations, {}, {}, "endmember extraction");
+      locations_ = openJobInput(options_.locations, {}, {}, {}, "endmember extraction");
       locations_.dataset = openMapped(options_.locations, "LOCATIONS");
     } catch (const Error& e) {
       throw Error("LOCATIONS", e.what());

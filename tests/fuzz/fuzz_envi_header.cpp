@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   writeMemoryFile("/vsimem/fuzz.img", pixels.data(), pixels.size());
   for (const BandExclusions& exclude : {BandExclusions{}, BandExclusions{{{1340, 1450}}, true}}) {
     try {
-      JobInput input = openJobInput("/vsimem/fuzz.img", {}, exclude, "fuzzing");
+      JobInput input = openJobInput("/vsimem/fuzz.img", {}, exclude, {}, "fuzzing");
       // One row of the selected bands, when it is small (a header may claim any size).
       const int64_t rowBytes =
           input.info.width * static_cast<int64_t>(input.bands.size()) * typeSize(input.info.type);

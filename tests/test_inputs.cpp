@@ -1,6 +1,7 @@
-// Inputs by any name GDAL opens (issue 36, item 1): a subdataset of a container (netCDF, as EMIT
-// ships), a page of a multi-page TIFF, a file inside a ZIP. Each reads as the same cube written
-// plainly, and a container given whole names its subdatasets.
+// Inputs as products come (issue 36): by any name GDAL opens (a subdataset of a container, as EMIT
+// ships netCDF; a page of a multi-page TIFF; a file inside a ZIP), each read as the same cube
+// written plainly, a container given whole naming its subdatasets; and a fill value the file does
+// not declare, declared by --nodata.
 
 #include "TestSupport.h"
 
@@ -122,7 +123,7 @@ void expectSamePca(const QString& input, const QString& plain, const QString& di
 
 }  // namespace
 
-class GdalNameTests : public QObject {
+class InputTests : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() { GDALAllRegister(); }
@@ -192,7 +193,36 @@ class GdalNameTests : public QObject {
     QCOMPARE(VSIFCloseL(entry), 0);
     expectSamePca(inZip, dir + "/plain.tif", dir);
   }
+
+  // --nodata declares the fill of a file that declares none: the same components as the file
+  // with its nodata declared; a value the samples cannot hold is refused.
+  void declaredNodata() {
+    const QString dir = testing::tempDir();
+    testing::Cube cube = scene();
+    for (int64_t row = 0; row < cube.rows; ++row)
+      for (int b = 0; b < cube.bands; ++b) cube.at(row, 0, b) = cube.at(row, 1, b) = 0;  // fill
+    testing::writeCube(cube, (dir + "/undeclared.tif").toStdString(), GDT_UInt16);
+    cube.nodata.assign(cube.bands, 0.0);
+    testing::writeCube(cube, (dir + "/declared.tif").toStdString(), GDT_UInt16);
+    const QString ours = dir + "/ours.tif", reference = dir + "/reference.tif";
+    QCOMPARE(
+        run({"pca", dir + "/undeclared.tif", ours, "--components", "4", "--nodata", "0"}).exitCode,
+        0);
+    QCOMPARE(run({"pca", dir + "/declared.tif", reference, "--components", "4"}).exitCode, 0);
+    QVERIFY(!samplesOf(ours).empty() && samplesOf(ours) == samplesOf(reference));
+    QCOMPARE(
+        run({"pca", dir + "/undeclared.tif", dir + "/filled.tif", "--components", "4"}).exitCode,
+        0);
+    QVERIFY(samplesOf(dir + "/filled.tif") != samplesOf(reference));  // the fill counted valid
+
+    for (const QString& value : {QString("-1"), QString("0.5"), QString("70000"), QString("x")}) {
+      const Run refused = run({"pca", dir + "/undeclared.tif", dir + "/o.tif", "--nodata", value});
+      QCOMPARE(refused.exitCode, 1);
+      QVERIFY2(refused.err.contains("error [NODATA]"), qPrintable(refused.err));
+    }
+    QVERIFY(!QFile::exists(dir + "/o.tif"));
+  }
 };
 
-QTEST_GUILESS_MAIN(GdalNameTests)
-#include "test_gdal_names.moc"
+QTEST_GUILESS_MAIN(InputTests)
+#include "test_inputs.moc"
