@@ -222,6 +222,55 @@ class InputTests : public QObject {
     }
     QVERIFY(!QFile::exists(dir + "/o.tif"));
   }
+
+  // Bands that are nodata everywhere (a product's water-vapour windows) are left out with a
+  // warning naming them: the same results as leaving them out by hand. Valid samples in
+  // different pixels of different bands still leave no valid pixel.
+  void bandsEmptyEverywhere() {
+    const QString dir = testing::tempDir();
+    testing::Cube cube = scene();
+    cube.nodata.assign(cube.bands, 0.0);
+    for (int64_t p = 0; p < cube.pixels(); ++p)
+      for (int b : {4, 5, 6}) cube.values[p * cube.bands + b] = 0;  // bands 5-7
+    cube.at(3, 3, 0) = 0;                                           // and one nodata pixel
+    testing::writeCube(cube, (dir + "/windows.tif").toStdString(), GDT_UInt16);
+    const QStringList withoutThem = {"--bands", "1-4,8-12"};
+    for (const QStringList& job :
+         {QStringList{"pca", "--components", "4"}, QStringList{"spp", "--window", "3"}}) {
+      const QString ours = dir + "/ours.tif", reference = dir + "/reference.tif";
+      QProcess process;
+      process.start(QStringLiteral(HYPERSTREAM_CLI),
+                    QStringList{job[0], dir + "/windows.tif", ours} + job.mid(1));
+      QVERIFY(process.waitForFinished(120000));
+      const QString log = process.readAllStandardError();
+      QVERIFY2(process.exitCode() == 0, qPrintable(log));
+      QVERIFY2(log.contains("bands 5-7 hold no valid sample anywhere"), qPrintable(log));
+      const Run byHand =
+          run(QStringList{job[0], dir + "/windows.tif", reference} + job.mid(1) + withoutThem);
+      QVERIFY2(byHand.exitCode == 0, qPrintable(byHand.err));
+      QVERIFY(!samplesOf(ours).empty() && samplesOf(ours) == samplesOf(reference));
+    }
+    const Run found = run({"endmembers", dir + "/windows.tif", dir + "/ours.csv", "--count", "3",
+                           "--method", "atgp"});
+    QVERIFY2(found.exitCode == 0, qPrintable(found.err));
+    QVERIFY(run(QStringList{"endmembers", dir + "/windows.tif", dir + "/reference.csv", "--count",
+                            "3", "--method", "atgp"} +
+                withoutThem)
+                .exitCode == 0);
+    QFile a(dir + "/ours.csv"), b(dir + "/reference.csv");
+    QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+    QCOMPARE(a.readAll(), b.readAll());
+
+    // Every band valid somewhere, no pixel valid in all: still no valid pixel.
+    testing::Cube disjoint = scene();
+    disjoint.nodata.assign(disjoint.bands, 0.0);
+    for (int64_t p = 0; p < disjoint.pixels(); ++p)
+      disjoint.values[p * disjoint.bands + p % disjoint.bands] = 0;
+    testing::writeCube(disjoint, (dir + "/disjoint.tif").toStdString(), GDT_UInt16);
+    const Run none = run({"pca", dir + "/disjoint.tif", dir + "/none.tif"});
+    QCOMPARE(none.exitCode, 1);
+    QVERIFY2(none.err.contains("error [INPUT]: no valid pixel"), qPrintable(none.err));
+  }
 };
 
 QTEST_GUILESS_MAIN(InputTests)

@@ -2,6 +2,7 @@
 
 #include "core/AddressSpace.h"
 #include "core/Error.h"
+#include "io/EmptyBands.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "io/QuickLook.h"
@@ -997,7 +998,9 @@ static PcaResult runPcaInGroup(const PcaOptions& options, Feedback& feedback, Jo
 
 PcaResult runPca(const PcaOptions& options, Feedback& feedback) {
   try {
-    return runPcaOnDevices(options, feedback);
+    return leavingOutEmptyBands(options, "PCA", feedback, [&](const PcaOptions& chosen) {
+      return runPcaOnDevices(chosen, feedback);
+    });
   } catch (...) {
     rethrowAsJobError(options.ramBytes);
   }

@@ -2,6 +2,7 @@
 
 #include "core/BlasThreads.h"
 #include "core/Error.h"
+#include "io/EmptyBands.h"
 
 #include <QCryptographicHash>
 
@@ -143,8 +144,7 @@ double PcaModel::componentBound(int component) const {
 PcaModel describeBands(const Moments& moments, MatrixType matrix, std::vector<int>& used,
                        std::vector<std::string>& warnings) {
   if (moments.count == 0)
-    throw Error("INPUT",
-                "no valid pixel: every pixel is nodata or not finite in at least one band");
+    throw NoValidPixel("no valid pixel: every pixel is nodata or not finite in at least one band");
   if (moments.count < 2) throw Error("INPUT", "only one valid pixel: a fit needs at least two");
   PcaModel model;
   model.matrix = matrix;

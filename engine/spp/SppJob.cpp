@@ -3,6 +3,7 @@
 #include "core/AddressSpace.h"
 #include "core/Error.h"
 #include "core/Samples.h"
+#include "io/EmptyBands.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "pca/Moments.h"
@@ -211,8 +212,7 @@ void SppRun::centroidPass() {
     });
   };
   pipeline.run(plan_.strips, stages, feedback_, 0.0, 20.0);
-  if (count == 0)
-    throw Error("INPUT", "the input has no valid pixel (finite, not nodata, non-zero)");
+  if (count == 0) throw NoValidPixel("the input has no valid pixel (finite, not nodata, non-zero)");
   result_.validPixels = count;
   result_.centroid.resize(bands);
   for (int b = 0; b < bands; ++b) result_.centroid[b] = sum[b] / static_cast<double>(count);
@@ -371,7 +371,9 @@ static SppResult runSppOnDevice(const SppOptions& options, Feedback& feedback) {
 
 SppResult runSpp(const SppOptions& options, Feedback& feedback) {
   try {
-    return runSppOnDevice(options, feedback);
+    return leavingOutEmptyBands(options, "SPP", feedback, [&](const SppOptions& chosen) {
+      return runSppOnDevice(chosen, feedback);
+    });
   } catch (...) {
     rethrowAsJobError(options.ramBytes);
   }

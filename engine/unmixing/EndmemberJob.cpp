@@ -3,6 +3,7 @@
 #include "core/AddressSpace.h"
 #include "core/Error.h"
 #include "io/DecompressedCopy.h"
+#include "io/EmptyBands.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "io/TextFile.h"
@@ -516,9 +517,12 @@ void checkOptions(const EndmemberOptions& options) {
 EndmemberResult runEndmembers(const EndmemberOptions& options, Feedback& feedback) {
   try {
     checkOptions(options);
-    return retryingOnTheCpu(options.device, feedback, [&](const DeviceChoice& device) {
-      return EndmemberRun(options, device, feedback).run();
-    });
+    return leavingOutEmptyBands(
+        options, "endmember extraction", feedback, [&](const EndmemberOptions& chosen) {
+          return retryingOnTheCpu(chosen.device, feedback, [&](const DeviceChoice& device) {
+            return EndmemberRun(chosen, device, feedback).run();
+          });
+        });
   } catch (...) {
     rethrowAsJobError(options.ramBytes);
   }

@@ -2,6 +2,7 @@
 
 #include "core/BlasThreads.h"
 #include "core/Error.h"
+#include "io/EmptyBands.h"
 
 #include <lapacke.h>
 
@@ -240,7 +241,7 @@ class Searcher {
                     "no valid pixel has a finite score: values too large for their "
                     "products in float64 (beyond about 1e150): mark them as nodata or "
                     "rescale the image");
-      throw Error("INPUT", noneValid);
+      throw NoValidPixel(noneValid);
     }
     return found.best;
   }
