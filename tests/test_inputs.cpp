@@ -271,6 +271,76 @@ class InputTests : public QObject {
     QCOMPARE(none.exitCode, 1);
     QVERIFY2(none.err.contains("error [INPUT]: no valid pixel"), qPrintable(none.err));
   }
+
+  // Wavelengths and bad bands where tools put them: an ENVI header beside a GeoTIFF (micrometres),
+  // the dataset's ENVI lists in a VRT (as the EnMAP-Box writes them), GDAL's IMAGERY domain, and
+  // each band's 'bbl'. Leaving bands out by wavelength or by the list gives what leaving the
+  // same bands out by number gives.
+  void wavelengthsWhereverTheyAre() {
+    const QString dir = testing::tempDir();
+    const testing::Cube cube = scene();  // 12 bands at 400, 500, ... 1500 nm; 7-8 bad
+    testing::writeCube(cube, (dir + "/plain.tif").toStdString(), GDT_UInt16);
+    QString micrometres, nanometres, flags;
+    for (int b = 0; b < cube.bands; ++b) {
+      const QString comma = b ? ", " : "";
+      micrometres += comma + QString::number(0.4 + 0.1 * b);
+      nanometres += comma + QString::number(400 + 100 * b);
+      flags += comma + (b == 6 || b == 7 ? "0" : "1");
+    }
+    // A copy of plain.tif in `driver`'s format, closed and opened again for update (a VRT holds
+    // its source open until it is closed).
+    auto copyOf = [&](const QString& name, const char* driver) {
+      const QByteArray path = (dir + "/" + name).toUtf8();
+      std::unique_ptr<GDALDataset> source = openReadOnly(dir + "/plain.tif");
+      GDALDriver* maker = GetGDALDriverManager()->GetDriverByName(driver);
+      GDALClose(
+          maker->CreateCopy(path.constData(), source.get(), false, nullptr, nullptr, nullptr));
+      return std::unique_ptr<GDALDataset>(
+          GDALDataset::FromHandle(GDALOpen(path.constData(), GA_Update)));
+    };
+    {  // an ENVI header beside the GeoTIFF
+      QVERIFY(copyOf("beside.tif", "GTiff"));
+      QFile header(dir + "/beside.hdr");
+      QVERIFY(header.open(QIODevice::WriteOnly));
+      header.write(("ENVI\nwavelength units = Micrometers\nwavelength = {\n " + micrometres +
+                    "}\nbbl = {" + flags + "}\n")
+                       .toUtf8());
+    }
+    {  // the dataset's ENVI lists in a VRT
+      std::unique_ptr<GDALDataset> vrt = copyOf("lists.vrt", "VRT");
+      QVERIFY(vrt);
+      vrt->SetMetadataItem("wavelength", ("{" + nanometres + "}").toUtf8().constData(), "ENVI");
+      vrt->SetMetadataItem("wavelength_units", "Nanometers", "ENVI");
+      vrt->SetMetadataItem("bbl", ("{" + flags + "}").toUtf8().constData(), "ENVI");
+    }
+    {  // GDAL's IMAGERY domain and each band's bbl
+      std::unique_ptr<GDALDataset> copy = copyOf("imagery.tif", "GTiff");
+      QVERIFY(copy);
+      for (int b = 1; b <= cube.bands; ++b) {
+        GDALRasterBand* band = copy->GetRasterBand(b);
+        band->SetMetadataItem("CENTRAL_WAVELENGTH_UM", QByteArray::number(0.3 + 0.1 * b),
+                              "IMAGERY");
+        band->SetMetadataItem("bbl", b == 7 || b == 8 ? "0" : "1");
+      }
+    }
+    const QString reference = dir + "/reference.tif";
+    QCOMPARE(run({"pca", dir + "/plain.tif", reference, "--components", "4", "--bands", "1-6,9-12"})
+                 .exitCode,
+             0);
+    for (const QString& name :
+         {QString("beside.tif"), QString("lists.vrt"), QString("imagery.tif")}) {
+      for (const QStringList& leaveOut :
+           {QStringList{"--exclude-nm", "1000-1100"}, QStringList{"--use-bbl"}}) {
+        const QString ours = dir + "/ours.tif";
+        const Run result =
+            run(QStringList{"pca", dir + "/" + name, ours, "--components", "4"} + leaveOut);
+        QVERIFY2(result.exitCode == 0, qPrintable(name + ": " + result.err));
+        QVERIFY2(samplesOf(ours) == samplesOf(reference),
+                 qPrintable(name + " " + leaveOut.join(' ')));
+        QFile::remove(ours);
+      }
+    }
+  }
 };
 
 QTEST_GUILESS_MAIN(InputTests)

@@ -5,6 +5,7 @@
 #include "io/BandRuns.h"
 #include "io/BlockDecoder.h"
 #include "io/InputFiles.h"
+#include "io/SpectralMetadata.h"
 
 #include <cpl_string.h>
 #include <ogr_spatialref.h>
@@ -183,11 +184,13 @@ RasterInfo describeRaster(GDALDataset& dataset, const std::string& path) {
     const double value = band->GetNoDataValue(&hasNodata);
     info.nodata.push_back(hasNodata ? value : std::nan(""));
     info.bandDescriptions.emplace_back(band->GetDescription());
-    const char* wavelength = band->GetMetadataItem("wavelength");
-    info.wavelengths.push_back(wavelength ? CPLAtof(wavelength) : std::nan(""));
-    const char* units = band->GetMetadataItem("wavelength_units");
-    if (wavelength && units && info.wavelengthUnits.empty()) info.wavelengthUnits = units;
   }
+  SpectralMetadata spectral = readSpectralMetadata(dataset, path);
+  info.wavelengths = std::move(spectral.wavelengths);
+  info.fwhm = std::move(spectral.fwhm);
+  info.goodBands = std::move(spectral.good);
+  info.wavelengthSource = spectral.source;
+  if (!info.wavelengthSource.empty()) info.wavelengthUnits = "nm";
   info.hasGeoTransform = dataset.GetGeoTransform(info.geoTransform.data()) == CE_None;
   if (const OGRSpatialReference* srs = dataset.GetSpatialRef()) {
     char* wkt = nullptr;
@@ -682,33 +685,7 @@ std::vector<int> selectBands(const BandList& requested, int bandCount, const std
 
 namespace {
 
-// A band's wavelength in nanometres: ENVI and GDAL say "Nanometers" or "Micrometers" (or nothing,
-// where values below 100 can only be micrometres).
-double nanometres(double wavelength, const std::string& units) {
-  const QString unit = QString::fromStdString(units).toLower();
-  const bool micrometres = unit.startsWith("micro") || unit == "um" || unit == QString("µm") ||
-                           (unit.isEmpty() && wavelength < 100);
-  return micrometres ? wavelength * 1000 : wavelength;
-}
-
-// ENVI's bad-band list ("{1, 1, 0, ...}", 0 for a bad band) as GDAL keeps it, one flag per band.
-std::vector<bool> badBandList(GDALDataset& dataset, int bandCount) {
-  const char* text = dataset.GetMetadataItem("bbl", "ENVI");
-  if (!text)
-    throw Error("USE_BBL", "the input has no bad-band list (an ENVI header's 'bbl' field)");
-  QString list = QString::fromLatin1(text).trimmed();
-  list.remove('{').remove('}');
-  const QStringList flags = list.split(',', Qt::SkipEmptyParts);
-  if (flags.size() != bandCount)
-    throw Error("USE_BBL", "the bad-band list has " + std::to_string(flags.size()) +
-                               " entries for " + std::to_string(bandCount) + " bands");
-  std::vector<bool> good;
-  for (const QString& flag : flags) good.push_back(flag.trimmed().toDouble() != 0);
-  return good;
-}
-
-void excludeBands(std::vector<int>& bands, GDALDataset& dataset, const RasterInfo& info,
-                  const BandExclusions& exclude) {
+void excludeBands(std::vector<int>& bands, const RasterInfo& info, const BandExclusions& exclude) {
   if (!exclude.nanometres.empty()) {
     for (int b : bands)
       if (std::isnan(info.wavelengths[b - 1]))
@@ -716,7 +693,7 @@ void excludeBands(std::vector<int>& bands, GDALDataset& dataset, const RasterInf
                                       " has no wavelength: the input's bands cannot be "
                                       "excluded by wavelength");
     const auto excluded = [&](int b) {
-      const double nm = nanometres(info.wavelengths[b - 1], info.wavelengthUnits);
+      const double nm = info.wavelengths[b - 1];
       return std::any_of(
           exclude.nanometres.begin(), exclude.nanometres.end(),
           [&](const auto& range) { return nm >= range.first && nm <= range.second; });
@@ -727,7 +704,11 @@ void excludeBands(std::vector<int>& bands, GDALDataset& dataset, const RasterInf
                                     " band(s); at least two are needed");
   }
   if (exclude.badBandList) {
-    const std::vector<bool> good = badBandList(dataset, info.bandCount);
+    if (info.goodBands.empty())
+      throw Error("USE_BBL",
+                  "the input has no bad-band list (an ENVI header's 'bbl' field, in the file's "
+                  "ENVI metadata, its bands' 'bbl' items or an ENVI header beside it)");
+    const std::vector<bool>& good = info.goodBands;
     bands.erase(std::remove_if(bands.begin(), bands.end(), [&](int b) { return !good[b - 1]; }),
                 bands.end());
     if (bands.size() < 2)
@@ -787,7 +768,7 @@ JobInput openJobInput(const std::string& path, const BandList& requestedBands,
   input.info = describeRaster(dataset, path);
   if (nodata) std::fill(input.info.nodata.begin(), input.info.nodata.end(), *nodata);
   input.bands = selectBands(requestedBands, input.info.bandCount, job);
-  excludeBands(input.bands, dataset, input.info, exclude);
+  excludeBands(input.bands, input.info, exclude);
   std::vector<GDALDataType> types;
   for (int b : input.bands) {
     const GDALDataType type = input.info.bandTypes[b - 1];

@@ -71,9 +71,12 @@ struct RasterInfo {
   std::array<double, 6> geoTransform{};
   std::string crsWkt;
   std::vector<std::string> bandDescriptions;
-  std::vector<double> wavelengths;  // per band, from the band's "wavelength" metadata; NaN if none
-  std::string wavelengthUnits;      // of the first band that has wavelengths
-  std::vector<std::string> files;   // every file of the dataset (e.g. ENVI .hdr beside the data)
+  // Per band, in nanometres, NaN where unknown (SpectralMetadata.h says where they are read).
+  std::vector<double> wavelengths, fwhm;
+  std::string wavelengthUnits;     // "nm" where the bands have wavelengths, else empty
+  std::string wavelengthSource;    // where they were found
+  std::vector<bool> goodBands;     // the bad-band list (false: bad); empty when the file has none
+  std::vector<std::string> files;  // every file of the dataset (e.g. ENVI .hdr beside the data)
 };
 
 // Initialises GDAL's drivers once (safe to call repeatedly and inside QGIS).

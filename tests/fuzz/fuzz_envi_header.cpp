@@ -1,10 +1,12 @@
 // Fuzz target: an ENVI header beside 4 KiB of data, opened as a job's input is (GDAL's ENVI
 // driver, then the engine's description, band selection by wavelength and bad-band list) and its
-// first row read. Whatever the header says, the result is an Error naming a parameter or a
+// first row read; and the same text as a header beside a file of another format is read
+// (parseEnviHeader). Whatever the header says, the result is an Error naming a parameter or a
 // readable input.
 
 #include "core/Error.h"
 #include "io/Raster.h"
+#include "io/SpectralMetadata.h"
 
 #include <cpl_vsi.h>
 
@@ -32,6 +34,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(i * 37);
     return bytes;
   }();
+  const auto fields =
+      parseEnviHeader(QByteArray(reinterpret_cast<const char*>(data), static_cast<int>(size)));
+  for (const auto& field : fields)
+    if (field.first.find('\n') != std::string::npos) std::abort();  // keys end at their line
   writeMemoryFile("/vsimem/fuzz.hdr", data, size);
   writeMemoryFile("/vsimem/fuzz.img", pixels.data(), pixels.size());
   for (const BandExclusions& exclude : {BandExclusions{}, BandExclusions{{{1340, 1450}}, true}}) {

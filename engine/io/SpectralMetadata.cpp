@@ -1,0 +1,169 @@
+#include "io/SpectralMetadata.h"
+
+#include "io/InputFiles.h"
+
+#include <QFileInfo>
+#include <QString>
+#include <QStringList>
+
+#include <algorithm>
+#include <cmath>
+
+namespace hyperstream {
+
+namespace {
+
+constexpr int64_t kLargestHeader = int64_t{16} << 20;
+
+// "{400.1, 410.2, ...}" or "400.1,410.2": the numbers, NaN for an entry that is not one.
+std::vector<double> numberList(const QString& text) {
+  QString list = text.trimmed();
+  list.remove('{').remove('}');
+  std::vector<double> values;
+  for (const QString& item : list.split(',', Qt::SkipEmptyParts)) {
+    bool ok = false;
+    const double value = item.trimmed().toDouble(&ok);
+    values.push_back(ok ? value : std::nan(""));
+  }
+  return values;
+}
+
+std::vector<double> inNanometres(std::vector<double> values, const std::string& units) {
+  for (double& value : values) value = toNanometres(value, units);
+  return values;
+}
+
+bool complete(const std::vector<double>& values, int bands) {
+  if (static_cast<int>(values.size()) != bands) return false;
+  for (double value : values)
+    if (!std::isfinite(value) || value <= 0) return false;
+  return true;
+}
+
+std::vector<bool> goodFlags(const std::vector<double>& flags, int bands) {
+  if (static_cast<int>(flags.size()) != bands) return {};
+  std::vector<bool> good;
+  for (double flag : flags) good.push_back(!(flag == 0));
+  return good;
+}
+
+// Per-band items of `domain`: each band's `key`, NaN where a band has none.
+std::vector<double> bandItems(GDALDataset& dataset, const char* key, const char* domain) {
+  std::vector<double> values;
+  for (int b = 1; b <= dataset.GetRasterCount(); ++b) {
+    const char* text = dataset.GetRasterBand(b)->GetMetadataItem(key, domain);
+    values.push_back(text ? CPLAtof(text) : std::nan(""));
+  }
+  return values;
+}
+
+const char* firstBandItem(GDALDataset& dataset, const char* key) {
+  for (int b = 1; b <= dataset.GetRasterCount(); ++b)
+    if (const char* text = dataset.GetRasterBand(b)->GetMetadataItem(key)) return text;
+  return nullptr;
+}
+
+// The ENVI header beside a file that is not itself ENVI, if there is one.
+QByteArray headerBeside(GDALDataset& dataset, const std::string& path) {
+  GDALDriver* driver = dataset.GetDriver();
+  if (driver && EQUAL(driver->GetDescription(), "ENVI")) return {};
+  const QFileInfo file(QString::fromStdString(path));
+  if (!file.isFile()) return {};
+  for (const QString& candidate :
+       {file.path() + "/" + file.completeBaseName() + ".hdr", file.filePath() + ".hdr"}) {
+    if (!QFileInfo(candidate).isFile()) continue;
+    return readInputFile(candidate.toStdString(), "INPUT", kLargestHeader);
+  }
+  return {};
+}
+
+}  // namespace
+
+double toNanometres(double wavelength, const std::string& units) {
+  const QString unit = QString::fromStdString(units).trimmed().toLower();
+  const bool micrometres = unit.startsWith("micro") || unit == "um" || unit == QString("µm") ||
+                           (unit.isEmpty() && wavelength < 100);
+  return micrometres ? wavelength * 1000 : wavelength;
+}
+
+std::vector<std::pair<std::string, std::string>> parseEnviHeader(const QByteArray& text) {
+  std::vector<std::pair<std::string, std::string>> fields;
+  const QString all = QString::fromUtf8(text);
+  int at = 0;
+  while (at < all.size()) {
+    const int lineEnd = all.indexOf('\n', at) < 0 ? all.size() : all.indexOf('\n', at);
+    const int equals = all.indexOf('=', at);
+    if (equals < 0 || equals > lineEnd) {
+      at = lineEnd + 1;
+      continue;
+    }
+    const QString key = all.mid(at, equals - at).trimmed().toLower();
+    int valueStart = equals + 1;
+    while (valueStart < all.size() && all[valueStart] == ' ') ++valueStart;
+    int valueEnd = lineEnd;
+    if (valueStart < all.size() && all[valueStart] == '{') {
+      const int close = all.indexOf('}', valueStart);
+      valueEnd = close < 0 ? all.size() : close + 1;
+    }
+    fields.emplace_back(key.toStdString(),
+                        all.mid(valueStart, valueEnd - valueStart).trimmed().toStdString());
+    at = all.indexOf('\n', valueEnd) < 0 ? all.size() : all.indexOf('\n', valueEnd) + 1;
+  }
+  return fields;
+}
+
+SpectralMetadata readSpectralMetadata(GDALDataset& dataset, const std::string& path) {
+  const int bands = dataset.GetRasterCount();
+  SpectralMetadata found;
+  found.wavelengths.assign(bands, std::nan(""));
+  found.fwhm.assign(bands, std::nan(""));
+  const auto take = [&](std::vector<double> wavelengths, std::vector<double> fwhm,
+                        const std::string& source) {
+    if (!found.source.empty() || !complete(wavelengths, bands)) return;
+    found.wavelengths = std::move(wavelengths);
+    if (complete(fwhm, bands)) found.fwhm = std::move(fwhm);
+    found.source = source;
+  };
+
+  // Each band's own metadata.
+  const char* bandUnits = firstBandItem(dataset, "wavelength_units");
+  take(inNanometres(bandItems(dataset, "wavelength", nullptr), bandUnits ? bandUnits : ""),
+       inNanometres(bandItems(dataset, "fwhm", nullptr), bandUnits ? bandUnits : ""),
+       "the bands' metadata");
+  take(inNanometres(bandItems(dataset, "CENTRAL_WAVELENGTH_UM", "IMAGERY"), "um"),
+       inNanometres(bandItems(dataset, "FWHM_UM", "IMAGERY"), "um"), "the bands' IMAGERY metadata");
+  const std::vector<double> bandFlags = bandItems(dataset, "bbl", nullptr);
+  if (std::none_of(bandFlags.begin(), bandFlags.end(), [](double v) { return std::isnan(v); }))
+    found.good = goodFlags(bandFlags, bands);
+
+  // The dataset's ENVI lists.
+  const char* units = dataset.GetMetadataItem("wavelength_units", "ENVI");
+  const std::string datasetUnits = units ? units : (bandUnits ? bandUnits : "");
+  const auto datasetList = [&](const char* key) {
+    const char* text = dataset.GetMetadataItem(key, "ENVI");
+    return text ? numberList(QString::fromUtf8(text)) : std::vector<double>();
+  };
+  take(inNanometres(datasetList("wavelength"), datasetUnits),
+       inNanometres(datasetList("fwhm"), datasetUnits), "the ENVI metadata");
+  if (found.good.empty()) found.good = goodFlags(datasetList("bbl"), bands);
+
+  // An ENVI header beside the file.
+  const QByteArray header = headerBeside(dataset, path);
+  if (!header.isEmpty()) {
+    std::string headerUnits;
+    std::vector<double> wavelengths, fwhm, flags;
+    for (const auto& [key, value] : parseEnviHeader(header)) {
+      const QString text = QString::fromStdString(value);
+      if (key == "wavelength units") headerUnits = value;
+      if (key == "wavelength") wavelengths = numberList(text);
+      if (key == "fwhm") fwhm = numberList(text);
+      if (key == "bbl") flags = numberList(text);
+    }
+    take(inNanometres(wavelengths, headerUnits), inNanometres(fwhm, headerUnits),
+         "the ENVI header beside it");
+    if (found.good.empty()) found.good = goodFlags(flags, bands);
+  }
+  return found;
+}
+
+}  // namespace hyperstream
