@@ -76,6 +76,62 @@ void writeCube(const Cube& cube, const std::string& path, GDALDataType type,
   GDALClose(dataset);
 }
 
+// `cube` as a netCDF-4 file holding two arrays, reflectance(band, y, x) as UInt16 and mask(y, x),
+// with band, y and x coordinates (y descending: the first row is the northernmost, as GDAL reads
+// it).
+void writeNetcdfCube(const Cube& cube, const std::string& path) {
+  const auto check = [&](bool done) {
+    if (!done) throw std::runtime_error("cannot write " + path);
+  };
+  GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("netCDF");
+  if (!driver) throw std::runtime_error("GDAL has no netCDF driver");
+  std::unique_ptr<GDALDataset> file(driver->CreateMultiDimensional(path.c_str(), nullptr, nullptr));
+  check(bool(file));
+  std::shared_ptr<GDALGroup> root = file->GetRootGroup();
+  auto band = root->CreateDimension("band", "", "", cube.bands);
+  auto y = root->CreateDimension("y", "", "", cube.rows);
+  auto x = root->CreateDimension("x", "", "", cube.cols);
+  const auto float64 = GDALExtendedDataType::Create(GDT_Float64);
+  const auto text = GDALExtendedDataType::CreateString();
+  auto writeCoordinates = [&](const std::shared_ptr<GDALDimension>& dimension, double start,
+                              double step) {
+    auto array = root->CreateMDArray(dimension->GetName(), {dimension}, float64);
+    check(bool(array));
+    const std::string axis = dimension->GetName();
+    if (axis == "x" || axis == "y")
+      for (const auto& [key, value] :
+           {std::pair<std::string, std::string>{"axis", axis == "x" ? "X" : "Y"},
+            {"standard_name", "projection_" + axis + "_coordinate"},
+            {"units", "m"}})
+        check(bool(array->CreateAttribute(key, {}, text)->Write(value.c_str())));
+    std::vector<double> values(dimension->GetSize());
+    for (size_t i = 0; i < values.size(); ++i) values[i] = start + step * static_cast<double>(i);
+    const GUInt64 origin[1] = {0};
+    const size_t count[1] = {values.size()};
+    check(bool(array->Write(origin, count, nullptr, nullptr, float64, values.data())));
+  };
+  writeCoordinates(y, 5000.0 - 1.0, -2.0);
+  writeCoordinates(x, 1000.0 + 1.0, 2.0);
+  writeCoordinates(band, 1.0, 1.0);
+  auto reflectance =
+      root->CreateMDArray("reflectance", {band, y, x}, GDALExtendedDataType::Create(GDT_UInt16));
+  check(bool(reflectance));
+  std::vector<uint16_t> samples(static_cast<size_t>(cube.bands * cube.pixels()));
+  for (int b = 0; b < cube.bands; ++b)
+    for (int64_t p = 0; p < cube.pixels(); ++p)
+      samples[b * cube.pixels() + p] = static_cast<uint16_t>(cube.values[p * cube.bands + b]);
+  const GUInt64 origin[3] = {0, 0, 0};
+  const size_t count[3] = {static_cast<size_t>(cube.bands), static_cast<size_t>(cube.rows),
+                           static_cast<size_t>(cube.cols)};
+  check(bool(reflectance->Write(origin, count, nullptr, nullptr,
+                                GDALExtendedDataType::Create(GDT_UInt16), samples.data())));
+  auto mask = root->CreateMDArray("mask", {y, x}, GDALExtendedDataType::Create(GDT_Byte));
+  check(bool(mask));
+  std::vector<uint8_t> ones(static_cast<size_t>(cube.pixels()), 1);
+  check(bool(mask->Write(origin, count + 1, nullptr, nullptr,
+                         GDALExtendedDataType::Create(GDT_Byte), ones.data())));
+}
+
 Cube readCube(const std::string& path) {
   GDALAllRegister();
   std::unique_ptr<GDALDataset> dataset(

@@ -44,6 +44,9 @@ void roundValues(Cube& cube);
 void writeCube(const Cube& cube, const std::string& path, GDALDataType type,
                const std::string& driver = "GTiff", const std::vector<std::string>& options = {});
 Cube readCube(const std::string& path);
+// `cube` as a netCDF-4 file holding two arrays, reflectance(band, y, x) as UInt16 and mask(y, x),
+// with coordinates GDAL reads north up: NETCDF:"path":reflectance reads as the cube.
+void writeNetcdfCube(const Cube& cube, const std::string& path);
 
 // Cyclic Jacobi eigen-decomposition of a symmetric matrix (n x n, row-major): the eigenvalues,
 // unsorted; `vectors` gets the eigenvectors as columns.

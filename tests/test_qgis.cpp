@@ -272,6 +272,43 @@ class QgisTests : public QObject {
     for (QgsMapLayer* layer : project.mapLayers()) QVERIFY(layer->isValid());
   }
 
+  // A subdataset loaded as a layer (as QGIS offers a netCDF file's arrays) is the dialog's INPUT:
+  // its components load and equal those of the same cube as a plain GeoTIFF; the container is
+  // not written.
+  void subdatasetLayerFromTheDialog() {
+    if (!GetGDALDriverManager()->GetDriverByName("netCDF")) QSKIP("GDAL without netCDF");
+    testing::Cube cube = testing::correlatedCube(30, 40, 8, 36, 3000.0, 300.0);
+    testing::roundValues(cube);
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/plain.tif").toStdString(), GDT_UInt16);
+    testing::writeNetcdfCube(cube, (dir + "/scene.nc").toStdString());
+    QFile container(dir + "/scene.nc");
+    QVERIFY(container.open(QIODevice::ReadOnly));
+    const QByteArray before = container.readAll();
+    container.close();
+    QgsProject project;
+    auto* layer = new QgsRasterLayer("NETCDF:\"" + dir + "/scene.nc\":reflectance", "reflectance",
+                                     "gdal");
+    QVERIFY(layer->isValid());
+    project.addMapLayer(layer);
+    bool ok = false;
+    const QStringList loaded = runAsTheDialogDoes(
+        "hyperstream:pca",
+        {{"INPUT", layer->id()}, {"COMPONENTS", 3}, {"OUTPUT", dir + "/pcs.tif"}}, {"OUTPUT"},
+        project, ok);
+    QVERIFY(ok);
+    QVERIFY(loaded.contains(dir + "/pcs.tif"));
+    RecordingFeedback feedback;
+    runAlgorithm({{"INPUT", dir + "/plain.tif"}, {"COMPONENTS", 3}, {"OUTPUT", dir + "/ref.tif"}},
+                 feedback, ok);
+    QVERIFY(ok);
+    const testing::Cube ours = testing::readCube((dir + "/pcs.tif").toStdString());
+    const testing::Cube reference = testing::readCube((dir + "/ref.tif").toStdString());
+    QVERIFY(!ours.values.empty() && ours.values == reference.values);
+    QVERIFY(container.open(QIODevice::ReadOnly));
+    QCOMPARE(container.readAll(), before);
+  }
+
   // hyperstream:mnf from the dialog (its output loads), and the same run equals the engine's.
   void mnfFromTheDialog() {
     testing::Cube cube = testing::correlatedCube(40, 36, 7, 8);
