@@ -457,6 +457,7 @@ Cube referenceRebuild(const Cube& cube, const Reference& reference, int componen
   Cube out = cube;
   std::fill(out.values.begin(), out.values.end(), std::nan(""));
   std::vector<std::vector<double>> y;
+  y.reserve(components);
   for (int k = 0; k < components; ++k)
     y.push_back(referenceComponent(cube, reference, k, correlationMatrix));
   for (int64_t p = 0; p < cube.pixels(); ++p) {

@@ -42,8 +42,8 @@ bool complete(const std::vector<double>& values, int bands) {
 
 std::vector<bool> goodFlags(const std::vector<double>& flags, int bands) {
   if (static_cast<int>(flags.size()) != bands) return {};
-  std::vector<bool> good;
-  for (double flag : flags) good.push_back(!(flag == 0));
+  std::vector<bool> good(flags.size());
+  std::transform(flags.begin(), flags.end(), good.begin(), [](double flag) { return flag != 0; });
   return good;
 }
 
