@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what building and testing Hyperstream needs, from Debian bookworm's packages.
+# Installs what building and testing Hyperstream needs, from the Debian suite's packages (bookworm,
+# trixie, forky: the names below are the same in each).
 #   scripts/install-deps.sh [--bench|--fuzz|--qt6]   (--bench: also the benchmark peers, OTB and
 #     GRASS; --fuzz: clang and its libFuzzer runtime; --qt6: Qt 6 for scripts/test-qt6.sh)
 set -euo pipefail
