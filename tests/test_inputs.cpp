@@ -196,16 +196,18 @@ class InputTests : public QObject {
       QVERIFY2(byHand.exitCode == 0, qPrintable(byHand.err));
       QVERIFY(!samplesOf(ours).empty() && samplesOf(ours) == samplesOf(reference));
     }
-    const Run found = run({"endmembers", dir + "/windows.tif", dir + "/ours.csv", "--count", "3",
-                           "--method", "atgp"});
-    QVERIFY2(found.exitCode == 0, qPrintable(found.err));
-    QVERIFY(run(QStringList{"endmembers", dir + "/windows.tif", dir + "/reference.csv", "--count",
-                            "3", "--method", "atgp"} +
-                withoutThem)
-                .exitCode == 0);
-    QFile a(dir + "/ours.csv"), b(dir + "/reference.csv");
-    QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
-    QCOMPARE(a.readAll(), b.readAll());
+    for (const QString& method : {QString("atgp"), QString("vca")}) {
+      const Run found = run({"endmembers", dir + "/windows.tif", dir + "/ours.csv", "--count", "3",
+                             "--method", method});
+      QVERIFY2(found.exitCode == 0, qPrintable(method + ": " + found.err));
+      QVERIFY(run(QStringList{"endmembers", dir + "/windows.tif", dir + "/reference.csv", "--count",
+                              "3", "--method", method} +
+                  withoutThem)
+                  .exitCode == 0);
+      QFile a(dir + "/ours.csv"), b(dir + "/reference.csv");
+      QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+      QCOMPARE(a.readAll(), b.readAll());
+    }
 
     // Every band valid somewhere, no pixel valid in all: still no valid pixel.
     testing::Cube disjoint = scene();

@@ -140,6 +140,9 @@ class Searcher {
     ++result_.passes;
     Moments m = image_.moments();
     result_.validPixels = m.count;
+    if (m.count == 0)
+      throw NoValidPixel(
+          "no valid pixel: every pixel is nodata or not finite in at least one band");
     if (m.count < count_)
       throw Error("COUNT", std::to_string(count_) + " endmembers asked for, but the image has " +
                                std::to_string(m.count) + " valid pixels");
