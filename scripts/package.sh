@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Debian package build-deb/hyperstream_VERSION_amd64.deb for this machine's suite and
-# QGIS (packaging/debian.cmake says what it installs where; the version names what it fits, e.g.
+# QGIS, and the plugin ZIP beside it (build-deb/hyperstream-0.1.0-qgis3.40-trixie.zip, say) (packaging/debian.cmake says what it installs where; the version names what it fits, e.g.
 # 0.1.0+qgis3.40~trixie). Needs what scripts/install-deps.sh installs, and CUDA for the GPU backend.
 #   scripts/package.sh                   build the .deb for this machine's suite
 #   scripts/package.sh --test            and install it with apt in a bare chroot of the suite
@@ -25,8 +25,9 @@ if [ -n "$suite" ]; then
   out=/dev/shm/hyperstream-package-$$
   mkdir -p "$out"
   trap 'rm -rf "$out"' EXIT
-  SUITE=$suite "$fresh" "bash scripts/install-deps.sh && bash scripts/package.sh && cp build-deb/*.deb $out/"
-  rm -rf "build-deb-$suite" && mkdir -p "build-deb-$suite" && mv "$out"/*.deb "build-deb-$suite/"
+  SUITE=$suite "$fresh" \
+    "bash scripts/install-deps.sh && bash scripts/package.sh && cp build-deb/*.deb build-deb/*.zip $out/"
+  rm -rf "build-deb-$suite" && mkdir -p "build-deb-$suite" && mv "$out"/* "build-deb-$suite/"
   deb=$(ls "build-deb-$suite"/hyperstream_*_amd64.deb)
   echo "$deb"
   [ -n "$test" ] && SUITE=$suite bash scripts/test-package.sh "$deb"
@@ -57,6 +58,7 @@ rm -f build-deb/hyperstream_*_amd64.deb
 (cd build-deb && cpack -G DEB >/dev/null)
 deb=$(ls build-deb/hyperstream_*_amd64.deb)
 echo "$deb"
+ninja -C build-deb plugin_zip | sed -n 's/.*plugin ZIP: //p'
 dpkg-deb --info "$deb" | sed -n '/Depends/p'
 dpkg-deb --contents "$deb" | awk '{print $6, $7, $8}'
 [ -n "$test" ] && bash scripts/test-package.sh "$deb"
