@@ -271,6 +271,16 @@ class InputTests : public QObject {
         band->SetMetadataItem("bbl", b == 7 || b == 8 ? "0" : "1");
       }
     }
+    {  // a bad-band list of the wrong length
+      std::unique_ptr<GDALDataset> vrt = copyOf("short.vrt", "VRT");
+      QVERIFY(vrt);
+      vrt->SetMetadataItem("bbl", "{1, 0, 1}", "ENVI");
+    }
+    const Run shortList = run({"pca", dir + "/short.vrt", dir + "/o.tif", "--use-bbl"});
+    QCOMPARE(shortList.exitCode, 1);
+    QVERIFY2(
+        shortList.err.contains("error [USE_BBL]: the bad-band list has 3 entries for 12 bands"),
+        qPrintable(shortList.err));
     const QString reference = dir + "/reference.tif";
     QCOMPARE(run({"pca", dir + "/plain.tif", reference, "--components", "4", "--bands", "1-6,9-12"})
                  .exitCode,

@@ -189,6 +189,7 @@ RasterInfo describeRaster(GDALDataset& dataset, const std::string& path) {
   info.wavelengths = std::move(spectral.wavelengths);
   info.fwhm = std::move(spectral.fwhm);
   info.goodBands = std::move(spectral.good);
+  info.goodBandsProblem = spectral.goodProblem;
   info.wavelengthSource = spectral.source;
   if (!info.wavelengthSource.empty()) info.wavelengthUnits = "nm";
   info.hasGeoTransform = dataset.GetGeoTransform(info.geoTransform.data()) == CE_None;
@@ -704,6 +705,8 @@ void excludeBands(std::vector<int>& bands, const RasterInfo& info, const BandExc
                                     " band(s); at least two are needed");
   }
   if (exclude.badBandList) {
+    if (info.goodBands.empty() && !info.goodBandsProblem.empty())
+      throw Error("USE_BBL", info.goodBandsProblem);
     if (info.goodBands.empty())
       throw Error("USE_BBL",
                   "the input has no bad-band list (an ENVI header's 'bbl' field, in the file's "

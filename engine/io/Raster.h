@@ -76,6 +76,7 @@ struct RasterInfo {
   std::string wavelengthUnits;     // "nm" where the bands have wavelengths, else empty
   std::string wavelengthSource;    // where they were found
   std::vector<bool> goodBands;     // the bad-band list (false: bad); empty when the file has none
+  std::string goodBandsProblem;    // why a bad-band list the file has is not used
   std::vector<std::string> files;  // every file of the dataset (e.g. ENVI .hdr beside the data)
 };
 

@@ -40,8 +40,13 @@ bool complete(const std::vector<double>& values, int bands) {
   return true;
 }
 
-std::vector<bool> goodFlags(const std::vector<double>& flags, int bands) {
-  if (static_cast<int>(flags.size()) != bands) return {};
+std::vector<bool> goodFlags(const std::vector<double>& flags, int bands, std::string& problem) {
+  if (flags.empty()) return {};
+  if (static_cast<int>(flags.size()) != bands) {
+    problem = "the bad-band list has " + std::to_string(flags.size()) + " entries for " +
+              std::to_string(bands) + " bands";
+    return {};
+  }
   std::vector<bool> good(flags.size());
   std::transform(flags.begin(), flags.end(), good.begin(), [](double flag) { return flag != 0; });
   return good;
@@ -134,7 +139,7 @@ SpectralMetadata readSpectralMetadata(GDALDataset& dataset, const std::string& p
        inNanometres(bandItems(dataset, "FWHM_UM", "IMAGERY"), "um"), "the bands' IMAGERY metadata");
   const std::vector<double> bandFlags = bandItems(dataset, "bbl", nullptr);
   if (std::none_of(bandFlags.begin(), bandFlags.end(), [](double v) { return std::isnan(v); }))
-    found.good = goodFlags(bandFlags, bands);
+    found.good = goodFlags(bandFlags, bands, found.goodProblem);
 
   // The dataset's ENVI lists.
   const char* units = dataset.GetMetadataItem("wavelength_units", "ENVI");
@@ -145,7 +150,7 @@ SpectralMetadata readSpectralMetadata(GDALDataset& dataset, const std::string& p
   };
   take(inNanometres(datasetList("wavelength"), datasetUnits),
        inNanometres(datasetList("fwhm"), datasetUnits), "the ENVI metadata");
-  if (found.good.empty()) found.good = goodFlags(datasetList("bbl"), bands);
+  if (found.good.empty()) found.good = goodFlags(datasetList("bbl"), bands, found.goodProblem);
 
   // An ENVI header beside the file.
   const QByteArray header = headerBeside(dataset, path);
@@ -161,7 +166,7 @@ SpectralMetadata readSpectralMetadata(GDALDataset& dataset, const std::string& p
     }
     take(inNanometres(wavelengths, headerUnits), inNanometres(fwhm, headerUnits),
          "the ENVI header beside it");
-    if (found.good.empty()) found.good = goodFlags(flags, bands);
+    if (found.good.empty()) found.good = goodFlags(flags, bands, found.goodProblem);
   }
   return found;
 }

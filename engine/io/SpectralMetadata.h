@@ -22,6 +22,7 @@ struct SpectralMetadata {
   std::vector<double> wavelengths;  // nm, per band; NaN where unknown
   std::vector<double> fwhm;         // nm, per band; NaN where unknown
   std::vector<bool> good;           // per band; empty when no bad-band list was found
+  std::string goodProblem;          // why a bad-band list that was found is not used
   std::string source;               // where the wavelengths came from (for the log); empty: none
 };
 
