@@ -27,15 +27,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md
 set(CPACK_GENERATOR DEB)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGE_NAME hyperstream)
-# The version names what the package fits: a build fits one QGIS release of one Debian suite
-# (Debian names QGIS's library by its full release), e.g. 0.1.0+qgis3.40~trixie.
-string(REGEX MATCH "^[0-9]+\\.[0-9]+" qgis_series "${QGIS_VERSION}")
-set(suite_name debian)
-if(EXISTS /etc/os-release)
-  file(STRINGS /etc/os-release codename REGEX "^VERSION_CODENAME=")
-  string(REGEX REPLACE "^VERSION_CODENAME=" "" suite_name "${codename}")
-endif()
-set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION}+qgis${qgis_series}~${suite_name})
+# The version names what the package fits, e.g. 0.1.0+qgis3.40~trixie (CMakeLists.txt).
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION}+qgis${HYPERSTREAM_QGIS_SERIES}~${HYPERSTREAM_SUITE})
 set(CPACK_PACKAGE_CONTACT "Hyperstream developers <hyperstream@example.org>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "hyperspectral PCA, MNF, SPP and unmixing for QGIS, on GPUs or all CPU cores")
