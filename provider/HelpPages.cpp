@@ -16,6 +16,17 @@ namespace hyperstream {
 
 namespace {
 
+// What a text parameter takes.
+QString textTaken(const QString& name) {
+  if (name == QLatin1String("CREATION_OPTIONS"))
+    return QObject::tr("text: creation options, NAME=VALUE joined by |");
+  if (name == QLatin1String("BAND_LIST"))
+    return QObject::tr("text: band numbers and ranges, e.g. 1-100,120-198");
+  if (name == QLatin1String("EXCLUDE_NM"))
+    return QObject::tr("text: wavelength ranges in nanometres, e.g. 1340-1450,1790-1960");
+  return QObject::tr("text");
+}
+
 // What a parameter takes, as qgis_process and processing.run() take it.
 QString valuesTaken(const QgsProcessingParameterDefinition& parameter) {
   QString type = parameter.type();
@@ -33,11 +44,10 @@ QString valuesTaken(const QgsProcessingParameterDefinition& parameter) {
     return text;
   }
   if (type == QgsProcessingParameterRasterLayer::typeName())
-    return QObject::tr("raster layer or file");
+    return QObject::tr("raster layer, file or GDAL name (e.g. NETCDF:\"scene.nc\":reflectance)");
   if (type == QgsProcessingParameterBand::typeName()) return QObject::tr("band numbers (1-based)");
   if (type == QgsProcessingParameterFile::typeName()) return QObject::tr("file");
-  if (type == QgsProcessingParameterString::typeName())
-    return QObject::tr("text (creation options: NAME=VALUE joined by |)");
+  if (type == QgsProcessingParameterString::typeName()) return textTaken(parameter.name());
   if (type == QgsProcessingParameterBoolean::typeName()) return QObject::tr("true or false");
   if (type == QgsProcessingParameterRasterDestination::typeName())
     return QObject::tr("raster file to write");

@@ -153,6 +153,13 @@ class QgisTests : public QObject {
       for (const QgsProcessingOutputDefinition* output : each->outputDefinitions())
         QVERIFY2(text.contains("<code>" + output->name() + "</code>"),
                  qPrintable(each->id() + " " + output->name()));
+      // Only CREATION_OPTIONS takes NAME=VALUE options (every text parameter said so once).
+      for (const char* name : {"BAND_LIST", "EXCLUDE_NM"}) {
+        const int row = text.indexOf(QStringLiteral("<tr><td><code>%1</code>").arg(name));
+        QVERIFY2(row >= 0, qPrintable(each->id() + " " + name));
+        QVERIFY2(!text.mid(row, text.indexOf("</tr>", row) - row).contains("NAME=VALUE"),
+                 qPrintable(each->id() + " " + name));
+      }
     }
   }
 
@@ -287,8 +294,8 @@ class QgisTests : public QObject {
     const QByteArray before = container.readAll();
     container.close();
     QgsProject project;
-    auto* layer = new QgsRasterLayer("NETCDF:\"" + dir + "/scene.nc\":reflectance", "reflectance",
-                                     "gdal");
+    auto* layer =
+        new QgsRasterLayer("NETCDF:\"" + dir + "/scene.nc\":reflectance", "reflectance", "gdal");
     QVERIFY(layer->isValid());
     project.addMapLayer(layer);
     bool ok = false;
