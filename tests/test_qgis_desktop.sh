@@ -32,7 +32,9 @@ for display in $(seq 91 99); do
 done
 Xvfb :$display -screen 0 1400x900x24 -nolisten tcp >/dev/null 2>&1 &
 xvfb=$!
-sleep 2
+# Until its socket is there (a fixed 2 s was too short on a loaded machine once).
+for _ in $(seq 100); do [ -S /tmp/.X11-unix/X$display ] && break; sleep 0.2; done
+sleep 0.5
 export DISPLAY=:$display HYPERSTREAM_DESKTOP_WORK=$work HYPERSTREAM_DESKTOP_RESULTS=$work/results.txt
 status=0
 timeout -s KILL 300 qgis --noversioncheck --nologo --code "$here/qgis_desktop.py" \
