@@ -47,8 +47,7 @@ std::string OutputFiles::asked(const QString& name, const QString& path) {
 
 bool isGdalName(const QVariant& value) {
   if (value.userType() != QMetaType::QString) return false;
-  const std::string text = value.toString().toStdString();
-  return text.rfind("/vsi", 0) == 0 || parseSubdatasetName(text).isSubdataset;
+  return isNonFileName(value.toString().toStdString());
 }
 
 std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,

@@ -16,10 +16,6 @@ namespace hyperstream {
 
 namespace {
 
-bool isVirtual(const std::string& path) {
-  return path.rfind("/vsi", 0) == 0;
-}
-
 // Empty, or why `path` (which exists) cannot be read as a file.
 std::string notRegular(const std::string& path) {
   struct stat status {};
@@ -59,6 +55,14 @@ std::string existingFileAmong(const std::vector<std::string>& parts) {
 }
 
 }  // namespace
+
+bool isVirtual(const std::string& path) {
+  return path.rfind("/vsi", 0) == 0;
+}
+
+bool isNonFileName(const std::string& name) {
+  return isVirtual(name) || parseSubdatasetName(name).isSubdataset;
+}
 
 SubdatasetName parseSubdatasetName(const std::string& name) {
   // DRIVER:"file":rest, DRIVER:file:rest or DRIVER:N:file (NETCDF, HDF5, HDF4_SDS, GTIFF_DIR,

@@ -25,6 +25,10 @@ struct SubdatasetName {
   std::string file;
 };
 SubdatasetName parseSubdatasetName(const std::string& name);
+// One of GDAL's virtual paths (/vsizip/, /vsimem/, ...).
+bool isVirtual(const std::string& path);
+// A name GDAL opens that is not a plain path: a virtual path or a subdataset name.
+bool isNonFileName(const std::string& name);
 
 // The most a statistics JSON or a table may hold (far more than any real one does).
 constexpr int64_t kLargestTextInput = int64_t{1} << 30;
