@@ -407,8 +407,11 @@ class CliTests : public QObject {
     QCOMPARE(run({"synth", dir + "/big.tif", "--rows", "600", "--cols", "400", "--quiet"}).exitCode,
              0);
     QProcess process;
-    process.start(QStringLiteral(HYPERSTREAM_CLI), {"pca", dir + "/big.tif", dir + "/out.tif",
-                                                    "--components", "all", "--strip-rows", "4"});
+    // Compressed, pass 2 lasts seconds: a loaded machine once let the run end between the test
+    // reading "valid of" and the signals.
+    process.start(QStringLiteral(HYPERSTREAM_CLI),
+                  {"pca", dir + "/big.tif", dir + "/out.tif", "--components", "all", "--strip-rows",
+                   "4", "--co", "COMPRESS=DEFLATE", "--co", "ZLEVEL=9"});
     QVERIFY(process.waitForStarted());
     process.setReadChannel(QProcess::StandardError);
     QString messages;
@@ -424,9 +427,10 @@ class CliTests : public QObject {
     ::kill(pid, SIGCONT);
     QVERIFY(process.waitForFinished(20000));
     messages += process.readAllStandardError();
+    if (messages.contains("components: ")) QSKIP("the run ended before the interrupts arrived");
     QVERIFY2(messages.contains("canceling"), qPrintable(messages));
     QCOMPARE(process.exitStatus(), QProcess::CrashExit);  // ended by the second signal
-    QCOMPARE(testing::filesIn(dir), QStringList{"big.tif"});
+    QCOMPARE(testing::filesIn(dir).join(' '), QString("big.tif"));
   }
 
   void interruptCancelsCleanly() {
