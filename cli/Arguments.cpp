@@ -127,6 +127,9 @@ void addSharedOptions(QCommandLineParser& parser, const SharedOptionHelp& help) 
        "The input's nodata value, for every band, in place of what the file declares (e.g. the "
        "fill of a product whose file declares none).",
        "VALUE"},
+      {"orthorectify",
+       "Put the raster outputs on the input's map grid through its GLT (EMIT), each cell the "
+       "value of its GLT pixel as EMIT's own tools do (default: the image's own geometry)."},
       {"format",
        "GDAL driver of " + help.outputs + ", e.g. GTiff or ENVI (default: from the extension).",
        "NAME"},
@@ -170,6 +173,7 @@ void readSharedOptions(const QCommandLineParser& parser, JobOptions& options) {
     options.nodata = parser.value("nodata").toDouble(&ok);
     if (!ok) invalid("nodata", "--nodata is a number, not '" + parser.value("nodata") + "'");
   }
+  options.orthorectify = parser.isSet("orthorectify");
   options.format = parser.value("format").toStdString();
   for (const QString& option : parser.values("co"))
     options.creationOptions.push_back(option.toStdString());

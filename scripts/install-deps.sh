@@ -4,7 +4,7 @@
 #   scripts/install-deps.sh [--bench|--fuzz|--qt6]   (--bench: also the benchmark peers, OTB and
 #     GRASS; --fuzz: clang and its libFuzzer runtime; --qt6: Qt 6 for scripts/test-qt6.sh)
 set -euo pipefail
-packages=(build-essential cmake ninja-build pkg-config qtbase5-dev libgdal-dev gdal-bin
+packages=(build-essential cmake ninja-build pkg-config qtbase5-dev libgdal-dev libhdf5-dev gdal-bin
           libopenblas-dev liblapacke-dev
           libopenmpi-dev openmpi-bin  # hyperstream-mpi and its tests
           libqgis-dev qgis python3-qgis  # the QGIS provider, qgis_process and PyQGIS

@@ -52,6 +52,8 @@ struct JobOptions {
   int64_t ramBytes = kDefaultRamBytes;
   DeviceChoice device;    // auto, the CPU, one GPU or several
   int64_t stripRows = 0;  // 0: from the RAM budget (tests force small strips)
+  // Raster outputs on the input's GLT map grid (EMIT) rather than in its image geometry.
+  bool orthorectify = false;
 };
 
 }  // namespace hyperstream

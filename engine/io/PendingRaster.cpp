@@ -103,6 +103,30 @@ PendingRaster::PendingRaster(const std::string& destination, const RasterFormat&
   folder_ = makePendingFolder(destination, pending_);
   temporary_ =
       folder_ + "/" + QFileInfo(QString::fromStdString(destination)).fileName().toStdString();
+  create(width, height, bands, type, options);
+}
+
+PendingRaster::PendingRaster(const std::string& destination, const RasterFormat& format,
+                             int64_t width, int64_t height, int bands, GDALDataType type,
+                             std::shared_ptr<const Orthorectification> orthorectification)
+    : destination_(destination),
+      driver_(GetGDALDriverManager()->GetDriverByName("GTiff")),
+      orthorectification_(std::move(orthorectification)),
+      mapFormat_(format) {
+  creationOptionList(format);  // checked now, not at the end
+  folder_ = makePendingFolder(destination, pending_);
+  temporary_ = folder_ + "/image-geometry.tif";
+  mapTemporary_ =
+      folder_ + "/" + QFileInfo(QString::fromStdString(destination)).fileName().toStdString();
+  pending_.add(mapTemporary_);
+  pending_.add(mapTemporary_ + ".aux.xml");
+  CPLStringList options;
+  options.SetNameValue("BIGTIFF", "IF_SAFER");
+  create(width, height, bands, type, options);
+}
+
+void PendingRaster::create(int64_t width, int64_t height, int bands, GDALDataType type,
+                           const CPLStringList& options) {
   pending_.add(temporary_);
   pending_.add(temporary_ + ".aux.xml");
   QuietGdalErrors quiet;
@@ -112,8 +136,8 @@ PendingRaster::PendingRaster(const std::string& destination, const RasterFormat&
   if (!dataset_) {
     const std::string reason = CPLGetLastErrorMsg();
     QDir(QString::fromStdString(folder_)).removeRecursively();
-    if (quiet.outOfMemory()) throw outOfMemory("while creating '" + destination + "'");
-    throw Error("OUTPUT", "cannot create '" + destination + "' with GDAL's " +
+    if (quiet.outOfMemory()) throw outOfMemory("while creating '" + destination_ + "'");
+    throw Error("OUTPUT", "cannot create '" + destination_ + "' with GDAL's " +
                               driver_->GetDescription() + " driver" +
                               (reason.empty() ? "" : ": " + reason));
   }
@@ -212,8 +236,50 @@ std::vector<std::string> PendingRaster::closeAndListFiles() {
   return files;
 }
 
+// The image-geometry raster, closed, onto the GLT's map grid in the destination's format, with
+// its metadata; the map grid's file then takes the image's place.
+void PendingRaster::writeMapGrid() {
+  const Glt& glt = *orthorectification_->glt;
+  DatasetPtr image = openRaster(temporary_, "OUTPUT");
+  const int bands = image->GetRasterCount();
+  const GDALDataType type = image->GetRasterBand(1)->GetRasterDataType();
+  driver_ = mapFormat_.driver;
+  {
+    QuietGdalErrors quiet;
+    CPLErrorReset();
+    dataset_.reset(driver_->Create(mapTemporary_.c_str(), static_cast<int>(glt.width),
+                                   static_cast<int>(glt.height), bands, type,
+                                   creationOptionList(mapFormat_).List()));
+    if (!dataset_)
+      throw Error("OUTPUT", "cannot create '" + destination_ +
+                                "' on the GLT's grid: " + CPLGetLastErrorMsg());
+  }
+  char** files = dataset_->GetFileList();
+  for (char** f = files; f && *f; ++f) pending_.add(*f);
+  CSLDestroy(files);
+  dataset_->SetGeoTransform(const_cast<double*>(glt.geoTransform.data()));
+  if (!glt.crsWkt.empty()) dataset_->SetProjection(glt.crsWkt.c_str());
+  dataset_->SetMetadata(image->GetMetadata());
+  for (int b = 1; b <= bands; ++b) {
+    GDALRasterBand* from = image->GetRasterBand(b);
+    GDALRasterBand* to = dataset_->GetRasterBand(b);
+    to->SetDescription(from->GetDescription());
+    to->SetMetadata(from->GetMetadata());
+    int hasNodata = 0;
+    const double nodata = from->GetNoDataValue(&hasNodata);
+    to->SetNoDataValue(hasNodata ? nodata : mapNodata(type));
+  }
+  orthorectify(*image, glt, *dataset_, orthorectification_->ramBytes);
+  image.reset();
+  std::remove(temporary_.c_str());
+  std::remove((temporary_ + ".aux.xml").c_str());
+  temporary_ = mapTemporary_;
+  close();
+}
+
 void PendingRaster::commit() {
   close();
+  if (orthorectification_) writeMapGrid();
   std::vector<std::string> replaced = existingDatasetFiles(destination_);
   replaced.push_back(destination_ + ".aux.xml");  // GDAL's sidecar, even of what it cannot open
   const QDir target = QFileInfo(QString::fromStdString(destination_)).absoluteDir();
@@ -239,7 +305,11 @@ std::unique_ptr<PendingRaster> createLike(const RasterInfo& input, const std::st
                                           const RasterFormat& format, int bands,
                                           GDALDataType type) {
   auto raster =
-      std::make_unique<PendingRaster>(destination, format, input.width, input.height, bands, type);
+      input.orthorectification
+          ? std::make_unique<PendingRaster>(destination, format, input.width, input.height, bands,
+                                            type, input.orthorectification)
+          : std::make_unique<PendingRaster>(destination, format, input.width, input.height, bands,
+                                            type);
   GDALDataset& dataset = raster->dataset();
   if (input.hasGeoTransform)
     dataset.SetGeoTransform(const_cast<double*>(input.geoTransform.data()));

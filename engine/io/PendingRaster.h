@@ -4,8 +4,11 @@
 // The folder holds every file the driver writes (ENVI's .hdr, GDAL's .aux.xml) under the
 // destination's own names, so that they all move with it.
 
+#include "io/Orthorectify.h"
 #include "io/PendingFiles.h"
 #include "io/Raster.h"
+
+#include <cpl_string.h>
 
 #include <memory>
 #include <string>
@@ -34,6 +37,11 @@ class PendingRaster {
  public:
   PendingRaster(const std::string& destination, const RasterFormat& format, int64_t width,
                 int64_t height, int bands, GDALDataType type);
+  // The same, written in image geometry (an uncompressed GeoTIFF in the hidden folder) and put on
+  // the GLT's map grid, in `format`, by commit().
+  PendingRaster(const std::string& destination, const RasterFormat& format, int64_t width,
+                int64_t height, int bands, GDALDataType type,
+                std::shared_ptr<const Orthorectification> orthorectification);
   ~PendingRaster();  // discards the raster unless committed, without filling its blocks first
   PendingRaster(const PendingRaster&) = delete;
   PendingRaster& operator=(const PendingRaster&) = delete;
@@ -57,7 +65,10 @@ class PendingRaster {
   static std::string hostTag();  // this machine's name as pending folders carry it
 
  private:
+  void create(int64_t width, int64_t height, int bands, GDALDataType type,
+              const CPLStringList& options);
   void close();
+  void writeMapGrid();
   std::vector<std::string> folderFiles() const;
 
   std::string destination_;
@@ -67,6 +78,9 @@ class PendingRaster {
   DatasetPtr dataset_;
   PendingFiles pending_;
   bool committed_ = false;
+  std::shared_ptr<const Orthorectification> orthorectification_;
+  RasterFormat mapFormat_;
+  std::string mapTemporary_;  // the map grid's file, in the destination's format
 };
 
 // Opens a raster that another process created for update; throws Error(parameter).

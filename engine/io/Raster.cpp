@@ -5,7 +5,9 @@
 #include "io/BandRuns.h"
 #include "io/BlockDecoder.h"
 #include "io/InputFiles.h"
+#include "io/Orthorectify.h"
 #include "io/SpectralMetadata.h"
+#include "io/products/Products.h"
 
 #include <cpl_string.h>
 #include <ogr_spatialref.h>
@@ -144,6 +146,8 @@ DatasetPtr openRaster(const std::string& path, const std::string& parameter) {
   ensureGdalDrivers();
   if (path.empty()) throw Error(parameter, "no input raster given");
   checkInputFile(path, parameter);
+  if (std::unique_ptr<ProductDataset> product = openProduct(path))
+    return DatasetPtr(product.release());
   QuietGdalErrors quiet;
   CPLErrorReset();
   DatasetPtr dataset(GDALDataset::FromHandle(
@@ -201,7 +205,40 @@ RasterInfo describeRaster(GDALDataset& dataset, const std::string& path) {
   char** files = dataset.GetFileList();
   for (char** f = files; f && *f; ++f) info.files.emplace_back(*f);
   CSLDestroy(files);
+  if (const auto* product = dynamic_cast<const ProductDataset*>(&dataset)) {
+    const ProductCube& cube = product->cube();
+    info.product = cube.product;
+    info.productUnits = cube.units;
+    info.geometryNote = cube.geometryNote;
+    info.readGlt = cube.readGlt;
+    if (!info.wavelengthSource.empty()) info.wavelengthSource = cube.product + "'s metadata";
+  }
   return info;
+}
+
+std::string productSummary(const RasterInfo& info) {
+  if (info.product.empty()) return {};
+  std::string summary = info.product + ": " + std::to_string(info.width) + " x " +
+                        std::to_string(info.height) + " pixels, " + std::to_string(info.bandCount) +
+                        " bands in image order";
+  if (!info.productUnits.empty()) summary += ", values in " + info.productUnits;
+  if (!info.wavelengthSource.empty()) summary += ", wavelengths from " + info.wavelengthSource;
+  if (!info.geometryNote.empty() && !info.orthorectification) summary += "; " + info.geometryNote;
+  if (info.orthorectification)
+    summary += "; outputs on the GLT's map grid (" +
+               std::to_string(info.orthorectification->glt->width) + " x " +
+               std::to_string(info.orthorectification->glt->height) + ")";
+  return summary;
+}
+
+void requestOrthorectification(RasterInfo& info, int64_t ramBytes) {
+  if (!info.readGlt)
+    throw Error("ORTHORECTIFY",
+                "'" + info.path + "' has no GLT to orthorectify with (EMIT products have one)");
+  auto ortho = std::make_shared<Orthorectification>();
+  ortho->glt = info.readGlt();
+  ortho->ramBytes = ramBytes;
+  info.orthorectification = ortho;
 }
 
 namespace {
@@ -785,6 +822,15 @@ JobInput openJobInput(const std::string& path, const BandList& requestedBands,
   input.info.type = commonType(types);
   input.sampleType = sampleTypeOf(input.info.type);
   if (nodata) checkDeclaredNodata(*nodata, types);
+  return input;
+}
+
+JobInput openJobInput(const JobOptions& options, const BandList& bands, const std::string& job,
+                      Feedback& feedback) {
+  JobInput input = openJobInput(options.input, bands, options.exclude, options.nodata, job);
+  if (options.orthorectify) requestOrthorectification(input.info, options.ramBytes);
+  if (const std::string summary = productSummary(input.info); !summary.empty())
+    feedback.info(QString::fromStdString(summary));
   return input;
 }
 

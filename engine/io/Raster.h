@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,8 @@ namespace hyperstream {
 
 class BandRuns;
 class BlockDecoder;
+struct Glt;
+struct Orthorectification;
 
 // How a strip buffer holds its samples: pixel-interleaved (pixel p's band b at p * bands + b) or
 // band-major (band b's pixels together, at b * pixels + p).
@@ -78,7 +81,19 @@ struct RasterInfo {
   std::vector<bool> goodBands;     // the bad-band list (false: bad); empty when the file has none
   std::string goodBandsProblem;    // why a bad-band list the file has is not used
   std::vector<std::string> files;  // every file of the dataset (e.g. ENVI .hdr beside the data)
+  // A sensor's product opened by its reader (io/products): its name, its values' units, what its
+  // geometry is, and its GLT where it has one.
+  std::string product, productUnits, geometryNote;
+  std::function<std::shared_ptr<const Glt>()> readGlt;
+  // Set by requestOrthorectification(): outputs made like this input go on the GLT's map grid.
+  std::shared_ptr<const Orthorectification> orthorectification;
 };
+
+// A line for the log about an input that is a sensor's product; empty for other rasters.
+std::string productSummary(const RasterInfo& info);
+// Puts the outputs made like `info` (createLike) on its GLT's map grid; throws
+// Error("ORTHORECTIFY") when the input has no GLT.
+void requestOrthorectification(RasterInfo& info, int64_t ramBytes);
 
 // Initialises GDAL's drivers once (safe to call repeatedly and inside QGIS).
 void ensureGdalDrivers();
@@ -219,5 +234,9 @@ struct JobInput {
 JobInput openJobInput(const std::string& path, const BandList& requestedBands,
                       const BandExclusions& exclude, std::optional<double> nodata,
                       const std::string& job);
+// A job's main input as its options describe it (`bands`, exclusions, nodata, orthorectification),
+// said in the log when it is a sensor's product.
+JobInput openJobInput(const JobOptions& options, const BandList& bands, const std::string& job,
+                      Feedback& feedback);
 
 }  // namespace hyperstream

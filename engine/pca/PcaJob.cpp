@@ -290,7 +290,7 @@ class PcaRun {
 // The input, this worker's rows and the output's format.
 void PcaRun::openInput() {
   if (!options_.savedTransform.empty()) readSavedTransform();
-  input_ = openJobInput(options_.input, inputBands(), options_.exclude, options_.nodata, "PCA");
+  input_ = openJobInput(options_, inputBands(), "PCA", feedback_);
   if (saved_) checkSavedBands();
   if (options_.kind == PcaJobKind::Inverse) checkComponentsBelong();
   resolveOutputType();

@@ -96,7 +96,7 @@ class SppRun {
 };
 
 void SppRun::openInput() {
-  input_ = openJobInput(options_.input, options_.bands, options_.exclude, options_.nodata, "SPP");
+  input_ = openJobInput(options_, options_.bands, "SPP", feedback_);
   const RasterInfo& info = input_.info;
   // A window 5 pixels wide is about as much work per byte as PCA's; it grows with the window's
   // area.

@@ -110,8 +110,7 @@ class AbundanceRun {
 };
 
 void AbundanceRun::openInput() {
-  input_ =
-      openJobInput(options_.input, options_.bands, options_.exclude, options_.nodata, "unmixing");
+  input_ = openJobInput(options_, options_.bands, "unmixing", feedback_);
   const RasterInfo& info = input_.info;
   share_ = rowShare(group_.rank(), group_.size(), info.height);
   if (share_.count < 1)

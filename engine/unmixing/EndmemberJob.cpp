@@ -231,8 +231,11 @@ class EndmemberRun {
 };
 
 void EndmemberRun::openInputs() {
-  input_ = openJobInput(options_.input, options_.bands, options_.exclude, options_.nodata,
-                        "endmember extraction");
+  if (options_.orthorectify)
+    throw Error("ORTHORECTIFY",
+                "endmember extraction writes no raster to put on a map grid; its table holds "
+                "image rows and columns");
+  input_ = openJobInput(options_, options_.bands, "endmember extraction", feedback_);
   input_.dataset = openMapped(options_.input, "INPUT");  // spectra read pixel by pixel
   result_.input = input_.info;
   result_.bands = input_.bands;

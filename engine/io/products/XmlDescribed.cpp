@@ -1,0 +1,154 @@
+// EnMAP (L1B, L1C, L2A) and DESIS (L1B, L1C, L2A): a GeoTIFF `...SPECTRAL_IMAGE.TIF` of DN and an
+// XML file `...METADATA.XML` beside it whose `bandCharacterisation` gives each band's centre
+// wavelength, width, gain and offset (value = DN * gain + offset):
+//   EnMAP: bandID[@number] / wavelengthCenterOfBand, FWHMOfBand, GainOfBand, OffsetOfBand;
+//   DESIS: band / bandNumber, wavelengthCenterOfBand, wavelengthWidthOfBand, gainOfBand,
+//          offsetOfBand.
+// Either file may be given. Fill is the GeoTIFF's nodata, else the XML's noDataValue.
+
+#include "core/Error.h"
+#include "io/products/Products.h"
+
+#include <cpl_minixml.h>
+#include <cpl_string.h>
+
+#include <QFileInfo>
+
+#include <cstring>
+
+namespace hyperstream {
+
+namespace {
+
+struct XmlDeleter {
+  void operator()(CPLXMLNode* node) const { CPLDestroyXMLNode(node); }
+};
+using XmlPtr = std::unique_ptr<CPLXMLNode, XmlDeleter>;
+
+bool endsWithNoCase(const std::string& text, const std::string& end) {
+  return text.size() >= end.size() && EQUAL(text.c_str() + text.size() - end.size(), end.c_str());
+}
+
+// The partner of `path` (the image of a metadata file, or the other way): the file beside it
+// named as `path` with `from` replaced by `to`, case aside (EnMAP writes METADATA.XML, DESIS
+// METADATA.xml); empty when there is none.
+std::string partner(const std::string& path, const std::string& from, const std::string& to) {
+  if (!endsWithNoCase(path, from)) return {};
+  const std::string wanted = CPLGetFilename(path.c_str());
+  const std::string name = wanted.substr(0, wanted.size() - from.size()) + to;
+  const std::string folder = CPLGetPath(path.c_str());
+  const CPLStringList entries(VSIReadDir(folder.empty() ? "." : folder.c_str()));
+  for (int i = 0; i < entries.size(); ++i)
+    if (EQUAL(entries[i], name.c_str()))
+      return folder.empty() ? std::string(entries[i]) : folder + "/" + entries[i];
+  return {};
+}
+
+// The text of the first child element of `node` named (case aside) one of `names`.
+const char* childText(const CPLXMLNode* node, std::initializer_list<const char*> names) {
+  for (const CPLXMLNode* child = node->psChild; child; child = child->psNext) {
+    if (child->eType != CXT_Element) continue;
+    for (const char* name : names)
+      if (EQUAL(child->pszValue, name)) return CPLGetXMLValue(child, nullptr, nullptr);
+  }
+  return nullptr;
+}
+
+double numberOr(const char* text, double fallback) {
+  return text ? CPLAtof(text) : fallback;
+}
+
+// The first element named `name` anywhere below `node`, case aside.
+const CPLXMLNode* findElement(const CPLXMLNode* node, const char* name) {
+  for (; node; node = node->psNext) {
+    if (node->eType != CXT_Element) continue;
+    if (EQUAL(node->pszValue, name)) return node;
+    if (const CPLXMLNode* found = findElement(node->psChild, name)) return found;
+  }
+  return nullptr;
+}
+
+std::string levelIn(const std::string& file) {
+  const std::string name =
+      QFileInfo(QString::fromStdString(file)).fileName().toUpper().toStdString();
+  for (const char* level : {"L1B", "L1C", "L2A"})
+    if (name.find(level) != std::string::npos) return level;
+  return "";
+}
+
+}  // namespace
+
+std::optional<ProductCube> readXmlDescribed(const ProductName& name) {
+  if (!name.component.empty()) return std::nullopt;
+  std::string image = name.file, metadata;
+  for (const char* imageSuffix : {"SPECTRAL_IMAGE.TIF", "SPECTRAL_IMAGE.TIFF"}) {
+    if (metadata.empty()) metadata = partner(image, imageSuffix, "METADATA.XML");
+    if (image == name.file && endsWithNoCase(name.file, "METADATA.XML"))
+      if (std::string found = partner(name.file, "METADATA.XML", imageSuffix); !found.empty()) {
+        image = found;
+        metadata = name.file;
+      }
+  }
+  if (metadata.empty()) return std::nullopt;
+  XmlPtr xml(CPLParseXMLFile(metadata.c_str()));
+  const CPLXMLNode* characterisation =
+      xml ? findElement(xml.get(), "bandCharacterisation") : nullptr;
+  if (!characterisation) return std::nullopt;
+  const std::string upper =
+      QFileInfo(QString::fromStdString(image)).fileName().toUpper().toStdString();
+  const std::string sensor = upper.rfind("DESIS", 0) == 0 ? "DESIS" : "EnMAP";
+
+  QuietGdalErrors quiet;
+  const char* const gtiff[] = {"GTiff", nullptr};
+  std::shared_ptr<GDALDataset> raster(
+      GDALDataset::Open(image.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, gtiff, nullptr, nullptr));
+  if (!raster)
+    throw Error("INPUT", "'" + image + "' (" + sensor +
+                             ") is not a GeoTIFF GDAL can read: " + CPLGetLastErrorMsg());
+
+  ProductCube product;
+  product.product = sensor + " " + levelIn(image);
+  product.files = {image, metadata};
+  product.width = raster->GetRasterXSize();
+  product.height = raster->GetRasterYSize();
+  CubeSource source;
+  source.raster = raster;
+  int hasFill = 0;
+  const double fill =
+      raster->GetRasterCount() > 0 ? raster->GetRasterBand(1)->GetNoDataValue(&hasFill) : 0.0;
+  if (hasFill) {
+    source.fill = fill;
+  } else if (const CPLXMLNode* node = findElement(xml.get(), "noDataValue")) {
+    if (const char* text = CPLGetXMLValue(node, nullptr, nullptr)) source.fill = CPLAtof(text);
+  }
+  bool scaled = false;
+  for (const CPLXMLNode* node = characterisation->psChild; node; node = node->psNext) {
+    if (node->eType != CXT_Element) continue;
+    PresentedBand band;
+    band.index = static_cast<int64_t>(product.bands.size());
+    band.wavelength = numberOr(childText(node, {"wavelengthCenterOfBand"}), std::nan(""));
+    band.fwhm = numberOr(childText(node, {"FWHMOfBand", "wavelengthWidthOfBand"}), std::nan(""));
+    band.scale = numberOr(childText(node, {"GainOfBand"}), 1.0);
+    band.offset = numberOr(childText(node, {"OffsetOfBand"}), 0.0);
+    band.description = "band " + std::to_string(band.index + 1);
+    scaled = scaled || band.scale != 1 || band.offset != 0;
+    product.bands.push_back(band);
+  }
+  if (static_cast<int>(product.bands.size()) != raster->GetRasterCount())
+    throw Error("INPUT", "'" + metadata + "' describes " + std::to_string(product.bands.size()) +
+                             " bands, '" + image + "' has " +
+                             std::to_string(raster->GetRasterCount()));
+  product.type = scaled ? GDT_Float32 : raster->GetRasterBand(1)->GetRasterDataType();
+  product.units = scaled ? (levelIn(image) == "L2A" ? "reflectance" : "radiance") : "DN";
+  if (source.fill) product.nodata = scaled ? -9999.0 : *source.fill;
+  product.sources.push_back(source);
+  product.hasGeoTransform = raster->GetGeoTransform(product.geoTransform.data()) == CE_None;
+  if (const OGRSpatialReference* crs = raster->GetSpatialRef()) {
+    char* wkt = nullptr;
+    if (crs->exportToWkt(&wkt) == OGRERR_NONE && wkt) product.crsWkt = wkt;
+    CPLFree(wkt);
+  }
+  return product;
+}
+
+}  // namespace hyperstream

@@ -1,0 +1,221 @@
+// Sensors' products as downloaded (issue 36): EMIT netCDF, PRISMA HDF5-EOS, EnMAP and DESIS
+// GeoTIFF + XML, written by ProductFixtures from their specifications. Each must read as the
+// cube the specification's formulas give (image order, physical units, fill as nodata), the
+// same as that cube written as a plain GeoTIFF: PCA and endmembers of both equal bit for bit.
+
+#include "ProductFixtures.h"
+#include "TestSupport.h"
+
+#include <gdal_priv.h>
+
+#include <QFile>
+#include <QProcess>
+#include <QtTest>
+
+#include <memory>
+
+namespace {
+
+struct Run {
+  int exitCode = -1;
+  QString err;
+};
+
+Run run(const QStringList& arguments, bool quiet = true) {
+  QProcess process;
+  process.start(QStringLiteral(HYPERSTREAM_CLI),
+                arguments + (quiet ? QStringList{"--quiet"} : QStringList{}));
+  process.waitForFinished(120000);
+  return {process.exitCode(), process.readAllStandardError()};
+}
+
+std::unique_ptr<GDALDataset> openReadOnly(const QString& name) {
+  return std::unique_ptr<GDALDataset>(
+      GDALDataset::FromHandle(GDALOpen(name.toUtf8().constData(), GA_ReadOnly)));
+}
+
+std::vector<double> samplesOf(const QString& name) {
+  std::unique_ptr<GDALDataset> dataset = openReadOnly(name);
+  if (!dataset) return {};
+  const int width = dataset->GetRasterXSize(), height = dataset->GetRasterYSize();
+  std::vector<double> values(static_cast<size_t>(width) * height * dataset->GetRasterCount());
+  if (dataset->RasterIO(GF_Read, 0, 0, width, height, values.data(), width, height, GDT_Float64,
+                        dataset->GetRasterCount(), nullptr, 0, 0, 0) != CE_None)
+    return {};
+  return values;
+}
+
+QByteArray contentOf(const QString& path) {
+  QFile file(path);
+  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+// The product as the engine's reader presents it (through hyperstream's own view: the CLI's
+// `pca` of both) equals the expected cube as a plain GeoTIFF: components and endmember table.
+void expectSameAsPlain(const QString& input, const testing::Product& product, const QString& dir,
+                       const QStringList& extra = {}) {
+  const QString plain = dir + "/plain.tif";
+  testing::writeCube(product.expected, plain.toStdString(), GDT_Float32);
+  const Run ours = run(QStringList{"pca", input, dir + "/ours.tif", "--components", "5"} + extra);
+  QVERIFY2(ours.exitCode == 0, qPrintable(input + " -> " + ours.err));
+  const Run theirs =
+      run(QStringList{"pca", plain, dir + "/plain-pca.tif", "--components", "5"} + extra);
+  QVERIFY2(theirs.exitCode == 0, qPrintable(theirs.err));
+  const std::vector<double> a = samplesOf(dir + "/ours.tif"), b = samplesOf(dir + "/plain-pca.tif");
+  QVERIFY(!a.empty());
+  QVERIFY(a == b);
+  const Run endmembers =
+      run({"endmembers", input, dir + "/ours.csv", "--count", "4", "--method", "atgp"});
+  QVERIFY2(endmembers.exitCode == 0, qPrintable(endmembers.err));
+  const Run plainEndmembers =
+      run({"endmembers", plain, dir + "/plain.csv", "--count", "4", "--method", "atgp"});
+  QVERIFY2(plainEndmembers.exitCode == 0, qPrintable(plainEndmembers.err));
+  // The same spectra (the header names the product's bands, the plain file's are unnamed).
+  const auto spectra = [](const QString& csv) { return contentOf(csv).split('\n').mid(1); };
+  QCOMPARE(spectra(dir + "/ours.csv"), spectra(dir + "/plain.csv"));
+}
+
+// The largest absolute value in an endmember table's spectra: reflectance is below 2, DN not.
+double largestTableValue(const QString& csv) {
+  double largest = 0;
+  const QList<QByteArray> lines = contentOf(csv).split('\n');
+  for (int i = 1; i < lines.size(); ++i) {
+    const QList<QByteArray> fields = lines[i].split(',');
+    for (int f = 3; f < fields.size(); ++f) {
+      bool ok = false;
+      const double value = fields[f].toDouble(&ok);
+      if (ok) largest = std::max(largest, std::abs(value));
+    }
+  }
+  return largest;
+}
+
+}  // namespace
+
+class ProductTests : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { GDALAllRegister(); }
+
+  void emitAsDownloaded() {
+    if (!GetGDALDriverManager()->GetDriverByName("netCDF")) QSKIP("GDAL without netCDF");
+    const QString dir = testing::tempDir();
+    const QString file = dir + "/EMIT_L2A_RFL_001_20230801T200000_2321313_005.nc";
+    const testing::Product product = testing::writeEmit(file.toStdString(), 50, 60, 361);
+    expectSameAsPlain(file, product, dir);
+    QVERIFY(largestTableValue(dir + "/ours.csv") < 2.0);
+    expectSameAsPlain("NETCDF:\"" + file + "\":reflectance", product, dir);
+    // Wavelengths: --exclude-nm leaves out the water-vapour windows as --bands would.
+    const Run excluded = run({"pca", file, dir + "/x.tif", "--components", "3", "--exclude-nm",
+                              "1320-1440,1770-1965", "--use-bbl"},
+                             false);
+    QVERIFY2(excluded.exitCode == 0, qPrintable(excluded.err));
+    QVERIFY2(!excluded.err.contains("constant band"), qPrintable(excluded.err));  // bbl: none
+    QVERIFY2(excluded.err.contains("EMIT L2A RFL: 60 x 50 pixels, 285 bands in image order") &&
+                 excluded.err.contains("values in reflectance") &&
+                 excluded.err.contains("image geometry"),
+             qPrintable(excluded.err));
+    // The file a run reads is never its output.
+    const QByteArray before = contentOf(file);
+    const Run over = run({"pca", file, file, "--format", "GTiff"});
+    QCOMPARE(over.exitCode, 1);
+    QCOMPARE(contentOf(file), before);
+  }
+
+  // Every map cell of an orthorectified output holds its GLT pixel's value of the
+  // image-geometry output; cells outside the swath are nodata; CRS and geotransform the GLT's.
+  void emitOrthorectified() {
+    if (!GetGDALDriverManager()->GetDriverByName("netCDF")) QSKIP("GDAL without netCDF");
+    const QString dir = testing::tempDir();
+    const QString file = dir + "/EMIT_L2A_RFL_001_20230801T200000_2321313_006.nc";
+    testing::writeEmit(file.toStdString(), 50, 60, 362);
+    const Run image = run({"pca", file, dir + "/image.tif", "--components", "4"});
+    QVERIFY2(image.exitCode == 0, qPrintable(image.err));
+    for (const QString& format : {"GTiff", "ENVI"}) {
+      const QString map = dir + (format == "ENVI" ? "/map.bsq" : "/map.tif");
+      const Run ortho = run({"pca", file, map, "--components", "4", "--orthorectify", "--format",
+                             format, "--ram", "64"});
+      QVERIFY2(ortho.exitCode == 0, qPrintable(ortho.err));
+      const testing::EmitGlt glt = testing::emitGlt(50, 60);
+      std::unique_ptr<GDALDataset> mapped = openReadOnly(map);
+      QVERIFY(mapped);
+      QCOMPARE(int64_t{mapped->GetRasterXSize()}, glt.width);
+      QCOMPARE(int64_t{mapped->GetRasterYSize()}, glt.height);
+      double transform[6];
+      QCOMPARE(mapped->GetGeoTransform(transform), CE_None);
+      for (int i = 0; i < 6; ++i) QCOMPARE(transform[i], glt.geoTransform[i]);
+      QVERIFY(mapped->GetSpatialRef() && mapped->GetSpatialRef()->GetEPSGGeogCS() == 4326);
+      int hasNodata = 0;
+      const double nodata = mapped->GetRasterBand(1)->GetNoDataValue(&hasNodata);
+      QVERIFY(hasNodata);
+      const std::vector<double> source = samplesOf(dir + "/image.tif");
+      const std::vector<double> cells = samplesOf(map);
+      const int64_t bands = 4, pixels = glt.width * glt.height;
+      int64_t filled = 0;
+      for (int64_t b = 0; b < bands; ++b)
+        for (int64_t cell = 0; cell < pixels; ++cell) {
+          const double value = cells[b * pixels + cell];
+          if (glt.row[cell] == 0) {
+            QCOMPARE(value, nodata);
+            continue;
+          }
+          const int64_t pixel = (glt.row[cell] - 1) * 60 + (glt.column[cell] - 1);
+          const double expected = source[b * 3000 + pixel];
+          QVERIFY2(value == expected || (std::isnan(value) && std::isnan(expected)),
+                   qPrintable(QString("band %1 cell %2").arg(b + 1).arg(cell)));
+          ++filled;
+        }
+      QVERIFY(filled > bands * 3000 / 2);
+    }
+    QCOMPARE(testing::filesIn(dir).filter("part").size(), 0);
+  }
+
+  void prismaAsDownloaded() {
+    if (!GetGDALDriverManager()->GetDriverByName("HDF5")) QSKIP("GDAL without HDF5");
+    const QString dir = testing::tempDir();
+    const QString file = dir + "/PRS_L2D_STD_20200627102358_20200627102402_0001.he5";
+    const testing::Product product = testing::writePrisma(file.toStdString(), 50, 60, 363);
+    QCOMPARE(product.expected.bands, 63 + 171);
+    expectSameAsPlain(file, product, dir);
+    QVERIFY(largestTableValue(dir + "/ours.csv") < 2.0);
+    // The map grid from the corners and EPSG code.
+    std::unique_ptr<GDALDataset> components = openReadOnly(dir + "/ours.tif");
+    double transform[6];
+    QCOMPARE(components->GetGeoTransform(transform), CE_None);
+    QCOMPARE(transform[0], 500000.0);
+    QCOMPARE(transform[1], 30.0);
+    QCOMPARE(transform[5], -30.0);
+    QCOMPARE(QString(components->GetSpatialRef()->GetAuthorityCode(nullptr)), QString("32633"));
+    // One cube by its subdataset name: the VNIR bands alone, by wavelength.
+    const testing::Product vnir = testing::bandsOf(product, "VNIR");
+    QCOMPARE(vnir.expected.bands, 63);
+    expectSameAsPlain("HDF5:\"" + file + "\"://HDFEOS/SWATHS/PRS_L2D_HCO/Data_Fields/VNIR_Cube",
+                      vnir, dir);
+  }
+
+  void enmapAsDownloaded() {
+    const QString dir = testing::tempDir();
+    const testing::Product product = testing::writeEnmap(dir.toStdString(), 50, 60, 364);
+    expectSameAsPlain(QString::fromStdString(product.path), product, dir);
+    QVERIFY(largestTableValue(dir + "/ours.csv") < 2.0);
+    // The metadata file given instead of the image; the bands fill everywhere named.
+    const QString xml =
+        QString::fromStdString(product.path).replace("SPECTRAL_IMAGE.TIF", "METADATA.XML");
+    const Run fromXml =
+        run({"pca", xml, dir + "/x.tif", "--components", "3", "--exclude-nm", "1340-1450"}, false);
+    QVERIFY2(fromXml.exitCode == 0, qPrintable(fromXml.err));
+    QVERIFY2(fromXml.err.contains("EnMAP L2A") && fromXml.err.contains("131") &&
+                 fromXml.err.contains("132"),
+             qPrintable(fromXml.err));
+  }
+
+  void desisAsDownloaded() {
+    const QString dir = testing::tempDir();
+    const testing::Product product = testing::writeDesis(dir.toStdString(), 50, 60, 365);
+    expectSameAsPlain(QString::fromStdString(product.path), product, dir);
+    QVERIFY(largestTableValue(dir + "/ours.csv") < 2.0);
+  }
+};
+
+QTEST_GUILESS_MAIN(ProductTests)
+#include "test_products.moc"
