@@ -137,6 +137,9 @@ void EngineAlgorithm::initAlgorithm(const QVariantMap&) {
                                                           compat::kInteger, 1024, false, 16)));
   QgsProcessingDestinationParameter* output = createMainOutput(texts_.outputName);
   if (writesRaster(*output)) {
+    addDocumented(new QgsProcessingParameterBoolean(
+        QStringLiteral("ORTHORECTIFY"), QObject::tr("Outputs on the input's map grid (EMIT's GLT)"),
+        false, true));
     auto* creation =
         new QgsProcessingParameterString(QStringLiteral("CREATION_OPTIONS"),
                                          QObject::tr("Creation options"), QVariant(), false, true);
@@ -210,6 +213,9 @@ bool EngineAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcess
                             DeviceChoice::everyGpu()})
           : chosen(device, {DeviceChoice(), DeviceChoice::cpu(), DeviceChoice::anyGpu()});
   options.ramBytes = ramBudget(parameterAsDouble(parameters, QStringLiteral("RAM_MB"), context));
+  options.orthorectify =
+      parameters.contains(QStringLiteral("ORTHORECTIFY")) &&
+      parameterAsBoolean(parameters, QStringLiteral("ORTHORECTIFY"), context);
   options.creationOptions = creationOptions(*this, parameters, context);
   prepareJob(parameters, context);
   return true;
@@ -222,7 +228,7 @@ bool EngineAlgorithm::checkLayerValues(const QVariantMap& parameters, QgsProcess
   for (const QgsProcessingParameterDefinition* definition : parameterDefinitions()) {
     const QVariant value = parameters.value(definition->name());
     if (definition->checkValueIsAcceptable(value, &context)) continue;
-    if (definition->type() == QgsProcessingParameterRasterLayer::typeName() && isGdalName(value))
+    if (definition->type() == QgsProcessingParameterRasterLayer::typeName() && isEngineInputName(value))
       continue;
     if (message)
       *message = definition->type() == QgsProcessingParameterRasterLayer::typeName()

@@ -2,6 +2,7 @@
 
 #include "core/Error.h"
 #include "io/InputFiles.h"
+#include "io/products/Products.h"
 #include "io/PendingRaster.h"
 
 #include <qgsexception.h>
@@ -45,9 +46,10 @@ std::string OutputFiles::asked(const QString& name, const QString& path) {
   return path.toStdString();
 }
 
-bool isGdalName(const QVariant& value) {
+bool isEngineInputName(const QVariant& value) {
   if (value.userType() != QMetaType::QString) return false;
-  return isNonFileName(value.toString().toStdString());
+  const std::string name = value.toString().toStdString();
+  return isNonFileName(name) || isProduct(name);
 }
 
 std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
@@ -57,7 +59,7 @@ std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMa
     return value.toString().toStdString();
   QgsRasterLayer* layer = QgsProcessingParameters::parameterAsRasterLayer(
       algorithm.parameterDefinition(name), parameters, context);
-  if (!layer && isGdalName(value)) return value.toString().toStdString();
+  if (!layer && isEngineInputName(value)) return value.toString().toStdString();
   if (!layer)
     throw QgsProcessingException(
         QObject::tr("%1: '%2' is not a raster layer or file").arg(name, value.toString()));

@@ -47,10 +47,11 @@ class OutputFiles {
   QVariantMap outputs_;
 };
 
-// Whether a raster parameter's value is a name GDAL opens but QGIS does not load from a string: a
-// subdataset (NETCDF:"scene.nc":reflectance) or a /vsi path. Where QGIS finds no layer by that
-// name, the engine opens and checks it.
-bool isGdalName(const QVariant& value);
+// Whether a raster parameter's value is a name the engine opens but QGIS does not load from a
+// string: a subdataset (NETCDF:"scene.nc":reflectance), a /vsi path, or a sensor's product file
+// (an EMIT .nc, a PRISMA .he5). Where QGIS finds no layer by that name, the engine opens and
+// checks it.
+bool isEngineInputName(const QVariant& value);
 
 // The file behind a raster layer parameter, INPUT by default (a path is used as it is: loading it
 // as a layer would make QGIS write a .aux.xml beside the input). Main thread only.

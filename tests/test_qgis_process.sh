@@ -2,9 +2,9 @@
 # Installs the plugin folder into a throwaway QGIS profile and drives it as users do:
 # qgis_process.bin (plugins enable, list, help, run, --json run) and PyQGIS processing.run.
 # Results must equal the hyperstream command line's for the same options.
-#   test_qgis_process.sh PLUGIN_DIR HYPERSTREAM_CLI MODEL3 UNMIXING_MODEL3
+#   test_qgis_process.sh PLUGIN_DIR HYPERSTREAM_CLI MODEL3 UNMIXING_MODEL3 WRITE_PRODUCTS
 set -euo pipefail
-plugin=$1 cli=$2 model=$3 unmixing_model=$4
+plugin=$1 cli=$2 model=$3 unmixing_model=$4 write_products=$5
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$work/xdg QGIS_CUSTOM_CONFIG_PATH=$work/config
@@ -258,6 +258,37 @@ chain = gdal.Open(f"{work}/chain.tif").ReadAsArray()
 assert chain.shape == (4, 60, 60)
 assert np.allclose(np.nansum(chain, 0)[valid], 1, atol=1e-5), "FCLS abundances do not sum to one"
 PY
+# Sensors' products as downloaded (EMIT, PRISMA, EnMAP, DESIS; tests/ProductFixtures.h): each
+# product file as INPUT gives the components of the plain GeoTIFF of its expected cube, and
+# EMIT's ORTHORECTIFY the command line's --orthorectify output.
+mkdir "$work/products"
+"$write_products" "$work/products" 40 50 >"$work/products.list"
+while read -r name product plain; do
+  $qp run hyperstream:pca -- INPUT="$product" OUTPUT="$work/products/$name-qgis.tif" \
+    COMPONENTS=4 >"$work/$name.log" 2>&1 || { cat "$work/$name.log"; fail "$name as INPUT"; }
+  "$cli" pca "$plain" "$work/products/$name-cli.tif" --components 4 --quiet
+  /usr/bin/python3 - "$work/products/$name-qgis.tif" "$work/products/$name-cli.tif" <<'PY' ||
+import sys
+from osgeo import gdal
+a, b = (gdal.Open(n).ReadAsArray() for n in sys.argv[1:])
+assert a.shape == b.shape and (a == b).all()
+PY
+    fail "$name: the components differ from those of its plain GeoTIFF"
+done <"$work/products.list"
+emit=$(awk '$1 == "emit" {print $2}' "$work/products.list")
+$qp run hyperstream:pca -- INPUT="$emit" OUTPUT="$work/products/ortho-qgis.tif" COMPONENTS=4 \
+  ORTHORECTIFY=true >"$work/ortho.log" 2>&1 || { cat "$work/ortho.log"; fail "ORTHORECTIFY"; }
+"$cli" pca "$emit" "$work/products/ortho-cli.tif" --components 4 --orthorectify --quiet
+/usr/bin/python3 - "$work/products" <<'PY' || fail "ORTHORECTIFY differs from --orthorectify"
+import sys
+from osgeo import gdal
+folder = sys.argv[1]
+a, b = (gdal.Open(f"{folder}/ortho-{n}.tif") for n in ("qgis", "cli"))
+assert (a.ReadAsArray() == b.ReadAsArray()).all()
+assert a.GetGeoTransform() == b.GetGeoTransform() and a.GetGeoTransform()[1] == 0.0005
+assert a.RasterXSize > 50 and a.GetSpatialRef().GetAuthorityCode(None) == "4326"
+PY
+
 # SIGTERM to qgis_process in the middle of a run: the output's hidden folder goes with it.
 "$cli" synth "$work/big.tif" --rows 1500 --cols 1000 --bands 60 --quiet
 mkdir "$work/term"

@@ -31,6 +31,14 @@ std::unique_ptr<ProductDataset> openProduct(const std::string& given) {
   return nullptr;
 }
 
+bool isProduct(const std::string& name) {
+  try {
+    return openProduct(name) != nullptr;
+  } catch (const Error&) {
+    return true;
+  }
+}
+
 std::unique_ptr<GDALDataset> openMultidimensional(const std::string& file,
                                                   std::initializer_list<const char*> drivers) {
   std::vector<const char*> allowed(drivers);

@@ -27,6 +27,9 @@ struct ProductName {
 // product a reader knows but cannot read (a missing metadata file, an array of the wrong shape).
 std::unique_ptr<ProductDataset> openProduct(const std::string& name);
 
+// Whether a reader knows `name` (even one it cannot read: its error then comes with the run's).
+bool isProduct(const std::string& name);
+
 // The readers: each returns nullopt for what is not its product.
 std::optional<ProductCube> readEmit(const ProductName& name);
 std::optional<ProductCube> readPrisma(const ProductName& name);
