@@ -20,23 +20,43 @@ bool isScaled(const PresentedBand& band) {
   return band.scale != 1 || band.divisor != 1 || band.offset != 0;
 }
 
-// The raw samples of a band (already at the buffer's type) in physical units, fill as nodata.
-// Values are rounded to the presented type first, so a Float64 buffer holds what Float32 would.
+// Raw samples (already at the buffer's type T) in physical units, fill as nodata, for the bands
+// that need it, in one pass in pixel order. Values are rounded to the presented type first, so a
+// Float64 buffer holds what a Float32 one would.
 template <typename T>
-void scaleBand(unsigned char* data, int width, int height, GSpacing pixelSpace, GSpacing lineSpace,
-               const PresentedBand& band, std::optional<double> fill, double nodata,
-               GDALDataType presented) {
-  const bool roundToFloat = presented == GDT_Float32;
-  for (int y = 0; y < height; ++y) {
-    unsigned char* row = data + y * lineSpace;
+void presentSamples(unsigned char* data, int width, int height, GSpacing pixelSpace,
+                    GSpacing lineSpace, GSpacing bandSpace,
+                    const std::vector<const PresentedBand*>& bands,
+                    const std::vector<std::optional<double>>& fills, double nodata,
+                    bool roundToFloat) {
+  const auto count = static_cast<int>(bands.size());
+  for (int y = 0; y < height; ++y)
     for (int x = 0; x < width; ++x) {
-      T* sample = reinterpret_cast<T*>(row + x * pixelSpace);
-      const double raw = *sample;
-      double value = fill && raw == *fill ? nodata : band.offset + raw * band.scale / band.divisor;
-      if (roundToFloat) value = static_cast<float>(value);
-      *sample = static_cast<T>(value);
+      unsigned char* pixel = data + y * lineSpace + x * pixelSpace;
+      for (int i = 0; i < count; ++i) {
+        if (!bands[i]) continue;
+        T* sample = reinterpret_cast<T*>(pixel + i * bandSpace);
+        const double raw = *sample;
+        const PresentedBand& band = *bands[i];
+        double value =
+            fills[i] && raw == *fills[i] ? nodata : band.offset + raw * band.scale / band.divisor;
+        if (roundToFloat) value = static_cast<float>(value);
+        *sample = static_cast<T>(value);
+      }
     }
-  }
+}
+
+// Samples of `counts` in C order at `from` to `to` at `strides` (in samples): a transpose.
+template <typename Word>
+void layOut(const unsigned char* from, const size_t counts[3], const GPtrDiff_t strides[3],
+            unsigned char* to) {
+  const auto* in = reinterpret_cast<const Word*>(from);
+  auto* out = reinterpret_cast<Word*>(to);
+  for (size_t i = 0; i < counts[0]; ++i)
+    for (size_t j = 0; j < counts[1]; ++j) {
+      Word* row = out + i * strides[0] + j * strides[1];
+      for (size_t k = 0; k < counts[2]; ++k) row[k * strides[2]] = *in++;
+    }
 }
 
 }  // namespace
@@ -74,9 +94,9 @@ class ProductBand : public GDALRasterBand {
     const int bands[1] = {nBand};
     const int size = GDALGetDataTypeSizeBytes(eDataType);
     auto* dataset = static_cast<ProductDataset*>(poDS);
-    return dataset->readRun(bands, 0, 1, 0, blockRow, nBlockXSize, 1,
-                            static_cast<unsigned char*>(data), eDataType, size,
-                            static_cast<GSpacing>(size) * nBlockXSize, 0)
+    return dataset->readBands(bands, 1, 0, blockRow, nBlockXSize, 1,
+                              static_cast<unsigned char*>(data), eDataType, size,
+                              static_cast<GSpacing>(size) * nBlockXSize, 0)
                ? CE_None
                : CE_Failure;
   }
@@ -86,8 +106,8 @@ class ProductBand : public GDALRasterBand {
     const int bands[1] = {nBand};
     auto* dataset = static_cast<ProductDataset*>(poDS);
     if (flag == GF_Read && bufferWidth == width && bufferHeight == height &&
-        dataset->readRun(bands, 0, 1, x0, y0, width, height, static_cast<unsigned char*>(data),
-                         bufferType, pixelSpace, lineSpace, 0))
+        dataset->readBands(bands, 1, x0, y0, width, height, static_cast<unsigned char*>(data),
+                           bufferType, pixelSpace, lineSpace, 0))
       return CE_None;
     return GDALRasterBand::IRasterIO(flag, x0, y0, width, height, data, bufferWidth, bufferHeight,
                                      bufferType, pixelSpace, lineSpace, extra);
@@ -130,10 +150,39 @@ CPLErr ProductDataset::IRasterIO(GDALRWFlag flag, int x0, int y0, int width, int
                                  int bandCount, BandMap bandMap, GSpacing pixelSpace,
                                  GSpacing lineSpace, GSpacing bandSpace,
                                  GDALRasterIOExtraArg* extra) {
+  const bool direct =
+      flag == GF_Read && bufferWidth == width && bufferHeight == height &&
+      readBands(bandMap, bandCount, x0, y0, width, height, static_cast<unsigned char*>(data),
+                bufferType, pixelSpace, lineSpace, bandSpace);
+  if (direct) return CE_None;
+  return GDALDataset::IRasterIO(flag, x0, y0, width, height, data, bufferWidth, bufferHeight,
+                                bufferType, bandCount, bandMap, pixelSpace, lineSpace, bandSpace,
+                                extra);
+}
+
+bool ProductDataset::readBands(const int* bandMap, int bandCount, int x0, int y0, int width,
+                               int height, unsigned char* data, GDALDataType bufferType,
+                               GSpacing pixelSpace, GSpacing lineSpace, GSpacing bandSpace) {
+  const int size = GDALGetDataTypeSizeBytes(bufferType);
+  if (pixelSpace <= 0 || lineSpace <= 0 || bandSpace < 0 || pixelSpace % size || lineSpace % size ||
+      bandSpace % size)
+    return false;
+  // What each band needs after its raw samples are read: scaling, fill made nodata.
+  std::vector<const PresentedBand*> presented(static_cast<size_t>(bandCount), nullptr);
+  std::vector<std::optional<double>> fills(static_cast<size_t>(bandCount));
+  bool any = false;
+  for (int i = 0; i < bandCount; ++i) {
+    const PresentedBand& band = cube_.bands[bandMap[i] - 1];
+    const std::optional<double>& fill = cube_.sources[band.source].fill;
+    const bool fillChanges = fill && cube_.nodata && *fill != *cube_.nodata;
+    if (!isScaled(band) && !fillChanges) continue;
+    presented[i] = &band;
+    fills[i] = fill;
+    any = true;
+  }
+  if (any && bufferType != GDT_Float32 && bufferType != GDT_Float64) return false;
   const auto band = [&](int i) -> const PresentedBand& { return cube_.bands[bandMap[i] - 1]; };
-  bool direct = flag == GF_Read && bufferWidth == width && bufferHeight == height;
-  auto* bytes = static_cast<unsigned char*>(data);
-  for (int first = 0; direct && first < bandCount;) {
+  for (int first = 0; first < bandCount;) {
     // A run: consecutive bands of one source, a step of +1 or -1 along its band axis.
     int count = 1;
     int64_t step = 0;
@@ -145,46 +194,21 @@ CPLErr ProductDataset::IRasterIO(GDALRWFlag flag, int x0, int y0, int width, int
       step = next;
       ++count;
     }
-    direct = readRun(bandMap, first, count, x0, y0, width, height, bytes + first * bandSpace,
-                     bufferType, pixelSpace, lineSpace, bandSpace);
+    if (!readSource(cube_.sources[band(first).source], band(first).index, step == 0 ? 1 : step,
+                    count, x0, y0, width, height, data + first * bandSpace, bufferType, pixelSpace,
+                    lineSpace, bandSpace))
+      return false;
     first += count;
   }
-  if (direct) return CE_None;
-  return GDALDataset::IRasterIO(flag, x0, y0, width, height, data, bufferWidth, bufferHeight,
-                                bufferType, bandCount, bandMap, pixelSpace, lineSpace, bandSpace,
-                                extra);
-}
-
-bool ProductDataset::readRun(const int* bandMap, int first, int count, int x0, int y0, int width,
-                             int height, unsigned char* data, GDALDataType bufferType,
-                             GSpacing pixelSpace, GSpacing lineSpace, GSpacing bandSpace) {
-  const PresentedBand& head = cube_.bands[bandMap[first] - 1];
-  const bool scaled = std::any_of(bandMap + first, bandMap + first + count,
-                                  [&](int b) { return isScaled(cube_.bands[b - 1]); });
-  const CubeSource& source = cube_.sources[head.source];
-  const bool fillChanges = source.fill && cube_.nodata && *source.fill != *cube_.nodata;
-  const bool postProcess = scaled || fillChanges;
-  if (postProcess && bufferType != GDT_Float32 && bufferType != GDT_Float64) return false;
-  const int size = GDALGetDataTypeSizeBytes(bufferType);
-  if (pixelSpace <= 0 || lineSpace <= 0 || bandSpace < 0 || pixelSpace % size || lineSpace % size ||
-      bandSpace % size)
-    return false;
-  const int64_t step = count > 1 ? cube_.bands[bandMap[first + 1] - 1].index - head.index : 1;
-  if (!readSource(source, head.index, step, count, x0, y0, width, height, data, bufferType,
-                  pixelSpace, lineSpace, bandSpace))
-    return false;
-  if (!postProcess) return true;
-  for (int i = 0; i < count; ++i) {
-    const PresentedBand& band = cube_.bands[bandMap[first + i] - 1];
-    unsigned char* start = data + i * bandSpace;
-    const double nodata = cube_.nodata.value_or(0.0);
-    if (bufferType == GDT_Float32)
-      scaleBand<float>(start, width, height, pixelSpace, lineSpace, band, source.fill, nodata,
-                       cube_.type);
-    else
-      scaleBand<double>(start, width, height, pixelSpace, lineSpace, band, source.fill, nodata,
-                        cube_.type);
-  }
+  if (!any) return true;
+  const double nodata = cube_.nodata.value_or(0.0);
+  const bool roundToFloat = cube_.type == GDT_Float32;
+  if (bufferType == GDT_Float32)
+    presentSamples<float>(data, width, height, pixelSpace, lineSpace, bandSpace, presented, fills,
+                          nodata, roundToFloat);
+  else
+    presentSamples<double>(data, width, height, pixelSpace, lineSpace, bandSpace, presented, fills,
+                           nodata, roundToFloat);
   return true;
 }
 
@@ -217,14 +241,20 @@ bool ProductDataset::readSource(const CubeSource& source, int64_t index, int64_t
     if (natural) return source.array->Read(start, counts, steps, nullptr, type, data);
     scratch_.resize(counts[0] * counts[1] * counts[2] * static_cast<size_t>(size));
     if (!source.array->Read(start, counts, steps, nullptr, type, scratch_.data())) return false;
-    const unsigned char* from = scratch_.data();
-    for (size_t i = 0; i < counts[0]; ++i)
-      for (size_t j = 0; j < counts[1]; ++j) {
-        unsigned char* to = data + (i * strides[0] + j * strides[1]) * size;
-        const GPtrDiff_t step2 = strides[2] * size;
-        for (size_t k = 0; k < counts[2]; ++k, from += size, to += step2)
-          std::memcpy(to, from, static_cast<size_t>(size));
-      }
+    switch (size) {
+      case 1:
+        layOut<uint8_t>(scratch_.data(), counts, strides, data);
+        break;
+      case 2:
+        layOut<uint16_t>(scratch_.data(), counts, strides, data);
+        break;
+      case 4:
+        layOut<uint32_t>(scratch_.data(), counts, strides, data);
+        break;
+      default:
+        layOut<uint64_t>(scratch_.data(), counts, strides, data);
+        break;
+    }
     return true;
   }
   std::vector<int> bands(static_cast<size_t>(count));

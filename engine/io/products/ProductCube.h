@@ -80,11 +80,13 @@ class ProductDataset : public GDALDataset {
 
  private:
   friend class ProductBand;
-  // Bands [first, first + count) of the request (whose `bandMap` entries step by ±1 within one
-  // source) read at the buffer's spacing, then scaled.
-  bool readRun(const int* bandMap, int first, int count, int x0, int y0, int width, int height,
-               unsigned char* data, GDALDataType bufferType, GSpacing pixelSpace,
-               GSpacing lineSpace, GSpacing bandSpace);
+  // The bands `bandMap[0 .. bandCount)` at the buffer's spacing: each run of consecutive bands of
+  // one source read with one array read, then scaled and fill made nodata in one pass. False
+  // where this cannot be done (a spacing not of whole samples, scaling into an integer buffer):
+  // GDAL's block-by-block reading does it then.
+  bool readBands(const int* bandMap, int bandCount, int x0, int y0, int width, int height,
+                 unsigned char* data, GDALDataType bufferType, GSpacing pixelSpace,
+                 GSpacing lineSpace, GSpacing bandSpace);
   bool readSource(const CubeSource& source, int64_t index, int64_t step, int count, int x0, int y0,
                   int width, int height, unsigned char* data, GDALDataType bufferType,
                   GSpacing pixelSpace, GSpacing lineSpace, GSpacing bandSpace);
