@@ -5,10 +5,11 @@
 # scaled to reflectance by the reader), each against its expected cube as a Float32 GeoTIFF
 # (tests/write_products). Runs alternate (product, GeoTIFF) from a warm page cache; medians.
 #
-#   bench/products_bench.sh   (REPS=5 BENCH_DIR=bench/out)
+#   bench/products_bench.sh   (REPS=7 BENCH_DIR=bench/out PRODUCTS="emit prisma")
 set -euo pipefail
 cd "$(dirname "$0")/.."
-reps=${REPS:-5}
+reps=${REPS:-7}
+products=${PRODUCTS:-emit prisma}
 out=${BENCH_DIR:-bench/out}/products
 . bench/common.sh
 describe_machine "$out"
@@ -29,6 +30,7 @@ median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (
 echo "| product | as downloaded (s) | same cube as GeoTIFF (s) | ratio |"
 echo "|---|---|---|---|"
 while read -r name product plain; do
+  [[ " $products " == *" $name "* ]] || continue
   cat "$product" "$plain" >/dev/null  # warm the page cache
   seconds "$product" >/dev/null
   : >"$out/$name.times"

@@ -5,6 +5,7 @@
 #include "ProcessingSupport.h"
 #include "QgisCompat.h"
 #include "TestFeedback.h"
+#include "ProductFixtures.h"
 #include "TestSupport.h"
 #include "io/Raster.h"
 #include "pca/PcaJob.h"
@@ -314,6 +315,46 @@ class QgisTests : public QObject {
     QVERIFY(!ours.values.empty() && ours.values == reference.values);
     QVERIFY(container.open(QIODevice::ReadOnly));
     QCOMPARE(container.readAll(), before);
+  }
+
+  // A product file typed or browsed as INPUT (QGIS cannot load an EMIT .nc or a PRISMA .he5 as a
+  // layer): EMIT with ORTHORECTIFY loads on the GLT's map grid; PRISMA equals the plain GeoTIFF of
+  // its expected cube.
+  void productFilesFromTheDialog() {
+    if (!GetGDALDriverManager()->GetDriverByName("netCDF") ||
+        !GetGDALDriverManager()->GetDriverByName("HDF5"))
+      QSKIP("GDAL without netCDF or HDF5");
+    const QString dir = testing::tempDir();
+    const QString emitFile = dir + "/EMIT_L2A_RFL_001_20230801T200000_2321313_007.nc";
+    testing::writeEmit(emitFile.toStdString(), 30, 40, 371);
+    QgsProject project;
+    bool ok = false;
+    QStringList loaded = runAsTheDialogDoes(
+        "hyperstream:pca",
+        {{"INPUT", emitFile}, {"COMPONENTS", 3}, {"ORTHORECTIFY", true}, {"OUTPUT", dir + "/map.tif"}},
+        {"OUTPUT"}, project, ok);
+    QVERIFY(ok);
+    QVERIFY(loaded.contains(dir + "/map.tif"));
+    const QgsRasterLayer map(dir + "/map.tif", "map", "gdal");
+    QVERIFY(map.isValid());
+    QCOMPARE(map.crs().authid(), QString("EPSG:4326"));
+    QCOMPARE(int64_t{map.width()}, testing::emitGlt(30, 40).width);
+
+    const QString prisma = dir + "/PRS_L2D_STD_20200627102358_20200627102402_0002.he5";
+    const testing::Product product = testing::writePrisma(prisma.toStdString(), 30, 40, 372);
+    testing::writeCube(product.expected, (dir + "/plain.tif").toStdString(), GDT_Float32);
+    loaded = runAsTheDialogDoes(
+        "hyperstream:pca", {{"INPUT", prisma}, {"COMPONENTS", 3}, {"OUTPUT", dir + "/pcs.tif"}},
+        {"OUTPUT"}, project, ok);
+    QVERIFY(ok);
+    QVERIFY(loaded.contains(dir + "/pcs.tif"));
+    RecordingFeedback feedback;
+    runAlgorithm({{"INPUT", dir + "/plain.tif"}, {"COMPONENTS", 3}, {"OUTPUT", dir + "/ref.tif"}},
+                 feedback, ok);
+    QVERIFY(ok);
+    const testing::Cube ours = testing::readCube((dir + "/pcs.tif").toStdString());
+    const testing::Cube reference = testing::readCube((dir + "/ref.tif").toStdString());
+    QVERIFY(!ours.values.empty() && ours.values == reference.values);
   }
 
   // hyperstream:mnf from the dialog (its output loads), and the same run equals the engine's.

@@ -57,6 +57,8 @@ struct ProductCube {
   std::function<std::shared_ptr<const Glt>()> readGlt;
 };
 
+struct Presentation;  // how a band's raw samples become what the view presents
+
 // The GDAL dataset over a ProductCube. Reads go to the sources a run of bands at a time (one
 // array read per run of consecutive bands of one source), at the caller's spacing.
 class ProductDataset : public GDALDataset {
@@ -87,9 +89,12 @@ class ProductDataset : public GDALDataset {
   bool readBands(const int* bandMap, int bandCount, int x0, int y0, int width, int height,
                  unsigned char* data, GDALDataType bufferType, GSpacing pixelSpace,
                  GSpacing lineSpace, GSpacing bandSpace);
+  // One run; with `presentation` (one per band of the run, in its order) a run laid out from
+  // scratch is presented on the way, and those bands marked done.
   bool readSource(const CubeSource& source, int64_t index, int64_t step, int count, int x0, int y0,
                   int width, int height, unsigned char* data, GDALDataType bufferType,
-                  GSpacing pixelSpace, GSpacing lineSpace, GSpacing bandSpace);
+                  GSpacing pixelSpace, GSpacing lineSpace, GSpacing bandSpace,
+                  Presentation* presentation);
 
   ProductCube cube_;
   OGRSpatialReference crs_;

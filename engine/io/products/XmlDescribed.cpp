@@ -80,16 +80,18 @@ std::string levelIn(const std::string& file) {
 
 std::optional<ProductCube> readXmlDescribed(const ProductName& name) {
   if (!name.component.empty()) return std::nullopt;
-  std::string image = name.file, metadata;
+  // The image and its metadata, whichever of the two was given.
+  std::string image, metadata;
   for (const char* imageSuffix : {"SPECTRAL_IMAGE.TIF", "SPECTRAL_IMAGE.TIFF"}) {
-    if (metadata.empty()) metadata = partner(image, imageSuffix, "METADATA.XML");
-    if (image == name.file && endsWithNoCase(name.file, "METADATA.XML"))
-      if (std::string found = partner(name.file, "METADATA.XML", imageSuffix); !found.empty()) {
-        image = found;
-        metadata = name.file;
-      }
+    if (endsWithNoCase(name.file, imageSuffix)) {
+      image = name.file;
+      metadata = partner(name.file, imageSuffix, "METADATA.XML");
+    } else if (image.empty() && endsWithNoCase(name.file, "METADATA.XML")) {
+      metadata = name.file;
+      image = partner(name.file, "METADATA.XML", imageSuffix);
+    }
   }
-  if (metadata.empty()) return std::nullopt;
+  if (image.empty() || metadata.empty()) return std::nullopt;
   XmlPtr xml(CPLParseXMLFile(metadata.c_str()));
   const CPLXMLNode* characterisation =
       xml ? findElement(xml.get(), "bandCharacterisation") : nullptr;
