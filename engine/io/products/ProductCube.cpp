@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace hyperstream {
 
@@ -78,80 +79,56 @@ void presentRow(const In* in, size_t count, const Presentation& band, T* out) {
   }
 }
 
-// Samples of `counts` in C order at `in` to `out` at `strides` (in samples), presented on the
-// way: `byBand[b]` for the b-th index along dimension `bandDim`. The two inner dimensions go in
-// tiles, transposed in the cache, so that a transpose (PRISMA's bands x columns rows into
-// pixel-interleaved ones) writes each pixel's bands of the tile as one run.
+// One band of an array's samples read into scratch: where it lies there, where it goes in the
+// request's buffer (in samples), and how it is presented.
+struct Gathered {
+  int64_t from;  // offset in scratch
+  int64_t to;    // offset in the buffer
+  Presentation presentation;
+};
+
+// The bands `bands` of scratch (a row of pixel r, column c at r * rowStep + c * columnStep) into
+// the buffer at its spacing (in samples), presented. Bands go 16 at a time and pixels 256 at a
+// time: each band's pixels presented together (a loop the compiler vectorises), then each pixel's
+// 16 bands written together, so that a transpose (PRISMA's bands x columns rows into
+// pixel-interleaved ones) touches the buffer a pixel's run of bands at a time.
 template <typename In, typename T>
-void layOutPresented(const In* in, const size_t counts[3], const GPtrDiff_t strides[3], T* out,
-                     size_t bandDim, const Presentation* byBand) {
-  constexpr size_t kRows = 16, kColumns = 256;
-  T row[kColumns];
-  T tile[kColumns][kRows];  // the tile transposed: [k][j]
-  const size_t plane = counts[1] * counts[2];
-  for (size_t i = 0; i < counts[0]; ++i)
-    for (size_t j0 = 0; j0 < counts[1]; j0 += kRows)
-      for (size_t k0 = 0; k0 < counts[2]; k0 += kColumns) {
-        const size_t rows = std::min(kRows, counts[1] - j0);
-        const size_t columns = std::min(kColumns, counts[2] - k0);
-        for (size_t j = 0; j < rows; ++j) {
-          const In* from = in + i * plane + (j0 + j) * counts[2] + k0;
-          if (bandDim == 2) {
-            for (size_t k = 0; k < columns; ++k) row[k] = static_cast<T>(byBand[k0 + k](from[k]));
-          } else {
-            presentRow(from, columns, byBand[bandDim == 0 ? i : j0 + j], row);
+void gather(const In* in, int64_t rowStep, int64_t columnStep, const std::vector<Gathered>& bands,
+            int height, int width, T* out, int64_t lineStep, int64_t pixelStep) {
+  constexpr int kBands = 16, kPixels = 256;
+  T row[kPixels];
+  T tile[kPixels][kBands];
+  In strided[kPixels];
+  const auto count = static_cast<int>(bands.size());
+  for (int r = 0; r < height; ++r)
+    for (int b0 = 0; b0 < count; b0 += kBands)
+      for (int c0 = 0; c0 < width; c0 += kPixels) {
+        const int group = std::min(kBands, count - b0), pixels = std::min(kPixels, width - c0);
+        for (int b = 0; b < group; ++b) {
+          const Gathered& band = bands[b0 + b];
+          const In* from = in + r * rowStep + c0 * columnStep + band.from;
+          if (columnStep != 1) {
+            for (int k = 0; k < pixels; ++k) strided[k] = from[k * columnStep];
+            from = strided;
           }
-          for (size_t k = 0; k < columns; ++k) tile[k][j] = row[k];
+          presentRow(from, static_cast<size_t>(pixels), band.presentation, row);
+          for (int k = 0; k < pixels; ++k) tile[k][b] = row[k];
         }
-        for (size_t k = 0; k < columns; ++k) {
-          T* first = out + i * strides[0] + j0 * strides[1] + (k0 + k) * strides[2];
-          if (strides[1] == 1)
-            std::copy(tile[k], tile[k] + rows, first);
-          else if (strides[1] == -1)
-            std::reverse_copy(tile[k], tile[k] + rows, first - (rows - 1));
-          else
-            for (size_t j = 0; j < rows; ++j) first[j * strides[1]] = tile[k][j];
+        for (int k = 0; k < pixels; ++k) {
+          T* pixel = out + r * lineStep + (c0 + k) * pixelStep;
+          for (int b = 0; b < group; ++b) pixel[bands[b0 + b].to] = tile[k][b];
         }
       }
 }
 
-// Samples of `counts` in C order at `from` to `to` at `strides` (in samples): a transpose.
-template <typename Word>
-void layOut(const unsigned char* from, const size_t counts[3], const GPtrDiff_t strides[3],
-            unsigned char* to) {
-  const auto* in = reinterpret_cast<const Word*>(from);
-  auto* out = reinterpret_cast<Word*>(to);
-  for (size_t i = 0; i < counts[0]; ++i)
-    for (size_t j = 0; j < counts[1]; ++j) {
-      Word* row = out + i * strides[0] + j * strides[1];
-      for (size_t k = 0; k < counts[2]; ++k) row[k * strides[2]] = *in++;
-    }
-}
-
-bool isPlainNumeric(const GDALExtendedDataType& type) {
-  if (type.GetClass() != GEDTC_NUMERIC) return false;
-  switch (type.GetNumericDataType()) {
-    case GDT_Byte:
-    case GDT_UInt16:
-    case GDT_Int16:
-    case GDT_UInt32:
-    case GDT_Int32:
-    case GDT_Float32:
-    case GDT_Float64:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// layOutPresented for samples of `rawType` into a buffer of `bufferType` (Float32 or Float64).
 template <typename T>
-void layOutPresentedAs(const unsigned char* in, GDALDataType rawType, const size_t counts[3],
-                       const GPtrDiff_t strides[3], T* out, size_t bandDim,
-                       const Presentation* byBand) {
+void gatherAs(const unsigned char* in, GDALDataType rawType, int64_t rowStep, int64_t columnStep,
+              const std::vector<Gathered>& bands, int height, int width, unsigned char* out,
+              int64_t lineStep, int64_t pixelStep) {
   const auto as = [&](auto sample) {
     using In = decltype(sample);
-    layOutPresented(reinterpret_cast<const In*>(in), counts, strides, out, bandDim, byBand);
+    gather(reinterpret_cast<const In*>(in), rowStep, columnStep, bands, height, width,
+           reinterpret_cast<T*>(out), lineStep, pixelStep);
   };
   switch (rawType) {
     case GDT_Byte:
@@ -171,14 +148,20 @@ void layOutPresentedAs(const unsigned char* in, GDALDataType rawType, const size
   }
 }
 
-void layOutPresented(const unsigned char* in, GDALDataType rawType, const size_t counts[3],
-                     const GPtrDiff_t strides[3], unsigned char* out, GDALDataType bufferType,
-                     size_t bandDim, const Presentation* byBand) {
-  if (bufferType == GDT_Float32)
-    layOutPresentedAs(in, rawType, counts, strides, reinterpret_cast<float*>(out), bandDim, byBand);
-  else
-    layOutPresentedAs(in, rawType, counts, strides, reinterpret_cast<double*>(out), bandDim,
-                      byBand);
+bool isPlainNumeric(const GDALExtendedDataType& type) {
+  if (type.GetClass() != GEDTC_NUMERIC) return false;
+  switch (type.GetNumericDataType()) {
+    case GDT_Byte:
+    case GDT_UInt16:
+    case GDT_Int16:
+    case GDT_UInt32:
+    case GDT_Int32:
+    case GDT_Float32:
+    case GDT_Float64:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -306,24 +289,17 @@ bool ProductDataset::readBands(const int* bandMap, int bandCount, int x0, int y0
                     cube_.type == GDT_Float32};
     any = true;
   }
-  const auto band = [&](int i) -> const PresentedBand& { return cube_.bands[bandMap[i] - 1]; };
-  for (int first = 0; first < bandCount;) {
-    // A run: consecutive bands of one source, a step of +1 or -1 along its band axis.
-    int count = 1;
-    int64_t step = 0;
-    while (first + count < bandCount) {
-      const int64_t next = band(first + count).index - band(first + count - 1).index;
-      if (band(first + count).source != band(first).source || std::abs(next) != 1 ||
-          (step != 0 && next != step))
-        break;
-      step = next;
-      ++count;
-    }
-    if (!readSource(cube_.sources[band(first).source], band(first).index, step == 0 ? 1 : step,
-                    count, x0, y0, width, height, data + first * bandSpace, bufferType, pixelSpace,
-                    lineSpace, bandSpace, any ? presented.data() + first : nullptr))
-      return false;
-    first += count;
+  if (any && bufferType != GDT_Float32 && bufferType != GDT_Float64) return false;
+  // Each source once per request: an array's bands in one read, a raster's in runs.
+  std::vector<std::vector<int>> bySource(cube_.sources.size());
+  for (int i = 0; i < bandCount; ++i) bySource[cube_.bands[bandMap[i] - 1].source].push_back(i);
+  const Request request{x0, y0, width, height, data, bufferType, pixelSpace, lineSpace, bandSpace};
+  for (size_t s = 0; s < bySource.size(); ++s) {
+    if (bySource[s].empty()) continue;
+    const bool read = cube_.sources[s].array
+                          ? readArray(cube_.sources[s], bandMap, bySource[s], request, presented)
+                          : readRaster(cube_.sources[s], bandMap, bySource[s], request);
+    if (!read) return false;
   }
   // Bands presented while laid out are done.
   if (std::none_of(presented.begin(), presented.end(),
@@ -336,88 +312,101 @@ bool ProductDataset::readBands(const int* bandMap, int bandCount, int x0, int y0
   return true;
 }
 
-bool ProductDataset::readSource(const CubeSource& source, int64_t index, int64_t step, int count,
-                                int x0, int y0, int width, int height, unsigned char* data,
-                                GDALDataType bufferType, GSpacing pixelSpace, GSpacing lineSpace,
-                                GSpacing bandSpace, Presentation* presentation) {
-  const int size = GDALGetDataTypeSizeBytes(bufferType);
-  if (source.array) {
-    // Read from the lowest band index up (HDF5 has no negative strides: GDAL would read a
-    // descending run sample by sample), laying a descending run out from its last band back.
-    int64_t lowest = index;
-    GPtrDiff_t bandStride = bandSpace / size;
-    unsigned char* base = data;
-    if (count > 1 && step < 0) {
-      lowest = index - (count - 1);
-      base = data + (count - 1) * bandSpace;
-      bandStride = -bandStride;
-    }
-    GUInt64 start[3];
-    size_t counts[3];
-    GPtrDiff_t strides[3];
-    start[source.rowDim] = static_cast<GUInt64>(y0);
-    counts[source.rowDim] = static_cast<size_t>(height);
-    strides[source.rowDim] = lineSpace / size;
-    start[source.columnDim] = static_cast<GUInt64>(x0);
-    counts[source.columnDim] = static_cast<size_t>(width);
-    strides[source.columnDim] = pixelSpace / size;
-    start[source.bandDim] = static_cast<GUInt64>(lowest);
-    counts[source.bandDim] = static_cast<size_t>(count);
-    strides[source.bandDim] = bandStride;
-    const auto type = GDALExtendedDataType::Create(bufferType);
-    // The buffer in the array's own order (EMIT's cube read whole into pixel-interleaved strips)
-    // is read into directly. Otherwise the array's order is read into scratch and laid out here:
-    // GDAL 3.6's HDF5 driver writes one sample only of a strided read with a dimension of 1.
-    const bool natural =
-        (counts[2] == 1 || strides[2] == 1) &&
-        (counts[1] == 1 || strides[1] == static_cast<GPtrDiff_t>(counts[2])) &&
-        (counts[0] == 1 || strides[0] == static_cast<GPtrDiff_t>(counts[1] * counts[2]));
-    if (natural) return source.array->Read(start, counts, nullptr, nullptr, type, data);
-    // Presented on the way, the samples are read as the file holds them (DN: half the bytes of
-    // Float32, and no conversion by HDF5 first).
-    const GDALDataType rawType = presentation && isPlainNumeric(source.array->GetDataType())
-                                     ? source.array->GetDataType().GetNumericDataType()
-                                     : bufferType;
-    scratch_.resize(counts[0] * counts[1] * counts[2] *
-                    static_cast<size_t>(GDALGetDataTypeSizeBytes(rawType)));
-    if (!source.array->Read(start, counts, nullptr, nullptr, GDALExtendedDataType::Create(rawType),
-                            scratch_.data()))
-      return false;
-    if (presentation) {
-      // Presented while laid out; the pass over the whole request then leaves these bands be.
-      std::vector<Presentation> byBand(presentation, presentation + count);
-      if (count > 1 && step < 0) std::reverse(byBand.begin(), byBand.end());
-      layOutPresented(scratch_.data(), rawType, counts, strides, base, bufferType, source.bandDim,
-                      byBand.data());
-      for (int i = 0; i < count; ++i) presentation[i].applies = false;
-      return true;
-    }
-    switch (size) {
-      case 1:
-        layOut<uint8_t>(scratch_.data(), counts, strides, base);
-        break;
-      case 2:
-        layOut<uint16_t>(scratch_.data(), counts, strides, base);
-        break;
-      case 4:
-        layOut<uint32_t>(scratch_.data(), counts, strides, base);
-        break;
-      default:
-        layOut<uint64_t>(scratch_.data(), counts, strides, base);
-        break;
-    }
-    return true;
+bool ProductDataset::readArray(const CubeSource& source, const int* bandMap,
+                               const std::vector<int>& positions, const Request& request,
+                               std::vector<Presentation>& presented) {
+  const int size = GDALGetDataTypeSizeBytes(request.bufferType);
+  int64_t lowest = std::numeric_limits<int64_t>::max(), highest = -1;
+  for (int i : positions) {
+    lowest = std::min(lowest, cube_.bands[bandMap[i] - 1].index);
+    highest = std::max(highest, cube_.bands[bandMap[i] - 1].index);
   }
-  std::vector<int> bands(static_cast<size_t>(count));
-  for (int i = 0; i < count; ++i) bands[i] = static_cast<int>(index + i * step) + 1;
-  const bool read = source.raster->RasterIO(GF_Read, x0, y0, width, height, data, width, height,
-                                            bufferType, count, bands.data(), pixelSpace, lineSpace,
-                                            bandSpace, nullptr) == CE_None;
+  GUInt64 start[3];
+  size_t counts[3];
+  GPtrDiff_t strides[3];  // of the request's buffer, in samples
+  start[source.rowDim] = static_cast<GUInt64>(request.y0);
+  counts[source.rowDim] = static_cast<size_t>(request.height);
+  strides[source.rowDim] = request.lineSpace / size;
+  start[source.columnDim] = static_cast<GUInt64>(request.x0);
+  counts[source.columnDim] = static_cast<size_t>(request.width);
+  strides[source.columnDim] = request.pixelSpace / size;
+  start[source.bandDim] = static_cast<GUInt64>(lowest);
+  counts[source.bandDim] = static_cast<size_t>(highest - lowest + 1);
+  strides[source.bandDim] = request.bandSpace / size;
+
+  // The buffer in the array's own order (EMIT's cube read whole into pixel-interleaved strips):
+  // read straight into it.
+  bool inOrder = static_cast<int64_t>(positions.size()) == highest - lowest + 1;
+  for (size_t k = 0; k < positions.size() && inOrder; ++k)
+    inOrder = positions[k] == positions[0] + static_cast<int>(k) &&
+              cube_.bands[bandMap[positions[k]] - 1].index == lowest + static_cast<int64_t>(k);
+  const bool natural =
+      (counts[2] == 1 || strides[2] == 1) &&
+      (counts[1] == 1 || strides[1] == static_cast<GPtrDiff_t>(counts[2])) &&
+      (counts[0] == 1 || strides[0] == static_cast<GPtrDiff_t>(counts[1] * counts[2]));
+  if (inOrder && natural)
+    return source.array->Read(start, counts, nullptr, nullptr,
+                              GDALExtendedDataType::Create(request.bufferType),
+                              request.data + positions[0] * request.bandSpace);
+
+  // Otherwise the range of bands is read into scratch as the file holds it (DN: half the bytes of
+  // Float32; one read, not one per band), and gathered from there, presented on the way.
+  const GDALDataType rawType = isPlainNumeric(source.array->GetDataType())
+                                   ? source.array->GetDataType().GetNumericDataType()
+                                   : request.bufferType;
+  scratch_.resize(counts[0] * counts[1] * counts[2] *
+                  static_cast<size_t>(GDALGetDataTypeSizeBytes(rawType)));
+  if (!source.array->Read(start, counts, nullptr, nullptr, GDALExtendedDataType::Create(rawType),
+                          scratch_.data()))
+    return false;
+  const int64_t steps[3] = {static_cast<int64_t>(counts[1] * counts[2]),
+                            static_cast<int64_t>(counts[2]), 1};  // scratch's, C order
+  std::vector<Gathered> bands;
+  for (int i : positions) {
+    const int64_t index = cube_.bands[bandMap[i] - 1].index;
+    bands.push_back(
+        {(index - lowest) * steps[source.bandDim], i * request.bandSpace / size, presented[i]});
+    presented[i].applies = false;  // presented here
+  }
+  const int64_t lineStep = request.lineSpace / size, pixelStep = request.pixelSpace / size;
+  if (request.bufferType == GDT_Float32)
+    gatherAs<float>(scratch_.data(), rawType, steps[source.rowDim], steps[source.columnDim], bands,
+                    request.height, request.width, request.data, lineStep, pixelStep);
+  else if (request.bufferType == GDT_Float64)
+    gatherAs<double>(scratch_.data(), rawType, steps[source.rowDim], steps[source.columnDim], bands,
+                     request.height, request.width, request.data, lineStep, pixelStep);
+  else
+    return false;
+  return true;
+}
+
+bool ProductDataset::readRaster(const CubeSource& source, const int* bandMap,
+                                const std::vector<int>& positions, const Request& request) {
+  // Runs: consecutive positions whose bands step by one along the raster's bands.
+  for (size_t first = 0; first < positions.size();) {
+    size_t count = 1;
+    while (first + count < positions.size() &&
+           positions[first + count] == positions[first] + static_cast<int>(count) &&
+           cube_.bands[bandMap[positions[first + count]] - 1].index ==
+               cube_.bands[bandMap[positions[first]] - 1].index + static_cast<int64_t>(count))
+      ++count;
+    std::vector<int> bands(count);
+    for (size_t k = 0; k < count; ++k)
+      bands[k] = static_cast<int>(cube_.bands[bandMap[positions[first + k]] - 1].index) + 1;
+    if (source.raster->RasterIO(GF_Read, request.x0, request.y0, request.width, request.height,
+                                request.data + positions[first] * request.bandSpace, request.width,
+                                request.height, request.bufferType, static_cast<int>(count),
+                                bands.data(), request.pixelSpace, request.lineSpace,
+                                request.bandSpace, nullptr) != CE_None)
+      return false;
+    first += count;
+  }
   // Strips come in order: once one ends on a row of blocks, those blocks are done with.
   int blockWidth = 0, blockHeight = 1;
   source.raster->GetRasterBand(1)->GetBlockSize(&blockWidth, &blockHeight);
-  if ((y0 + height) % std::max(1, blockHeight) == 0) source.raster->FlushCache(false);
-  return read;
+  if ((request.y0 + request.height) % std::max(1, blockHeight) == 0)
+    source.raster->FlushCache(false);
+  return true;
 }
 
 }  // namespace hyperstream

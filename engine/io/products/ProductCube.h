@@ -82,19 +82,26 @@ class ProductDataset : public GDALDataset {
 
  private:
   friend class ProductBand;
-  // The bands `bandMap[0 .. bandCount)` at the buffer's spacing: each run of consecutive bands of
-  // one source read with one array read, then scaled and fill made nodata in one pass. False
+  // The bands `bandMap[0 .. bandCount)` at the buffer's spacing, each source read once (an
+  // array's bands in one read), scaled and fill made nodata. False
   // where this cannot be done (a spacing not of whole samples, scaling into an integer buffer):
   // GDAL's block-by-block reading does it then.
   bool readBands(const int* bandMap, int bandCount, int x0, int y0, int width, int height,
                  unsigned char* data, GDALDataType bufferType, GSpacing pixelSpace,
                  GSpacing lineSpace, GSpacing bandSpace);
-  // One run; with `presentation` (one per band of the run, in its order) a run laid out from
-  // scratch is presented on the way, and those bands marked done.
-  bool readSource(const CubeSource& source, int64_t index, int64_t step, int count, int x0, int y0,
-                  int width, int height, unsigned char* data, GDALDataType bufferType,
-                  GSpacing pixelSpace, GSpacing lineSpace, GSpacing bandSpace,
-                  Presentation* presentation);
+  // Where and how a request's samples go.
+  struct Request {
+    int x0, y0, width, height;
+    unsigned char* data;
+    GDALDataType bufferType;
+    GSpacing pixelSpace, lineSpace, bandSpace;
+  };
+  // The request's bands at `positions` (indices into bandMap) that come from one source; an
+  // array presents them (and marks them presented), a raster's are presented after.
+  bool readArray(const CubeSource& source, const int* bandMap, const std::vector<int>& positions,
+                 const Request& request, std::vector<Presentation>& presented);
+  bool readRaster(const CubeSource& source, const int* bandMap, const std::vector<int>& positions,
+                  const Request& request);
 
   ProductCube cube_;
   OGRSpatialReference crs_;
