@@ -192,13 +192,27 @@ void scalarDouble(hid_t owner, const char* name, double value) {
 struct PrismaPart {
   const char* name;  // VNIR, SWIR
   std::vector<float> wavelengths;
-  float low, high;  // L2Scale*Min/Max
+  float low, high;       // L2: L2Scale*Min/Max
+  float factor, offset;  // L1: ScaleFactor_*, Offset_*
 };
 
 }  // namespace
 
-Product writePrisma(const std::string& path, int64_t rows, int64_t cols, uint64_t seed) {
-  PrismaPart parts[2] = {{"VNIR", {}, 0.0f, 0.875f}, {"SWIR", {}, 0.015625f, 0.6875f}};
+Product writePrisma(const std::string& path, int64_t rows, int64_t cols, uint64_t seed,
+                    PrismaLevel level) {
+  const bool l1 = level == PrismaLevel::L1;
+  PrismaPart parts[2] = {{"VNIR", {}, 0.0f, 0.875f, 100.0f, 0.5f},
+                         {"SWIR", {}, 0.015625f, 0.6875f, 200.0f, 0.25f}};
+  // DN from a scene value (reflectance about 0.3; radiance 100 times that), and the product's
+  // formula back: L2 min + DN (max - min) / 65535, L1 DN / factor - offset.
+  const auto toDn = [&](double value, const PrismaPart& p) {
+    return l1 ? std::round((value * 100 + p.offset) * p.factor)
+              : std::round((value - p.low) / (p.high - p.low) * 65535.0);
+  };
+  const auto fromDn = [&](double dn, const PrismaPart& p) {
+    return l1 ? dn / double{p.factor} - double{p.offset}
+              : double{p.low} + dn * (double{p.high} - double{p.low}) / 65535.0;
+  };
   for (int i = 0; i < 66; ++i) parts[0].wavelengths.push_back(i < 63 ? 1000.0f - 9.5f * i : 0.0f);
   for (int i = 0; i < 173; ++i)
     parts[1].wavelengths.push_back(i < 171 ? 2497.0f - 9.25f * i : 0.0f);
@@ -222,7 +236,7 @@ Product writePrisma(const std::string& path, int64_t rows, int64_t cols, uint64_
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c) {
           const double value = scene.at(r, c, sceneBand);
-          const double scaled = std::round((value - p.low) / (p.high - p.low) * 65535.0);
+          const double scaled = toDn(value, p);
           dn[part][(r * bands + b) * cols + c] =
               static_cast<uint16_t>(std::clamp(scaled, 1.0, 65535.0));
         }
@@ -245,26 +259,24 @@ Product writePrisma(const std::string& path, int64_t rows, int64_t cols, uint64_
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c) {
         const uint16_t value = dn[band.part][(r * bands + band.index) * cols + c];
-        // The product's formula: min + DN (max - min) / 65535.
-        expected.at(r, c, static_cast<int>(i)) =
-            value == 0
-                ? kFill
-                : asFloat(double{p.low} + value * (double{p.high} - double{p.low}) / 65535.0);
+        expected.at(r, c, static_cast<int>(i)) = value == 0 ? kFill : asFloat(fromDn(value, p));
       }
   }
 
+  const char* swathName = l1 ? "PRS_L1_HCO" : "PRS_L2D_HCO";
   const Hdf5 file{H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
   check(file.id >= 0, path);
   const Hdf5 hdfeos{H5Gcreate2(file.id, "/HDFEOS", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                     H5Gclose};
   const Hdf5 swaths{H5Gcreate2(file.id, "/HDFEOS/SWATHS", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                     H5Gclose};
-  const Hdf5 swath{
-      H5Gcreate2(file.id, "/HDFEOS/SWATHS/PRS_L2D_HCO", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+  const Hdf5 swath{H5Gcreate2(file.id, (std::string("/HDFEOS/SWATHS/") + swathName).c_str(),
+                              H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                   H5Gclose};
+  const Hdf5 fields{
+      H5Gcreate2(file.id, (std::string("/HDFEOS/SWATHS/") + swathName + "/Data Fields").c_str(),
+                 H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
       H5Gclose};
-  const Hdf5 fields{H5Gcreate2(file.id, "/HDFEOS/SWATHS/PRS_L2D_HCO/Data Fields", H5P_DEFAULT,
-                               H5P_DEFAULT, H5P_DEFAULT),
-                    H5Gclose};
   check(fields.id >= 0, "Data Fields");
   for (int part = 0; part < 2; ++part) {
     const PrismaPart& p = parts[part];
@@ -282,9 +294,15 @@ Product writePrisma(const std::string& path, int64_t rows, int64_t cols, uint64_
     floatAttribute(file.id, ("List_Cw_" + suffix).c_str(), p.wavelengths);
     floatAttribute(file.id, ("List_Fwhm_" + suffix).c_str(),
                    std::vector<float>(p.wavelengths.size(), 10.0f));
-    scalarFloat(file.id, ("L2Scale" + suffix + "Min").c_str(), p.low);
-    scalarFloat(file.id, ("L2Scale" + suffix + "Max").c_str(), p.high);
+    if (l1) {
+      scalarFloat(file.id, ("ScaleFactor_" + suffix).c_str(), p.factor);
+      scalarFloat(file.id, ("Offset_" + suffix).c_str(), p.offset);
+    } else {
+      scalarFloat(file.id, ("L2Scale" + suffix + "Min").c_str(), p.low);
+      scalarFloat(file.id, ("L2Scale" + suffix + "Max").c_str(), p.high);
+    }
   }
+  if (l1) return product;  // in the swath's geometry: no map grid
   const int epsg = 32633;
   attribute(file.id, "Epsg_Code", H5T_STD_I32LE, H5T_NATIVE_INT, &epsg, 0);
   scalarDouble(file.id, "Product_ULcorner_easting", 500000.0);

@@ -26,8 +26,11 @@ Product bandsOf(const Product& product, const std::string& part);
 // a few pixels, bad bands (good_wavelengths 0) at -0.01, and a GLT rotating the swath by 30°.
 Product writeEmit(const std::string& path, int64_t rows, int64_t cols, uint64_t seed);
 // PRISMA L2D: VNIR_Cube (66 bands) and SWIR_Cube (173), rows x bands x columns, UInt16 DN,
-// wavelengths descending with padding zeros, L2Scale*Min/Max, DN 0 fill, UTM corners.
-Product writePrisma(const std::string& path, int64_t rows, int64_t cols, uint64_t seed);
+// wavelengths descending with padding zeros, L2Scale*Min/Max, DN 0 fill, UTM corners. L1: the
+// same cubes of radiance, ScaleFactor_* and Offset_*, no map grid.
+enum class PrismaLevel { L1, L2D };
+Product writePrisma(const std::string& path, int64_t rows, int64_t cols, uint64_t seed,
+                    PrismaLevel level = PrismaLevel::L2D);
 // EnMAP L2A: SPECTRAL_IMAGE.TIF (224 bands, Int16, nodata -32768, two bands fill everywhere)
 // and METADATA.XML (bandCharacterisation/bandID: wavelength, FWHM, gain 1e-4, offset 0).
 Product writeEnmap(const std::string& folder, int64_t rows, int64_t cols, uint64_t seed);

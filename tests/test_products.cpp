@@ -193,6 +193,22 @@ class ProductTests : public QObject {
                       vnir, dir);
   }
 
+  // PRISMA L1: radiance = DN / ScaleFactor - Offset, in the swath's geometry.
+  void prismaLevel1() {
+    if (!GetGDALDriverManager()->GetDriverByName("HDF5")) QSKIP("GDAL without HDF5");
+    const QString dir = testing::tempDir();
+    const QString file = dir + "/PRS_L1_STD_OFFL_20200627102358_20200627102402_0001.he5";
+    const testing::Product product =
+        testing::writePrisma(file.toStdString(), 40, 30, 366, testing::PrismaLevel::L1);
+    expectSameAsPlain(file, product, dir);
+    std::unique_ptr<GDALDataset> components = openReadOnly(dir + "/ours.tif");
+    double transform[6];
+    QVERIFY(components->GetGeoTransform(transform) != CE_None);  // no map grid
+    const Run logged = run({"pca", file, dir + "/x.tif", "--components", "2"}, false);
+    QVERIFY2(logged.err.contains("PRISMA L1:") && logged.err.contains("values in radiance"),
+             qPrintable(logged.err));
+  }
+
   void enmapAsDownloaded() {
     const QString dir = testing::tempDir();
     const testing::Product product = testing::writeEnmap(dir.toStdString(), 50, 60, 364);
