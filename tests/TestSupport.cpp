@@ -76,6 +76,22 @@ void writeCube(const Cube& cube, const std::string& path, GDALDataType type,
   GDALClose(dataset);
 }
 
+std::unique_ptr<GDALDataset> openReadOnly(const QString& name) {
+  return std::unique_ptr<GDALDataset>(
+      GDALDataset::FromHandle(GDALOpen(name.toUtf8().constData(), GA_ReadOnly)));
+}
+
+std::vector<double> samplesOf(const QString& name) {
+  std::unique_ptr<GDALDataset> dataset = openReadOnly(name);
+  if (!dataset) return {};
+  const int width = dataset->GetRasterXSize(), height = dataset->GetRasterYSize();
+  std::vector<double> values(static_cast<size_t>(width) * height * dataset->GetRasterCount());
+  if (dataset->RasterIO(GF_Read, 0, 0, width, height, values.data(), width, height, GDT_Float64,
+                        dataset->GetRasterCount(), nullptr, 0, 0, 0) != CE_None)
+    return {};
+  return values;
+}
+
 // `cube` as a netCDF-4 file holding two arrays, reflectance(band, y, x) as UInt16 and mask(y, x),
 // with band, y and x coordinates (y descending: the first row is the northernmost, as GDAL reads
 // it).

@@ -5,11 +5,13 @@
 #include "pca/Moments.h"
 
 #include <gdal.h>
+#include <gdal_priv.h>
 
 #include <QString>
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +46,10 @@ void roundValues(Cube& cube);
 void writeCube(const Cube& cube, const std::string& path, GDALDataType type,
                const std::string& driver = "GTiff", const std::vector<std::string>& options = {});
 Cube readCube(const std::string& path);
+// A raster opened read-only by any name GDAL takes (nullptr when it cannot), and every band's
+// samples, band after band, as float64 (empty when it cannot be read).
+std::unique_ptr<GDALDataset> openReadOnly(const QString& name);
+std::vector<double> samplesOf(const QString& name);
 // `cube` as a netCDF-4 file holding two arrays, reflectance(band, y, x) as UInt16 and mask(y, x),
 // with coordinates GDAL reads north up: NETCDF:"path":reflectance reads as the cube.
 void writeNetcdfCube(const Cube& cube, const std::string& path);

@@ -28,23 +28,6 @@ Run run(const QStringList& arguments) {
   return {process.exitCode(), process.readAllStandardError()};
 }
 
-std::unique_ptr<GDALDataset> openReadOnly(const QString& name) {
-  return std::unique_ptr<GDALDataset>(
-      GDALDataset::FromHandle(GDALOpen(name.toUtf8().constData(), GA_ReadOnly)));
-}
-
-// The samples of every band of a raster, band after band.
-std::vector<double> samplesOf(const QString& name) {
-  std::unique_ptr<GDALDataset> dataset = openReadOnly(name);
-  if (!dataset) return {};
-  const int width = dataset->GetRasterXSize(), height = dataset->GetRasterYSize();
-  std::vector<double> values(static_cast<size_t>(width) * height * dataset->GetRasterCount());
-  if (dataset->RasterIO(GF_Read, 0, 0, width, height, values.data(), width, height, GDT_Float64,
-                        dataset->GetRasterCount(), nullptr, 0, 0, 0) != CE_None)
-    return {};
-  return values;
-}
-
 // A cube with a fill value: 30 × 40 × 12, UInt16 DN.
 testing::Cube scene() {
   testing::Cube cube = testing::correlatedCube(30, 40, 12, 36, 3000.0, 300.0);
@@ -60,7 +43,7 @@ void expectSamePca(const QString& input, const QString& plain, const QString& di
   QVERIFY2(named.exitCode == 0, qPrintable(input + " -> " + named.err));
   const Run direct = run({"pca", plain, reference, "--components", "4"});
   QVERIFY2(direct.exitCode == 0, qPrintable(direct.err));
-  const std::vector<double> a = samplesOf(ours), b = samplesOf(reference);
+  const std::vector<double> a = testing::samplesOf(ours), b = testing::samplesOf(reference);
   QVERIFY(!a.empty());
   QVERIFY(a == b);
   QFile::remove(ours);
@@ -82,7 +65,8 @@ class InputTests : public QObject {
     testing::writeCube(cube, (dir + "/plain.tif").toStdString(), GDT_UInt16);
     testing::writeNetcdfCube(cube, (dir + "/scene.nc").toStdString());
     const QString subdataset = "NETCDF:\"" + dir + "/scene.nc\":reflectance";
-    QVERIFY(samplesOf(subdataset) == samplesOf(dir + "/plain.tif"));  // the fixture's image order
+    QVERIFY(testing::samplesOf(subdataset) ==
+            testing::samplesOf(dir + "/plain.tif"));  // the fixture's image order
     expectSamePca(subdataset, dir + "/plain.tif", dir);
 
     const Run whole = run({"pca", dir + "/scene.nc", dir + "/out.tif"});
@@ -155,11 +139,13 @@ class InputTests : public QObject {
         run({"pca", dir + "/undeclared.tif", ours, "--components", "4", "--nodata", "0"}).exitCode,
         0);
     QCOMPARE(run({"pca", dir + "/declared.tif", reference, "--components", "4"}).exitCode, 0);
-    QVERIFY(!samplesOf(ours).empty() && samplesOf(ours) == samplesOf(reference));
+    QVERIFY(!testing::samplesOf(ours).empty() &&
+            testing::samplesOf(ours) == testing::samplesOf(reference));
     QCOMPARE(
         run({"pca", dir + "/undeclared.tif", dir + "/filled.tif", "--components", "4"}).exitCode,
         0);
-    QVERIFY(samplesOf(dir + "/filled.tif") != samplesOf(reference));  // the fill counted valid
+    QVERIFY(testing::samplesOf(dir + "/filled.tif") !=
+            testing::samplesOf(reference));  // the fill counted valid
 
     for (const QString& value : {QString("-1"), QString("0.5"), QString("70000"), QString("x")}) {
       const Run refused = run({"pca", dir + "/undeclared.tif", dir + "/o.tif", "--nodata", value});
@@ -194,7 +180,8 @@ class InputTests : public QObject {
       const Run byHand =
           run(QStringList{job[0], dir + "/windows.tif", reference} + job.mid(1) + withoutThem);
       QVERIFY2(byHand.exitCode == 0, qPrintable(byHand.err));
-      QVERIFY(!samplesOf(ours).empty() && samplesOf(ours) == samplesOf(reference));
+      QVERIFY(!testing::samplesOf(ours).empty() &&
+              testing::samplesOf(ours) == testing::samplesOf(reference));
     }
     for (const QString& method : {QString("atgp"), QString("vca")}) {
       const Run found = run({"endmembers", dir + "/windows.tif", dir + "/ours.csv", "--count", "3",
@@ -239,7 +226,7 @@ class InputTests : public QObject {
     // its source open until it is closed).
     auto copyOf = [&](const QString& name, const char* driver) {
       const QByteArray path = (dir + "/" + name).toUtf8();
-      std::unique_ptr<GDALDataset> source = openReadOnly(dir + "/plain.tif");
+      std::unique_ptr<GDALDataset> source = testing::openReadOnly(dir + "/plain.tif");
       GDALDriver* maker = GetGDALDriverManager()->GetDriverByName(driver);
       GDALClose(
           maker->CreateCopy(path.constData(), source.get(), false, nullptr, nullptr, nullptr));
@@ -293,7 +280,7 @@ class InputTests : public QObject {
         const Run result =
             run(QStringList{"pca", dir + "/" + name, ours, "--components", "4"} + leaveOut);
         QVERIFY2(result.exitCode == 0, qPrintable(name + ": " + result.err));
-        QVERIFY2(samplesOf(ours) == samplesOf(reference),
+        QVERIFY2(testing::samplesOf(ours) == testing::samplesOf(reference),
                  qPrintable(name + " " + leaveOut.join(' ')));
         QFile::remove(ours);
       }

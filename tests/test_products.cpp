@@ -29,22 +29,6 @@ Run run(const QStringList& arguments, bool quiet = true) {
   return {process.exitCode(), process.readAllStandardError()};
 }
 
-std::unique_ptr<GDALDataset> openReadOnly(const QString& name) {
-  return std::unique_ptr<GDALDataset>(
-      GDALDataset::FromHandle(GDALOpen(name.toUtf8().constData(), GA_ReadOnly)));
-}
-
-std::vector<double> samplesOf(const QString& name) {
-  std::unique_ptr<GDALDataset> dataset = openReadOnly(name);
-  if (!dataset) return {};
-  const int width = dataset->GetRasterXSize(), height = dataset->GetRasterYSize();
-  std::vector<double> values(static_cast<size_t>(width) * height * dataset->GetRasterCount());
-  if (dataset->RasterIO(GF_Read, 0, 0, width, height, values.data(), width, height, GDT_Float64,
-                        dataset->GetRasterCount(), nullptr, 0, 0, 0) != CE_None)
-    return {};
-  return values;
-}
-
 QByteArray contentOf(const QString& path) {
   QFile file(path);
   return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
@@ -61,7 +45,8 @@ void expectSameAsPlain(const QString& input, const testing::Product& product, co
   const Run theirs =
       run(QStringList{"pca", plain, dir + "/plain-pca.tif", "--components", "5"} + extra);
   QVERIFY2(theirs.exitCode == 0, qPrintable(theirs.err));
-  const std::vector<double> a = samplesOf(dir + "/ours.tif"), b = samplesOf(dir + "/plain-pca.tif");
+  const std::vector<double> a = testing::samplesOf(dir + "/ours.tif"),
+                            b = testing::samplesOf(dir + "/plain-pca.tif");
   QVERIFY(!a.empty());
   QVERIFY(a == b);
   const Run endmembers =
@@ -137,7 +122,7 @@ class ProductTests : public QObject {
                              format, "--ram", "64"});
       QVERIFY2(ortho.exitCode == 0, qPrintable(ortho.err));
       const testing::EmitGlt glt = testing::emitGlt(50, 60);
-      std::unique_ptr<GDALDataset> mapped = openReadOnly(map);
+      std::unique_ptr<GDALDataset> mapped = testing::openReadOnly(map);
       QVERIFY(mapped);
       QCOMPARE(int64_t{mapped->GetRasterXSize()}, glt.width);
       QCOMPARE(int64_t{mapped->GetRasterYSize()}, glt.height);
@@ -148,8 +133,8 @@ class ProductTests : public QObject {
       int hasNodata = 0;
       const double nodata = mapped->GetRasterBand(1)->GetNoDataValue(&hasNodata);
       QVERIFY(hasNodata);
-      const std::vector<double> source = samplesOf(dir + "/image.tif");
-      const std::vector<double> cells = samplesOf(map);
+      const std::vector<double> source = testing::samplesOf(dir + "/image.tif");
+      const std::vector<double> cells = testing::samplesOf(map);
       const int64_t bands = 4, pixels = glt.width * glt.height;
       int64_t filled = 0;
       for (int64_t b = 0; b < bands; ++b)
@@ -179,7 +164,7 @@ class ProductTests : public QObject {
     expectSameAsPlain(file, product, dir);
     QVERIFY(largestTableValue(dir + "/ours.csv") < 2.0);
     // The map grid from the corners and EPSG code.
-    std::unique_ptr<GDALDataset> components = openReadOnly(dir + "/ours.tif");
+    std::unique_ptr<GDALDataset> components = testing::openReadOnly(dir + "/ours.tif");
     double transform[6];
     QCOMPARE(components->GetGeoTransform(transform), CE_None);
     QCOMPARE(transform[0], 500000.0);
@@ -201,7 +186,7 @@ class ProductTests : public QObject {
     const testing::Product product =
         testing::writePrisma(file.toStdString(), 40, 30, 366, testing::PrismaLevel::L1);
     expectSameAsPlain(file, product, dir);
-    std::unique_ptr<GDALDataset> components = openReadOnly(dir + "/ours.tif");
+    std::unique_ptr<GDALDataset> components = testing::openReadOnly(dir + "/ours.tif");
     double transform[6];
     QVERIFY(components->GetGeoTransform(transform) != CE_None);  // no map grid
     const Run logged = run({"pca", file, dir + "/x.tif", "--components", "2"}, false);

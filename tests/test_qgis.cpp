@@ -3,9 +3,9 @@
 
 #include "HyperstreamProvider.h"
 #include "ProcessingSupport.h"
+#include "ProductFixtures.h"
 #include "QgisCompat.h"
 #include "TestFeedback.h"
-#include "ProductFixtures.h"
 #include "TestSupport.h"
 #include "io/Raster.h"
 #include "pca/PcaJob.h"
@@ -93,6 +93,18 @@ QStringList runAsTheDialogDoes(const QString& id, QVariantMap parameters,
   QStringList sources;
   for (QgsMapLayer* layer : project.mapLayers()) sources << layer->source();
   return sources;
+}
+
+// dir/pcs.tif (3 components, by the dialog) equals PCA of dir/plain.tif run directly.
+void expectSameAsPlainPca(const QString& dir) {
+  RecordingFeedback feedback;
+  bool ok = false;
+  runAlgorithm({{"INPUT", dir + "/plain.tif"}, {"COMPONENTS", 3}, {"OUTPUT", dir + "/ref.tif"}},
+               feedback, ok);
+  QVERIFY(ok);
+  const testing::Cube ours = testing::readCube((dir + "/pcs.tif").toStdString());
+  const testing::Cube reference = testing::readCube((dir + "/ref.tif").toStdString());
+  QVERIFY(!ours.values.empty() && ours.values == reference.values);
 }
 
 }  // namespace
@@ -306,13 +318,7 @@ class QgisTests : public QObject {
         project, ok);
     QVERIFY(ok);
     QVERIFY(loaded.contains(dir + "/pcs.tif"));
-    RecordingFeedback feedback;
-    runAlgorithm({{"INPUT", dir + "/plain.tif"}, {"COMPONENTS", 3}, {"OUTPUT", dir + "/ref.tif"}},
-                 feedback, ok);
-    QVERIFY(ok);
-    const testing::Cube ours = testing::readCube((dir + "/pcs.tif").toStdString());
-    const testing::Cube reference = testing::readCube((dir + "/ref.tif").toStdString());
-    QVERIFY(!ours.values.empty() && ours.values == reference.values);
+    expectSameAsPlainPca(dir);
     QVERIFY(container.open(QIODevice::ReadOnly));
     QCOMPARE(container.readAll(), before);
   }
@@ -329,10 +335,12 @@ class QgisTests : public QObject {
     testing::writeEmit(emitFile.toStdString(), 30, 40, 371);
     QgsProject project;
     bool ok = false;
-    QStringList loaded = runAsTheDialogDoes(
-        "hyperstream:pca",
-        {{"INPUT", emitFile}, {"COMPONENTS", 3}, {"ORTHORECTIFY", true}, {"OUTPUT", dir + "/map.tif"}},
-        {"OUTPUT"}, project, ok);
+    QStringList loaded = runAsTheDialogDoes("hyperstream:pca",
+                                            {{"INPUT", emitFile},
+                                             {"COMPONENTS", 3},
+                                             {"ORTHORECTIFY", true},
+                                             {"OUTPUT", dir + "/map.tif"}},
+                                            {"OUTPUT"}, project, ok);
     QVERIFY(ok);
     QVERIFY(loaded.contains(dir + "/map.tif"));
     const QgsRasterLayer map(dir + "/map.tif", "map", "gdal");
@@ -348,13 +356,7 @@ class QgisTests : public QObject {
         {"OUTPUT"}, project, ok);
     QVERIFY(ok);
     QVERIFY(loaded.contains(dir + "/pcs.tif"));
-    RecordingFeedback feedback;
-    runAlgorithm({{"INPUT", dir + "/plain.tif"}, {"COMPONENTS", 3}, {"OUTPUT", dir + "/ref.tif"}},
-                 feedback, ok);
-    QVERIFY(ok);
-    const testing::Cube ours = testing::readCube((dir + "/pcs.tif").toStdString());
-    const testing::Cube reference = testing::readCube((dir + "/ref.tif").toStdString());
-    QVERIFY(!ours.values.empty() && ours.values == reference.values);
+    expectSameAsPlainPca(dir);
   }
 
   // hyperstream:mnf from the dialog (its output loads), and the same run equals the engine's.
