@@ -59,8 +59,9 @@ void writeArray(const std::shared_ptr<GDALGroup>& group, const std::string& name
   auto array = group->CreateMDArray(name, dimensions, GDALExtendedDataType::Create(type));
   check(bool(array), name);
   std::vector<GUInt64> start(dimensions.size(), 0);
-  std::vector<size_t> count;
-  for (const auto& d : dimensions) count.push_back(static_cast<size_t>(d->GetSize()));
+  std::vector<size_t> count(dimensions.size());
+  for (size_t d = 0; d < dimensions.size(); ++d)
+    count[d] = static_cast<size_t>(dimensions[d]->GetSize());
   check(array->Write(start.data(), count.data(), nullptr, nullptr,
                      GDALExtendedDataType::Create(valueType), values.data()),
         name);
@@ -379,8 +380,8 @@ std::string number(double value) {
 Product writeEnmap(const std::string& folder, int64_t rows, int64_t cols, uint64_t seed) {
   const std::string stem =
       folder + "/ENMAP01-____L2A-DT0000025905_20230707T192008Z_001_V010303_20230922T131734Z";
-  std::vector<XmlBand> bands;
-  for (int b = 0; b < 224; ++b) bands.push_back({418.0 + 9.36 * b, 8.0, 1e-4, 0.0});
+  std::vector<XmlBand> bands(224);
+  for (int b = 0; b < 224; ++b) bands[b] = {418.0 + 9.36 * b, 8.0, 1e-4, 0.0};
   Product product =
       writeDnImage(stem + "-SPECTRAL_IMAGE.TIF", bands, {130, 131}, true, rows, cols, seed);
   std::ofstream xml(stem + "-METADATA.XML");
@@ -399,8 +400,8 @@ Product writeEnmap(const std::string& folder, int64_t rows, int64_t cols, uint64
 
 Product writeDesis(const std::string& folder, int64_t rows, int64_t cols, uint64_t seed) {
   const std::string stem = folder + "/DESIS-HSI-L2A-DT0483531728_001-20200830T013530-V0215";
-  std::vector<XmlBand> bands;
-  for (int b = 0; b < 235; ++b) bands.push_back({401.275 + 2.553 * b, 2.55, 1e-4, 0.0});
+  std::vector<XmlBand> bands(235);
+  for (int b = 0; b < 235; ++b) bands[b] = {401.275 + 2.553 * b, 2.55, 1e-4, 0.0};
   Product product = writeDnImage(stem + "-SPECTRAL_IMAGE.tif", bands, {}, false, rows, cols, seed);
   std::ofstream xml(stem + "-METADATA.xml");
   xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<hsi_doc>\n  <specific>\n"

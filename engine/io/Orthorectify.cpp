@@ -57,7 +57,7 @@ void orthorectify(GDALDataset& image, const Glt& glt, GDALDataset& map, int64_t 
   std::vector<unsigned char> empty(static_cast<size_t>(pixelBytes));
   for (int b = 0; b < bandCount; ++b) {
     double nodata = map.GetRasterBand(b + 1)->GetNoDataValue();
-    GDALCopyWords(&nodata, GDT_Float64, 0, empty.data() + b * size, type, 0, 1);
+    GDALCopyWords(&nodata, GDT_Float64, 0, empty.data() + int64_t{b} * size, type, 0, 1);
   }
   const int64_t budget = std::max<int64_t>(ramBytes, 64ll << 20);
   int64_t stripRows =

@@ -340,10 +340,10 @@ bool ProductDataset::readArray(const CubeSource& source, const int* bandMap,
   for (size_t k = 0; k < positions.size() && inOrder; ++k)
     inOrder = positions[k] == positions[0] + static_cast<int>(k) &&
               cube_.bands[bandMap[positions[k]] - 1].index == lowest + static_cast<int64_t>(k);
-  const bool natural =
-      (counts[2] == 1 || strides[2] == 1) &&
-      (counts[1] == 1 || strides[1] == static_cast<GPtrDiff_t>(counts[2])) &&
-      (counts[0] == 1 || strides[0] == static_cast<GPtrDiff_t>(counts[1] * counts[2]));
+  const bool natural = (counts[2] == 1 || strides[2] == 1) &&
+                       (counts[1] == 1 || strides[1] == static_cast<GPtrDiff_t>(counts[2])) &&
+                       (counts[0] == 1 || strides[0] == static_cast<GPtrDiff_t>(counts[1]) *
+                                                            static_cast<GPtrDiff_t>(counts[2]));
   if (inOrder && natural)
     return source.array->Read(start, counts, nullptr, nullptr,
                               GDALExtendedDataType::Create(request.bufferType),
