@@ -276,6 +276,21 @@ PY
     fail "$name: the components differ from those of its plain GeoTIFF"
 done <"$work/products.list"
 emit=$(awk '$1 == "emit" {print $2}' "$work/products.list")
+prisma=$(awk '$1 == "prisma" {print $2}' "$work/products.list")
+# Their subdataset names, as a layer of the container loads in QGIS: the command line's result.
+for name in "NETCDF:\"$emit\":reflectance" \
+    "HDF5:\"$prisma\"://HDFEOS/SWATHS/PRS_L2D_HCO/Data_Fields/VNIR_Cube"; do
+  $qp run hyperstream:pca -- INPUT="$name" OUTPUT="$work/products/sub-qgis.tif" COMPONENTS=4 \
+    >"$work/sub.log" 2>&1 || { cat "$work/sub.log"; fail "$name as INPUT"; }
+  "$cli" pca "$name" "$work/products/sub-cli.tif" --components 4 --quiet
+  /usr/bin/python3 - "$work/products/sub-qgis.tif" "$work/products/sub-cli.tif" <<'PY' ||
+import sys
+from osgeo import gdal
+a, b = (gdal.Open(n).ReadAsArray() for n in sys.argv[1:])
+assert a.shape == b.shape and (a == b).all()
+PY
+    fail "$name: QGIS's components differ from the command line's"
+done
 $qp run hyperstream:pca -- INPUT="$emit" OUTPUT="$work/products/ortho-qgis.tif" COMPONENTS=4 \
   ORTHORECTIFY=true >"$work/ortho.log" 2>&1 || { cat "$work/ortho.log"; fail "ORTHORECTIFY"; }
 "$cli" pca "$emit" "$work/products/ortho-cli.tif" --components 4 --orthorectify --quiet
