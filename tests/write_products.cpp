@@ -20,18 +20,18 @@ int main(int argc, char** argv) {
   GDALAllRegister();
   const std::string folder = argv[1];
   const int64_t rows = std::atoll(argv[2]), cols = std::atoll(argv[3]);
-  const auto emit = [&] {
+  const auto emitLike = [&] {
     return testing::writeEmit(folder + "/EMIT_L2A_RFL_001_20230801T200000_2321313_005.nc", rows,
                               cols, 1);
   };
-  const auto prisma = [&] {
-    return testing::writePrisma(
-        folder + "/PRS_L2D_STD_20200627102358_20200627102402_0001.he5", rows, cols, 2);
+  const auto prismaLike = [&] {
+    return testing::writePrisma(folder + "/PRS_L2D_STD_20200627102358_20200627102402_0001.he5",
+                                rows, cols, 2);
   };
-  const auto enmap = [&] { return testing::writeEnmap(folder, rows, cols, 3); };
-  const auto desis = [&] { return testing::writeDesis(folder, rows, cols, 4); };
+  const auto enmapLike = [&] { return testing::writeEnmap(folder, rows, cols, 3); };
+  const auto desisLike = [&] { return testing::writeDesis(folder, rows, cols, 4); };
   const std::pair<const char*, std::function<testing::Product()>> writers[] = {
-      {"emit", emit}, {"prisma", prisma}, {"enmap", enmap}, {"desis", desis}};
+      {"emit", emitLike}, {"prisma", prismaLike}, {"enmap", enmapLike}, {"desis", desisLike}};
   const std::string names = argc == 5 ? argv[4] : "emit,prisma,enmap,desis";
   for (const auto& [name, write] : writers) {
     if (("," + names + ",").find("," + std::string(name) + ",") == std::string::npos) continue;
