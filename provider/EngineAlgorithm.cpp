@@ -213,9 +213,8 @@ bool EngineAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcess
                             DeviceChoice::everyGpu()})
           : chosen(device, {DeviceChoice(), DeviceChoice::cpu(), DeviceChoice::anyGpu()});
   options.ramBytes = ramBudget(parameterAsDouble(parameters, QStringLiteral("RAM_MB"), context));
-  options.orthorectify =
-      parameters.contains(QStringLiteral("ORTHORECTIFY")) &&
-      parameterAsBoolean(parameters, QStringLiteral("ORTHORECTIFY"), context);
+  options.orthorectify = parameters.contains(QStringLiteral("ORTHORECTIFY")) &&
+                         parameterAsBoolean(parameters, QStringLiteral("ORTHORECTIFY"), context);
   options.creationOptions = creationOptions(*this, parameters, context);
   prepareJob(parameters, context);
   return true;
@@ -228,7 +227,8 @@ bool EngineAlgorithm::checkLayerValues(const QVariantMap& parameters, QgsProcess
   for (const QgsProcessingParameterDefinition* definition : parameterDefinitions()) {
     const QVariant value = parameters.value(definition->name());
     if (definition->checkValueIsAcceptable(value, &context)) continue;
-    if (definition->type() == QgsProcessingParameterRasterLayer::typeName() && isEngineInputName(value))
+    if (definition->type() == QgsProcessingParameterRasterLayer::typeName() &&
+        isEngineInputName(value))
       continue;
     if (message)
       *message = definition->type() == QgsProcessingParameterRasterLayer::typeName()

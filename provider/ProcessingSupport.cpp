@@ -2,8 +2,8 @@
 
 #include "core/Error.h"
 #include "io/InputFiles.h"
-#include "io/products/Products.h"
 #include "io/PendingRaster.h"
+#include "io/products/Products.h"
 
 #include <qgsexception.h>
 #include <qgsprocessingoutputs.h>
