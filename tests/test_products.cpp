@@ -5,6 +5,7 @@
 
 #include "ProductFixtures.h"
 #include "TestSupport.h"
+#include "io/Raster.h"
 
 #include <gdal_priv.h>
 
@@ -105,6 +106,30 @@ class ProductTests : public QObject {
     const Run over = run({"pca", file, file, "--format", "GTiff"});
     QCOMPARE(over.exitCode, 1);
     QCOMPARE(contentOf(file), before);
+  }
+
+  // Reads GDAL's own way (any buffer type, bands in any order, a window): the view equals the
+  // expected cube as a GeoTIFF, read the same way.
+  void readsAsAnyRaster() {
+    if (!GetGDALDriverManager()->GetDriverByName("netCDF")) QSKIP("GDAL without netCDF");
+    const QString dir = testing::tempDir();
+    const QString file = dir + "/EMIT_L2A_RFL_001_20230801T200000_2321313_008.nc";
+    const testing::Product product = testing::writeEmit(file.toStdString(), 20, 30, 367);
+    testing::writeCube(product.expected, (dir + "/plain.tif").toStdString(), GDT_Float32);
+    hyperstream::ensureGdalDrivers();
+    const hyperstream::DatasetPtr view = hyperstream::openRaster(file.toStdString(), "INPUT");
+    std::unique_ptr<GDALDataset> plain = testing::openReadOnly(dir + "/plain.tif");
+    int bands[] = {40, 3, 4, 5, 200};
+    for (GDALDataType type : {GDT_Int16, GDT_Float64, GDT_Byte}) {
+      std::vector<unsigned char> x(7 * 9 * 5 * GDALGetDataTypeSizeBytes(type)), y(x.size());
+      QCOMPARE(
+          view->RasterIO(GF_Read, 4, 6, 9, 7, x.data(), 9, 7, type, 5, bands, 0, 0, 0, nullptr),
+          CE_None);
+      QCOMPARE(
+          plain->RasterIO(GF_Read, 4, 6, 9, 7, y.data(), 9, 7, type, 5, bands, 0, 0, 0, nullptr),
+          CE_None);
+      QVERIFY2(x == y, GDALGetDataTypeName(type));
+    }
   }
 
   // Every map cell of an orthorectified output holds its GLT pixel's value of the

@@ -148,6 +148,28 @@ void gatherAs(const unsigned char* in, GDALDataType rawType, int64_t rowStep, in
   }
 }
 
+// gather for samples only moved (an integer buffer, in the array's type already): words of the
+// samples' size.
+void gatherWords(const unsigned char* in, int size, int64_t rowStep, int64_t columnStep,
+                 const std::vector<Gathered>& bands, int height, int width, unsigned char* out,
+                 int64_t lineStep, int64_t pixelStep) {
+  const auto as = [&](auto word) {
+    using Word = decltype(word);
+    gather(reinterpret_cast<const Word*>(in), rowStep, columnStep, bands, height, width,
+           reinterpret_cast<Word*>(out), lineStep, pixelStep);
+  };
+  switch (size) {
+    case 1:
+      return as(uint8_t{});
+    case 2:
+      return as(uint16_t{});
+    case 4:
+      return as(uint32_t{});
+    default:
+      return as(uint64_t{});
+  }
+}
+
 bool isPlainNumeric(const GDALExtendedDataType& type) {
   if (type.GetClass() != GEDTC_NUMERIC) return false;
   switch (type.GetNumericDataType()) {
@@ -351,7 +373,10 @@ bool ProductDataset::readArray(const CubeSource& source, const int* bandMap,
 
   // Otherwise the range of bands is read into scratch as the file holds it (DN: half the bytes of
   // Float32; one read, not one per band), and gathered from there, presented on the way.
-  const GDALDataType rawType = isPlainNumeric(source.array->GetDataType())
+  // Into an integer buffer (nothing to present then, readBands made sure) GDAL converts while
+  // reading, and the samples are only moved.
+  const bool floating = request.bufferType == GDT_Float32 || request.bufferType == GDT_Float64;
+  const GDALDataType rawType = floating && isPlainNumeric(source.array->GetDataType())
                                    ? source.array->GetDataType().GetNumericDataType()
                                    : request.bufferType;
   scratch_.resize(counts[0] * counts[1] * counts[2] *
@@ -376,7 +401,8 @@ bool ProductDataset::readArray(const CubeSource& source, const int* bandMap,
     gatherAs<double>(scratch_.data(), rawType, steps[source.rowDim], steps[source.columnDim], bands,
                      request.height, request.width, request.data, lineStep, pixelStep);
   else
-    return false;
+    gatherWords(scratch_.data(), size, steps[source.rowDim], steps[source.columnDim], bands,
+                request.height, request.width, request.data, lineStep, pixelStep);
   return true;
 }
 
