@@ -200,7 +200,7 @@ struct PrismaPart {
 }  // namespace
 
 Product writePrisma(const std::string& path, int64_t rows, int64_t cols, uint64_t seed,
-                    PrismaLevel level) {
+                    PrismaLevel level, Storage storage) {
   const bool l1 = level == PrismaLevel::L1;
   PrismaPart parts[2] = {{"VNIR", {}, 0.0f, 0.875f, 100.0f, 0.5f},
                          {"SWIR", {}, 0.015625f, 0.6875f, 200.0f, 0.25f}};
@@ -285,8 +285,14 @@ Product writePrisma(const std::string& path, int64_t rows, int64_t cols, uint64_
                              static_cast<hsize_t>(cols)};
     const Hdf5 space{H5Screate_simple(3, dims, nullptr), H5Sclose};
     const std::string name = std::string(p.name) + "_Cube";
+    const Hdf5 creation{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+    if (storage == Storage::CompressedChunks) {
+      const hsize_t chunk[3] = {std::min<hsize_t>(dims[0], 7), dims[1], dims[2]};
+      check(H5Pset_chunk(creation.id, 3, chunk) >= 0 && H5Pset_deflate(creation.id, 4) >= 0,
+            "chunks of " + name);
+    }
     const Hdf5 data{H5Dcreate2(fields.id, name.c_str(), H5T_STD_U16LE, space.id, H5P_DEFAULT,
-                               H5P_DEFAULT, H5P_DEFAULT),
+                               creation.id, H5P_DEFAULT),
                     H5Dclose};
     check(data.id >= 0 && H5Dwrite(data.id, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT,
                                    dn[part].data()) >= 0,

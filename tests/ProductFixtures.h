@@ -27,10 +27,12 @@ Product bandsOf(const Product& product, const std::string& part);
 Product writeEmit(const std::string& path, int64_t rows, int64_t cols, uint64_t seed);
 // PRISMA L2D: VNIR_Cube (66 bands) and SWIR_Cube (173), rows x bands x columns, UInt16 DN,
 // wavelengths descending with padding zeros, L2Scale*Min/Max, DN 0 fill, UTM corners. L1: the
-// same cubes of radiance, ScaleFactor_* and Offset_*, no map grid.
+// same cubes of radiance, ScaleFactor_* and Offset_*, no map grid. The cubes are stored
+// contiguous (read the file's way) or in compressed chunks (read through GDAL's HDF5 driver).
 enum class PrismaLevel { L1, L2D };
+enum class Storage { Contiguous, CompressedChunks };
 Product writePrisma(const std::string& path, int64_t rows, int64_t cols, uint64_t seed,
-                    PrismaLevel level = PrismaLevel::L2D);
+                    PrismaLevel level = PrismaLevel::L2D, Storage storage = Storage::Contiguous);
 // EnMAP L2A: SPECTRAL_IMAGE.TIF (224 bands, Int16, nodata -32768, two bands fill everywhere)
 // and METADATA.XML (bandCharacterisation/bandID: wavelength, FWHM, gain 1e-4, offset 0).
 Product writeEnmap(const std::string& folder, int64_t rows, int64_t cols, uint64_t seed);

@@ -6,6 +6,7 @@
 #include "ProductFixtures.h"
 #include "TestSupport.h"
 #include "io/Raster.h"
+#include "io/products/Products.h"
 
 #include <gdal_priv.h>
 
@@ -28,6 +29,17 @@ Run run(const QStringList& arguments, bool quiet = true) {
                 arguments + (quiet ? QStringList{"--quiet"} : QStringList{}));
   process.waitForFinished(120000);
   return {process.exitCode(), process.readAllStandardError()};
+}
+
+// How many of the product's arrays are read the file's way (StoredArray), not through GDAL.
+int storedArrays(const QString& path) {
+  hyperstream::ensureGdalDrivers();
+  const std::unique_ptr<hyperstream::ProductDataset> product =
+      hyperstream::openProduct(path.toStdString());
+  int stored = 0;
+  for (const hyperstream::CubeSource& source : product->cube().sources)
+    stored += source.stored.has_value();
+  return stored;
 }
 
 QByteArray contentOf(const QString& path) {
@@ -88,6 +100,7 @@ class ProductTests : public QObject {
     const QString dir = testing::tempDir();
     const QString file = dir + "/EMIT_L2A_RFL_001_20230801T200000_2321313_005.nc";
     const testing::Product product = testing::writeEmit(file.toStdString(), 50, 60, 361);
+    QCOMPARE(storedArrays(file), 1);
     expectSameAsPlain(file, product, dir);
     QVERIFY(largestTableValue(dir + "/ours.csv") < 2.0);
     expectSameAsPlain("NETCDF:\"" + file + "\":reflectance", product, dir);
@@ -109,7 +122,8 @@ class ProductTests : public QObject {
   }
 
   // Reads GDAL's own way (any buffer type, bands in any order, a window): the view equals the
-  // expected cube as a GeoTIFF, read the same way.
+  // expected cube as a GeoTIFF, read the same way (Float32 from the file's layout, the other
+  // types through GDAL's netCDF reads).
   void readsAsAnyRaster() {
     if (!GetGDALDriverManager()->GetDriverByName("netCDF")) QSKIP("GDAL without netCDF");
     const QString dir = testing::tempDir();
@@ -120,7 +134,7 @@ class ProductTests : public QObject {
     const hyperstream::DatasetPtr view = hyperstream::openRaster(file.toStdString(), "INPUT");
     std::unique_ptr<GDALDataset> plain = testing::openReadOnly(dir + "/plain.tif");
     int bands[] = {40, 3, 4, 5, 200};
-    for (GDALDataType type : {GDT_Int16, GDT_Float64, GDT_Byte}) {
+    for (GDALDataType type : {GDT_Float32, GDT_Int16, GDT_Float64, GDT_Byte}) {
       std::vector<unsigned char> x(7 * 9 * 5 * GDALGetDataTypeSizeBytes(type)), y(x.size());
       QCOMPARE(
           view->RasterIO(GF_Read, 4, 6, 9, 7, x.data(), 9, 7, type, 5, bands, 0, 0, 0, nullptr),
@@ -186,6 +200,7 @@ class ProductTests : public QObject {
     const QString file = dir + "/PRS_L2D_STD_20200627102358_20200627102402_0001.he5";
     const testing::Product product = testing::writePrisma(file.toStdString(), 50, 60, 363);
     QCOMPARE(product.expected.bands, 63 + 171);
+    QCOMPARE(storedArrays(file), 2);
     expectSameAsPlain(file, product, dir);
     QVERIFY(largestTableValue(dir + "/ours.csv") < 2.0);
     // The map grid from the corners and EPSG code.
@@ -203,13 +218,16 @@ class ProductTests : public QObject {
                       vnir, dir);
   }
 
-  // PRISMA L1: radiance = DN / ScaleFactor - Offset, in the swath's geometry.
+  // PRISMA L1: radiance = DN / ScaleFactor - Offset, in the swath's geometry. Its cubes in
+  // compressed chunks: read through GDAL's HDF5 driver, where L2D's are read the file's way.
   void prismaLevel1() {
     if (!GetGDALDriverManager()->GetDriverByName("HDF5")) QSKIP("GDAL without HDF5");
     const QString dir = testing::tempDir();
     const QString file = dir + "/PRS_L1_STD_OFFL_20200627102358_20200627102402_0001.he5";
     const testing::Product product =
-        testing::writePrisma(file.toStdString(), 40, 30, 366, testing::PrismaLevel::L1);
+        testing::writePrisma(file.toStdString(), 40, 30, 366, testing::PrismaLevel::L1,
+                             testing::Storage::CompressedChunks);
+    QCOMPARE(storedArrays(file), 0);
     expectSameAsPlain(file, product, dir);
     std::unique_ptr<GDALDataset> components = testing::openReadOnly(dir + "/ours.tif");
     double transform[6];

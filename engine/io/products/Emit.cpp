@@ -86,6 +86,7 @@ std::optional<ProductCube> readEmit(const ProductName& name) {
   source.rowDim = dimensionNamed(*cube, "downtrack", 0);
   source.columnDim = dimensionNamed(*cube, "crosstrack", 1);
   source.bandDim = dimensionNamed(*cube, "bands", 2);
+  source.stored = storedArray(name.file, *cube);
   bool hasFill = false;
   const double fill = cube->GetNoDataValueAsDouble(&hasFill);
   if (hasFill) source.fill = product.nodata = fill;

@@ -134,6 +134,7 @@ std::optional<ProductCube> readPrisma(const ProductName& name) {
     source.bandDim = 1;
     source.columnDim = 2;
     source.fill = 0.0;
+    source.stored = storedArray(name.file, *array);
     const Scaling scaled = scaling(*root, cube.suffix, level1, name.given);
     const std::vector<double> centres =
         attributeNumbers(*root, std::string("List_Cw_") + cube.suffix);

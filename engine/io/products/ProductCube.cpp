@@ -1,5 +1,7 @@
 #include "io/products/ProductCube.h"
 
+#include "core/Samples.h"
+
 #include <cpl_string.h>
 
 #include <algorithm>
@@ -55,9 +57,11 @@ void presentSamples(unsigned char* data, int width, int height, GSpacing pixelSp
 }
 
 // `count` samples of one band presented, from `in` to `out`, both contiguous: a loop the compiler
-// vectorises (the division too: the product's formula, exactly).
+// vectorises (the division too: the product's formula, exactly), inlined into gather's clones
+// for the CPU's vectors.
 template <typename In, typename T>
-void presentRow(const In* in, size_t count, const Presentation& band, T* out) {
+__attribute__((always_inline)) inline void presentRow(const In* in, size_t count,
+                                                      const Presentation& band, T* out) {
   if (!band.applies) {
     std::copy(in, in + count, out);
     return;
@@ -93,8 +97,9 @@ struct Gathered {
 // 16 bands written together, so that a transpose (PRISMA's bands x columns rows into
 // pixel-interleaved ones) touches the buffer a pixel's run of bands at a time.
 template <typename In, typename T>
-void gather(const In* in, int64_t rowStep, int64_t columnStep, const std::vector<Gathered>& bands,
-            int height, int width, T* out, int64_t lineStep, int64_t pixelStep) {
+HYPERSTREAM_VECTOR_CLONES void gather(const In* in, int64_t rowStep, int64_t columnStep,
+                                      const std::vector<Gathered>& bands, int height, int width,
+                                      T* out, int64_t lineStep, int64_t pixelStep) {
   constexpr int kBands = 16, kPixels = 256;
   T row[kPixels];
   T tile[kPixels][kBands];
@@ -114,9 +119,17 @@ void gather(const In* in, int64_t rowStep, int64_t columnStep, const std::vector
           presentRow(from, static_cast<size_t>(pixels), band.presentation, row);
           for (int k = 0; k < pixels; ++k) tile[k][b] = row[k];
         }
+        // Bands that lie side by side in the buffer (as they do unless two sources interleave)
+        // are one copy per pixel.
+        const int64_t to = bands[b0].to;
+        bool adjacent = true;
+        for (int b = 1; b < group && adjacent; ++b) adjacent = bands[b0 + b].to == to + b;
         for (int k = 0; k < pixels; ++k) {
           T* pixel = out + r * lineStep + (c0 + k) * pixelStep;
-          for (int b = 0; b < group; ++b) pixel[bands[b0 + b].to] = tile[k][b];
+          if (adjacent && group == kBands)
+            std::memcpy(pixel + to, tile[k], sizeof tile[k]);  // of constant size: vector moves
+          else
+            for (int b = 0; b < group; ++b) pixel[bands[b0 + b].to] = tile[k][b];
         }
       }
 }
@@ -366,10 +379,10 @@ bool ProductDataset::readArray(const CubeSource& source, const int* bandMap,
                        (counts[1] == 1 || strides[1] == static_cast<GPtrDiff_t>(counts[2])) &&
                        (counts[0] == 1 || strides[0] == static_cast<GPtrDiff_t>(counts[1]) *
                                                             static_cast<GPtrDiff_t>(counts[2]));
+  const auto index = static_cast<size_t>(&source - cube_.sources.data());
   if (inOrder && natural)
-    return source.array->Read(start, counts, nullptr, nullptr,
-                              GDALExtendedDataType::Create(request.bufferType),
-                              request.data + positions[0] * request.bandSpace);
+    return readBlock(index, start, counts, request.bufferType,
+                     request.data + positions[0] * request.bandSpace);
 
   // Otherwise the range of bands is read into scratch as the file holds it (DN: half the bytes of
   // Float32; one read, not one per band), and gathered from there, presented on the way.
@@ -381,9 +394,7 @@ bool ProductDataset::readArray(const CubeSource& source, const int* bandMap,
                                    : request.bufferType;
   scratch_.resize(counts[0] * counts[1] * counts[2] *
                   static_cast<size_t>(GDALGetDataTypeSizeBytes(rawType)));
-  if (!source.array->Read(start, counts, nullptr, nullptr, GDALExtendedDataType::Create(rawType),
-                          scratch_.data()))
-    return false;
+  if (!readBlock(index, start, counts, rawType, scratch_.data())) return false;
   const int64_t steps[3] = {static_cast<int64_t>(counts[1] * counts[2]),
                             static_cast<int64_t>(counts[2]), 1};  // scratch's, C order
   std::vector<Gathered> bands;
@@ -404,6 +415,23 @@ bool ProductDataset::readArray(const CubeSource& source, const int* bandMap,
     gatherWords(scratch_.data(), size, steps[source.rowDim], steps[source.columnDim], bands,
                 request.height, request.width, request.data, lineStep, pixelStep);
   return true;
+}
+
+bool ProductDataset::readBlock(size_t source, const GUInt64 start[3], const size_t counts[3],
+                               GDALDataType type, unsigned char* out) {
+  const CubeSource& from = cube_.sources[source];
+  if (!from.stored || from.stored->type != type)
+    return from.array->Read(start, counts, nullptr, nullptr, GDALExtendedDataType::Create(type),
+                            out);
+  storedFiles_.resize(cube_.sources.size());
+  auto& file = storedFiles_[source];
+  if (!file) file.reset(VSIFOpenL(from.stored->file.c_str(), "rb"));
+  if (!file) return false;
+  const uint64_t first[3] = {start[0], start[1], start[2]};
+  if (readStored(file.get(), *from.stored, first, counts, out)) return true;
+  CPLError(CE_Failure, CPLE_FileIO, "'%s' is shorter than its HDF5 metadata says",
+           from.stored->file.c_str());
+  return false;
 }
 
 bool ProductDataset::readRaster(const CubeSource& source, const int* bandMap,

@@ -7,6 +7,7 @@
 
 #include "io/Orthorectify.h"
 #include "io/Raster.h"
+#include "io/products/StoredArray.h"
 
 #include <gdal_priv.h>
 
@@ -25,6 +26,7 @@ namespace hyperstream {
 struct CubeSource {
   std::shared_ptr<GDALMDArray> array;  // either this,
   size_t rowDim = 0, columnDim = 1, bandDim = 2;
+  std::optional<StoredArray> stored;    // where the array is stored plainly, read the file's way
   std::shared_ptr<GDALDataset> raster;  // or this (its bands, 1-based, as the band index + 1)
   std::optional<double> fill;           // the raw value that marks no data
 };
@@ -103,9 +105,19 @@ class ProductDataset : public GDALDataset {
   bool readRaster(const CubeSource& source, const int* bandMap, const std::vector<int>& positions,
                   const Request& request);
 
+  // Part of an array as `type`, dense in C order: the file's way when it is stored plainly in
+  // that type, else GDAL's.
+  bool readBlock(size_t source, const GUInt64 start[3], const size_t counts[3], GDALDataType type,
+                 unsigned char* out);
+
+  struct VsiClose {
+    void operator()(VSILFILE* file) const { VSIFCloseL(file); }
+  };
   ProductCube cube_;
   OGRSpatialReference crs_;
   std::vector<unsigned char> scratch_;  // an array's samples in its own order
+  // Per source, the file its stored array is read from (opened at the first read).
+  std::vector<std::unique_ptr<VSILFILE, VsiClose>> storedFiles_;
 };
 
 }  // namespace hyperstream
