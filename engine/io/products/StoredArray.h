@@ -3,7 +3,7 @@
 // (netCDF-4 variables are ones) that is contiguous, unfiltered and in this machine's byte order
 // lies in the file as one C-order block of samples. Such an array is read with ordinary file
 // reads, by many threads at once, where GDAL's reads of HDF5 and netCDF wait on one lock of the
-// library (a 1000 x 1000 PRISMA cube: ~0.1 s of locked reads, a third of a GPU PCA's time).
+// library, one thread after another.
 // Arrays stored otherwise (chunked, compressed) are read through GDAL.
 
 #include <gdal_priv.h>
