@@ -25,7 +25,9 @@ struct CountHelp {
 void addCountOptions(QCommandLineParser& parser, const CountHelp& help) {
   parser.addOptions({
       {"components",
-       QString("Number of components %1 (a number, or 'all'); default: as many as %2 needs.")
+       QString("Number of components %1: a number, 'all', or 'auto' (as many as the signal "
+               "subspace has dimensions, estimated by HySime from the image's correlation); "
+               "default: %2.")
            .arg(help.verb, help.byDefault),
        "N"},
       {"variance",
@@ -73,9 +75,10 @@ void addRunOptions(QCommandLineParser& parser) {
 // The options of PCA or MNF, then the shared ones.
 void addTransformOptions(QCommandLineParser& parser, Transform transform) {
   const bool mnf = transform == Transform::Mnf;
-  addCountOptions(
-      parser, mnf ? CountHelp{"to write", "--snr or --variance", "the summed SNR (eigenvalue - 1)"}
-                  : CountHelp{"to write", "--variance", "the variance"});
+  addCountOptions(parser,
+                  mnf ? CountHelp{"to write", "auto, unless --snr or --variance is given",
+                                  "the summed SNR (eigenvalue - 1)"}
+                      : CountHelp{"to write", "as many as --variance needs", "the variance"});
   parser.addOption({"type",
                     "Output type: float32 (default), float64, or byte (each component rescaled to "
                     "0-255 from its min/max).",
@@ -91,7 +94,7 @@ void addTransformOptions(QCommandLineParser& parser, Transform transform) {
 void addDenoiseOptions(QCommandLineParser& parser) {
   parser.addOption(
       {"transform", "The transform whose first components are kept: pca (default) or mnf.", "T"});
-  addCountOptions(parser, {"to keep", "--snr (MNF) or --variance",
+  addCountOptions(parser, {"to keep", "auto, unless --snr (MNF) or --variance is given",
                            "the variance (PCA) or of the summed SNR (MNF)"});
   parser.addOption({"type",
                     "Output type: input (default: the input's data type, values rounded and "
@@ -135,8 +138,9 @@ void readPcaOptions(const QCommandLineParser& parser, const std::vector<OutputTy
     invalid("components", "give --components or --variance, not both");
   if (parser.isSet("components")) {
     const QString value = parser.value("components");
-    options.components =
-        value == "all" ? kAllComponents : positiveInt(value, "components", kMaxBandCount);
+    options.components = value == "all"    ? kAllComponents
+                         : value == "auto" ? kSignalSubspace
+                                           : positiveInt(value, "components", kMaxBandCount);
   }
   if (parser.isSet("variance")) options.variancePercent = numberOption(parser, "variance", "99");
   options.outputType = outputTypeOption(parser, types);
@@ -149,6 +153,13 @@ void readPcaOptions(const QCommandLineParser& parser, const std::vector<OutputTy
   }
   if (parser.isSet("gpu-memory"))
     options.gpuMemoryBytes = mebibytes(parser.value("gpu-memory"), "gpu-memory");
+}
+
+// MNF's and denoising's default count: the signal subspace (the variance's 99 % keeps too few
+// components of a noisy scene, or too many of a clean one).
+void countBySubspaceUnlessGiven(const QCommandLineParser& parser, PcaOptions& options) {
+  if (!parser.isSet("components") && !parser.isSet("variance") && !parser.isSet("snr"))
+    options.components = kSignalSubspace;
 }
 
 const char* const kPcaHelp =
@@ -202,19 +213,22 @@ PcaCommand parsePcaArguments(const QStringList& arguments, const char* program, 
   PcaCommand command;
   readPcaOptions(parser, {OutputType::Float32, OutputType::Float64, OutputType::Byte},
                  command.options);
-  if (transform == Transform::Mnf)
+  if (transform == Transform::Mnf) {
     readNoiseOptions(parser, command.options);
-  else
+    countBySubspaceUnlessGiven(parser, command.options);
+  } else {
     readMatrixOption(parser, command.options);
+  }
   command.quiet = parser.isSet("quiet");
   return command;
 }
 
 void printPcaSummary(const PcaResult& result, const PcaOptions& options) {
   const bool denoised = options.kind == PcaJobKind::Denoise;
-  std::printf("%s%d %scomponent(s), %.2f %% of the %s, %lld valid pixels, %.2f s on %s\n",
+  std::printf("%s%d %scomponent(s)%s, %.2f %% of the %s, %lld valid pixels, %.2f s on %s\n",
               denoised ? "denoised with " : "", result.components,
               denoised ? (options.noise ? "MNF " : "PCA ") : "",
+              options.components == kSignalSubspace ? " (the signal subspace, HySime)" : "",
               result.model.cumulativePercent(result.components - 1),
               options.noise ? "summed SNR" : "variance",
               static_cast<long long>(result.model.validPixels), result.seconds.total,
@@ -261,6 +275,7 @@ PcaCommand parseDenoiseArguments(const QStringList& arguments, const char* progr
   readPcaOptions(parser, {OutputType::SameAsInput, OutputType::Float32, OutputType::Float64},
                  command.options);
   readDenoiseTransform(parser, command.options);
+  countBySubspaceUnlessGiven(parser, command.options);
   command.quiet = parser.isSet("quiet");
   return command;
 }

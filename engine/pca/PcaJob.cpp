@@ -35,8 +35,12 @@ constexpr int kInputBuffers = 3;   // one being read, one queued, one being comp
 constexpr int kOutputBuffers = 2;  // one being filled, one being written
 
 void checkOptions(const PcaOptions& options) {
-  if (options.components < kAllComponents)
-    throw Error("COMPONENTS", "the number of components must be positive, 0 (by variance) or all");
+  if (options.components < kSignalSubspace)
+    throw Error("COMPONENTS",
+                "the number of components must be positive, 0 (by variance), all or auto");
+  if (options.components == kSignalSubspace && !options.savedTransform.empty())
+    throw Error("COMPONENTS",
+                "auto estimates the signal subspace of a fit: a saved transform has its own count");
   if (!(options.variancePercent > 0.0 && options.variancePercent <= 100.0))
     throw Error("VARIANCE", "the variance threshold must be a percentage in (0, 100]");
   if (options.ramBytes < (16ll << 20))
@@ -213,6 +217,7 @@ class PcaRun {
                       OutputEncoding& encoding);
   int countComponents() const;
   void chooseComponents();
+  void estimateSubspace(const Moments& moments);
   OutputEncoding outputEncoding();
   QString outputBandDescription(int band) const;
   void rangePass(OutputEncoding& encoding);
@@ -564,9 +569,46 @@ void PcaRun::fit(const Moments& moments) {
     model.inverseLoadings.assign(inverse, eigen.end());
   }
   result_.model.id = fitIdentity(result_.model);
+  estimateSubspace(moments);
   result_.seconds.eigen = timer.nsecsElapsed() * 1e-9;
   for (const std::string& warning : result_.warnings)
     feedback_.warning(QString::fromStdString(warning));
+}
+
+// HySime's dimension and the virtual dimensionality, over the bands the fit used: logged, in
+// the reports, and the component count where asked. Workers take rank 0's (LAPACK's last bits
+// may differ between machines; the count must not).
+void PcaRun::estimateSubspace(const Moments& moments) {
+  std::vector<int> used;
+  for (int b = 0; b < moments.bands; ++b)
+    if (!std::binary_search(result_.model.constantBands.begin(), result_.model.constantBands.end(),
+                            b))
+      used.push_back(b);
+  try {
+    SignalSubspace subspace = estimateSignalSubspace(moments, used);
+    if (group_.size() > 1) {
+      const std::vector<double> shared =
+          group_.shareNumbers({static_cast<double>(subspace.dimension),
+                               static_cast<double>(subspace.virtualDimensionality[0]),
+                               static_cast<double>(subspace.virtualDimensionality[1]),
+                               static_cast<double>(subspace.virtualDimensionality[2])});
+      subspace.dimension = static_cast<int>(shared[0]);
+      for (int t = 0; t < 3; ++t)
+        subspace.virtualDimensionality[t] = static_cast<int>(shared[t + 1]);
+    }
+    result_.subspace = std::move(subspace);
+  } catch (const Error& error) {
+    if (options_.components == kSignalSubspace) throw Error("COMPONENTS", error.what());
+    feedback_.warning(QString("no signal subspace estimate: %1").arg(error.what()));
+    return;
+  }
+  const SignalSubspace& subspace = *result_.subspace;
+  feedback_.info(QString("Signal subspace: %1 dimension(s) by HySime; virtual dimensionality "
+                         "(HFC) %2 / %3 / %4 at false-alarm rates 1e-3 / 1e-4 / 1e-5")
+                     .arg(subspace.dimension)
+                     .arg(subspace.virtualDimensionality[0])
+                     .arg(subspace.virtualDimensionality[1])
+                     .arg(subspace.virtualDimensionality[2]));
 }
 
 // Apply: the saved transform, and a check that this image has the bands it was fitted on.
@@ -598,6 +640,8 @@ int PcaRun::countComponents() const {
   const int available = model.componentCount();
   if (saved_ && options_.components == 0) return saved_->components;
   if (options_.components == kAllComponents) return available;
+  if (options_.components == kSignalSubspace)
+    return std::clamp(result_.subspace->dimension, 1, available);
   if (options_.components == 0 && options_.minSnr) {
     int reaching = 0;
     while (reaching < available && model.signal(reaching) >= *options_.minSnr) ++reaching;

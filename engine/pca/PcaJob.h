@@ -7,6 +7,7 @@
 #include "mnf/NoiseDirection.h"
 #include "pca/PcaKernels.h"
 #include "pca/PcaModel.h"
+#include "pca/SignalSubspace.h"
 
 #include <cstdint>
 #include <map>
@@ -19,6 +20,8 @@ namespace hyperstream {
 class JobGroup;
 
 constexpr int kAllComponents = -1;
+// As many components as the signal subspace has dimensions (HySime, pca/SignalSubspace).
+constexpr int kSignalSubspace = -2;
 
 // What the job does with the transform (fitted, or savedTransform).
 enum class PcaJobKind {
@@ -30,7 +33,9 @@ enum class PcaJobKind {
 // PCA's options; with `noise` set, the job is an MNF (always of the covariance).
 struct PcaOptions : JobOptions {
   PcaJobKind kind = PcaJobKind::Transform;
-  int components = 0;  // > 0: that many; 0: by minSnr, else variancePercent; kAllComponents: all
+  // > 0: that many; 0: by minSnr, else variancePercent; kAllComponents: all; kSignalSubspace:
+  // HySime's estimate.
+  int components = 0;
   double variancePercent = 99.0;  // of the variance (PCA) or of the summed SNR (MNF)
   std::optional<double> minSnr;   // MNF: the components whose SNR (eigenvalue - 1) reaches it
   MatrixType matrix = MatrixType::Covariance;
@@ -55,6 +60,8 @@ struct StageTimes {
 
 struct PcaResult {
   PcaModel model;
+  // The signal subspace's estimates from the fit's moments (fitting runs only).
+  std::optional<SignalSubspace> subspace;
   RasterInfo input;
   std::vector<int> bands;  // 1-based input band numbers that were used
   int components = 0;      // written to the output (rebuilding: that the output was rebuilt from)

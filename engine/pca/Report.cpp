@@ -137,12 +137,26 @@ void addRun(QJsonObject& json, const PcaResult& result) {
   }
 }
 
+// HySime's dimension, its per-band noise and the virtual dimensionality.
+void addSubspace(QJsonObject& json, const SignalSubspace& subspace) {
+  QJsonObject estimate;
+  estimate["hysime_dimension"] = subspace.dimension;
+  estimate["hysime_noise_variance"] = toArray(subspace.noiseVariance);
+  QJsonObject vd;
+  for (size_t t = 0; t < SignalSubspace::kFalseAlarmRates.size(); ++t)
+    vd[QString::number(SignalSubspace::kFalseAlarmRates[t], 'g', 1)] =
+        subspace.virtualDimensionality[t];
+  estimate["virtual_dimensionality_hfc"] = vd;
+  json["signal_subspace"] = estimate;
+}
+
 }  // namespace
 
 QJsonObject statsJson(const PcaResult& result, const PcaOptions& options) {
   QJsonObject json;
   addInput(json, result, options);
   addModel(json, result.model, result.bands);
+  if (result.subspace) addSubspace(json, *result.subspace);
   if (options.noise)
     json["noise_direction"] = QString::fromStdString(noiseDirectionName(*options.noise));
   json["total_pixels"] = static_cast<double>(result.totalPixels);

@@ -1,0 +1,352 @@
+// The signal subspace (issue 37): HySime and the Harsanyi-Farrand-Chang virtual dimensionality
+// from the moments, against float64 references written here (each band regressed on the others
+// pixel by pixel through an orthonormal basis, eigenvectors by Jacobi, the test's threshold from
+// erfc); HySime's count on generated scenes of 3-12 endmembers at 25-45 dB; and the defaults
+// that use it (denoise and MNF) on the demo scene, removing the noise only.
+
+#include "TestFeedback.h"
+#include "TestSupport.h"
+#include "pca/PcaJob.h"
+#include "pca/SignalSubspace.h"
+#include "synth/Synth.h"
+
+#include <QProcess>
+#include <QtTest>
+
+#include <array>
+#include <cmath>
+#include <map>
+#include <random>
+
+namespace {
+
+using hyperstream::SignalSubspace;
+
+struct ReferenceSubspace {
+  int dimension = 0;
+  std::vector<double> noiseVariance, dataPower, noisePower;
+  std::array<int, 3> virtualDimensionality{};
+};
+
+// The valid pixels' values of the bands `used`, band-major (band i's pixels together).
+std::vector<std::vector<long double>> bandRows(const testing::Cube& cube,
+                                               const std::vector<int>& used) {
+  std::vector<std::vector<long double>> rows(used.size());
+  for (int64_t p = 0; p < cube.pixels(); ++p) {
+    if (!testing::referenceValid(cube, p)) continue;
+    for (size_t i = 0; i < used.size(); ++i)
+      rows[i].push_back(cube.at(p / cube.cols, p % cube.cols, used[i]));
+  }
+  return rows;
+}
+
+long double dot(const std::vector<long double>& a, const std::vector<long double>& b) {
+  long double sum = 0;
+  for (size_t k = 0; k < a.size(); ++k) sum += a[k] * b[k];
+  return sum;
+}
+
+// y less its projection on the span of `others` (an orthonormal basis built here by modified
+// Gram-Schmidt, twice): the residual of the least-squares regression of y on the others.
+std::vector<long double> residual(const std::vector<long double>& y,
+                                  const std::vector<const std::vector<long double>*>& others) {
+  std::vector<std::vector<long double>> basis;
+  for (const auto* column : others) {
+    std::vector<long double> q = *column;
+    for (int pass = 0; pass < 2; ++pass)
+      for (const auto& e : basis) {
+        const long double along = dot(q, e);
+        for (size_t k = 0; k < q.size(); ++k) q[k] -= along * e[k];
+      }
+    const long double norm = std::sqrt(dot(q, q));
+    for (long double& v : q) v /= norm;
+    basis.push_back(std::move(q));
+  }
+  std::vector<long double> w = y;
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& e : basis) {
+      const long double along = dot(w, e);
+      for (size_t k = 0; k < w.size(); ++k) w[k] -= along * e[k];
+    }
+  return w;
+}
+
+// Eigenvalues descending and their vectors (columns of `vectors`, same order), by Jacobi.
+std::vector<double> descending(const std::vector<double>& matrix, int n,
+                               std::vector<double>& vectors) {
+  std::vector<double> unsorted;
+  const std::vector<double> values = testing::jacobi(matrix, n, unsorted);
+  std::vector<int> order(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return values[a] > values[b]; });
+  std::vector<double> sorted(static_cast<size_t>(n));
+  vectors.assign(unsorted.size(), 0.0);
+  for (int c = 0; c < n; ++c) {
+    sorted[c] = values[order[c]];
+    for (int r = 0; r < n; ++r) vectors[r * n + c] = unsorted[r * n + order[c]];
+  }
+  return sorted;
+}
+
+// z with P(N(0,1) > z) = rate, by bisection on erfc.
+double upperQuantile(double rate) {
+  double low = 0, high = 10;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (low + high) / 2;
+    (0.5 * std::erfc(mid / std::sqrt(2.0)) > rate ? low : high) = mid;
+  }
+  return (low + high) / 2;
+}
+
+// HySime as the paper's code computes it, on the pixels: noise w_i = y_i less its regression on
+// the other bands, x = y - w, Rx = x x^T / N, Rn = diag(w w^T / N) + trace(Rx) / L / 1e5, the
+// eigenvectors of Rx kept where e^T Ry e > 2 e^T Rn e. HFC from the eigenvalues of Y Y^T / N and
+// of the covariance (1 / N).
+ReferenceSubspace referenceHysime(const testing::Cube& cube, const std::vector<int>& used) {
+  const auto rows = bandRows(cube, used);
+  const auto n = static_cast<int>(used.size());
+  const auto pixels = static_cast<long double>(rows[0].size());
+  ReferenceSubspace ref;
+  std::vector<std::vector<long double>> signal(rows);
+  for (int i = 0; i < n; ++i) {
+    std::vector<const std::vector<long double>*> others;
+    for (int j = 0; j < n; ++j)
+      if (j != i) others.push_back(&rows[j]);
+    const std::vector<long double> w = residual(rows[i], others);
+    ref.noiseVariance.push_back(static_cast<double>(dot(w, w) / pixels));
+    for (size_t k = 0; k < w.size(); ++k) signal[i][k] -= w[k];
+  }
+  std::vector<double> ry(static_cast<size_t>(n) * n), rx(ry.size()), k(ry.size());
+  std::vector<long double> mean(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    long double sum = 0;
+    for (long double v : rows[i]) sum += v;
+    mean[i] = sum / pixels;
+  }
+  double trace = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      ry[i * n + j] = static_cast<double>(dot(rows[i], rows[j]) / pixels);
+      rx[i * n + j] = static_cast<double>(dot(signal[i], signal[j]) / pixels);
+      long double centred = 0;
+      for (size_t p = 0; p < rows[i].size(); ++p)
+        centred += (rows[i][p] - mean[i]) * (rows[j][p] - mean[j]);
+      k[i * n + j] = static_cast<double>(centred / pixels);
+      if (i == j) trace += rx[i * n + j];
+    }
+  std::vector<double> vectors;
+  descending(rx, n, vectors);
+  for (int c = 0; c < n; ++c) {
+    double data = 0, noise = 0;
+    for (int i = 0; i < n; ++i) {
+      noise += vectors[i * n + c] * vectors[i * n + c] * (ref.noiseVariance[i] + trace / n / 1e5);
+      for (int j = 0; j < n; ++j) data += vectors[i * n + c] * ry[i * n + j] * vectors[j * n + c];
+    }
+    ref.dataPower.push_back(data);
+    ref.noisePower.push_back(noise);
+    if (data > 2 * noise) ++ref.dimension;
+  }
+  std::vector<double> ignored;
+  const std::vector<double> r = descending(ry, n, ignored);
+  const std::vector<double> c = descending(k, n, ignored);
+  for (size_t t = 0; t < 3; ++t) {
+    const double z = upperQuantile(SignalSubspace::kFalseAlarmRates[t]);
+    for (int l = 0; l < n; ++l)
+      if (r[l] - c[l] >
+          z * std::sqrt(2 * (r[l] * r[l] + c[l] * c[l]) / static_cast<double>(pixels)))
+        ++ref.virtualDimensionality[t];
+  }
+  return ref;
+}
+
+hyperstream::Moments momentsOf(const testing::Cube& cube) {
+  std::vector<unsigned char> valid(static_cast<size_t>(cube.pixels()));
+  for (int64_t p = 0; p < cube.pixels(); ++p) valid[p] = testing::referenceValid(cube, p) ? 1 : 0;
+  return testing::referenceMoments(cube.values, valid, cube.bands);
+}
+
+// p random smooth positive spectra mixed by Dirichlet abundances, with a noise whose standard
+// deviation varies across the bands (5 to 40), as a sensor's does.
+testing::Cube mixedScene(int64_t rows, int64_t cols, int bands, int p, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<double> spectra(static_cast<size_t>(p) * bands);
+  for (int e = 0; e < p; ++e) {
+    const double phase = 6.28 * unit(random), period = 3 + 20 * unit(random);
+    for (int b = 0; b < bands; ++b)
+      spectra[e * bands + b] = 2500 + 1500 * std::sin(phase + b / period) + 300 * unit(random);
+  }
+  testing::Cube cube;
+  cube.rows = rows;
+  cube.cols = cols;
+  cube.bands = bands;
+  cube.nodata.assign(bands, std::nan(""));
+  for (int64_t px = 0; px < rows * cols; ++px) {
+    std::vector<double> a(static_cast<size_t>(p));
+    double total = 0;
+    for (double& v : a) total += v = -std::log(unit(random) + 1e-12);
+    for (int b = 0; b < bands; ++b) {
+      double x = (5 + 35.0 * b / bands) * normal(random);
+      for (int e = 0; e < p; ++e) x += a[e] / total * spectra[e * bands + b];
+      cube.values.push_back(x);
+    }
+  }
+  return cube;
+}
+
+std::vector<int> allBands(int bands) {
+  std::vector<int> used(static_cast<size_t>(bands));
+  for (int b = 0; b < bands; ++b) used[b] = b;
+  return used;
+}
+
+// The bands of `moments` whose values vary (the fit's "used" bands).
+std::vector<int> varyingBands(const hyperstream::Moments& moments) {
+  std::vector<int> used;
+  for (int b = 0; b < moments.bands; ++b)
+    if (moments.maximum[b] > moments.minimum[b]) used.push_back(b);
+  return used;
+}
+
+struct Run {
+  int exitCode = -1;
+  QString out, err;
+};
+
+Run cli(const QStringList& arguments) {
+  QProcess process;
+  process.start(QStringLiteral(HYPERSTREAM_CLI), arguments);
+  process.waitForFinished(300000);
+  return {process.exitCode(), process.readAllStandardOutput(), process.readAllStandardError()};
+}
+
+}  // namespace
+
+class SubspaceTests : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { GDALAllRegister(); }
+
+  // The estimate from the moments equals HySime computed on the pixels.
+  void matchesPixelReference() {
+    for (uint64_t seed : {11u, 12u}) {
+      const testing::Cube cube = mixedScene(40, 50, 30, 4, seed);
+      const std::vector<int> used = allBands(cube.bands);
+      const SignalSubspace ours = hyperstream::estimateSignalSubspace(momentsOf(cube), used);
+      const ReferenceSubspace ref = referenceHysime(cube, used);
+      QCOMPARE(ours.dimension, ref.dimension);
+      QCOMPARE(ours.dimension, 4);
+      for (size_t b = 0; b < used.size(); ++b)
+        QVERIFY2(
+            std::abs(ours.noiseVariance[b] - ref.noiseVariance[b]) <= 1e-6 * ref.noiseVariance[b],
+            qPrintable(QString("band %1: %2 vs %3")
+                           .arg(b)
+                           .arg(ours.noiseVariance[b], 0, 'g', 12)
+                           .arg(ref.noiseVariance[b], 0, 'g', 12)));
+      // Along the signal's eigenvectors (distinct eigenvalues; the noise's are near-equal and
+      // their vectors any rotation of one another).
+      for (int c = 0; c < ours.dimension; ++c) {
+        QVERIFY(std::abs(ours.dataPower[c] - ref.dataPower[c]) <= 1e-6 * ref.dataPower[c]);
+        QVERIFY(std::abs(ours.noisePower[c] - ref.noisePower[c]) <= 1e-6 * ref.noisePower[c]);
+      }
+      for (int t = 0; t < 3; ++t)
+        QCOMPARE(ours.virtualDimensionality[t], ref.virtualDimensionality[t]);
+      qInfo("seed %d: HySime %d, VD (HFC) %d / %d / %d", static_cast<int>(seed), ours.dimension,
+            ours.virtualDimensionality[0], ours.virtualDimensionality[1],
+            ours.virtualDimensionality[2]);
+    }
+  }
+
+  // The demo generator's scenes (224 bands, smooth abundances, shading, dead bands, a nodata
+  // border) with 3-12 endmembers at 25-45 dB: HySime's count, from a PCA job's moments, against
+  // the truth. Where an endmember's share of the scene's variance falls below the noise, the
+  // signal subspace has fewer dimensions than the scene has endmembers: HySime must be right at
+  // 35 dB and above, and is logged at all.
+  void countsEndmembers() {
+    const QString dir = testing::tempDir();
+    std::map<double, int> hits, scenes;
+    QStringList misses;
+    for (int p = 3; p <= 12; ++p)
+      for (double snr : {25.0, 30.0, 35.0, 40.0, 45.0}) {
+        hyperstream::SynthOptions options;
+        options.output = (dir + "/scene.tif").toStdString();
+        options.rows = options.cols = 100;
+        options.endmembers = p;
+        options.snrDb = snr;
+        options.seed = 100 + p;
+        TestFeedback feedback;
+        hyperstream::synthesizeScene(options, feedback);
+        hyperstream::PcaOptions pca;
+        pca.input = options.output;
+        pca.output = (dir + "/components.tif").toStdString();
+        pca.components = hyperstream::kSignalSubspace;
+        const hyperstream::PcaResult result = hyperstream::runPca(pca, feedback);
+        QCOMPARE(result.components, result.subspace->dimension);
+        ++scenes[snr];
+        if (result.subspace->dimension == p)
+          ++hits[snr];
+        else
+          misses << QString("%1 endmembers at %2 dB: %3")
+                        .arg(p)
+                        .arg(snr)
+                        .arg(result.subspace->dimension);
+      }
+    int total = 0, right = 0;
+    for (const auto& [snr, count] : scenes) {
+      qInfo("%g dB: HySime right on %d of %d scenes (3-12 endmembers)", snr, hits[snr], count);
+      total += count;
+      right += hits[snr];
+      if (snr >= 35) QVERIFY2(hits[snr] * 10 >= count * 9, qPrintable(misses.join("; ")));
+    }
+    qInfo("HySime right on %d of %d scenes; missed: %s", right, total,
+          qPrintable(misses.join("; ")));
+  }
+
+  // Denoise with its defaults keeps the signal subspace: on the demo scene it changes each
+  // pixel by about the noise (20 DN), no more; MNF's default keeps the five endmembers' worth.
+  void defaultsRemoveNoiseOnly() {
+    const QString dir = testing::tempDir();
+    const QString scene = dir + "/demo.tif", denoised = dir + "/denoised.tif";
+    QCOMPARE(cli({"synth", scene, "--quiet"}).exitCode, 0);
+    const Run run = cli({"denoise", scene, denoised});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+    QVERIFY2(run.out.contains("denoised with 5 PCA component(s) (the signal subspace, HySime)"),
+             qPrintable(run.out));
+    QVERIFY2(run.err.contains("Signal subspace: 5 dimension(s) by HySime"), qPrintable(run.err));
+    const testing::Cube before = testing::readCube(scene.toStdString());
+    const testing::Cube after = testing::readCube(denoised.toStdString());
+    double sum = 0;
+    int64_t count = 0;
+    for (int64_t p = 0; p < before.pixels(); ++p) {
+      if (!testing::referenceValid(before, p)) continue;
+      for (int b = 0; b < before.bands; ++b) {
+        const double d = after.values[p * before.bands + b] - before.values[p * before.bands + b];
+        sum += d * d;
+        ++count;
+      }
+    }
+    const double rms = std::sqrt(sum / static_cast<double>(count));
+    qInfo("denoise with defaults: RMS change %.2f DN for a noise of 20 DN", rms);
+    QVERIFY(rms <= 1.1 * 20.0);
+    QVERIFY(rms >= 0.8 * 20.0);  // the noise went
+    const Run mnf = cli({"mnf", scene, dir + "/mnf.tif"});
+    QVERIFY2(mnf.exitCode == 0, qPrintable(mnf.err));
+    QVERIFY2(mnf.out.startsWith("5 component(s) (the signal subspace, HySime)"),
+             qPrintable(mnf.out));
+    // PCA keeps the seeds' rule by default and says the estimate.
+    const Run pca = cli({"pca", scene, dir + "/pca.tif"});
+    QVERIFY2(pca.out.startsWith("2 component(s), 99.17 % of the variance"), qPrintable(pca.out));
+    QVERIFY2(pca.err.contains("Signal subspace: 5"), qPrintable(pca.err));
+    // A saved transform has its own count.
+    const Run apply =
+        cli({"apply", dir + "/none.json", scene, dir + "/a.tif", "--components", "auto"});
+    QCOMPARE(apply.exitCode, 1);
+    QVERIFY2(apply.err.contains("[COMPONENTS]") && apply.err.contains("'auto'"),
+             qPrintable(apply.err));
+  }
+};
+
+QTEST_GUILESS_MAIN(SubspaceTests)
+#include "test_subspace.moc"
