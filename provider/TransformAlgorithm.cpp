@@ -37,11 +37,20 @@ void TransformAlgorithm::addJobParameters() {
         {QObject::tr("PCA"), QObject::tr("MNF (minimum noise fraction)")}, false, 0));
   addDocumented(new QgsProcessingParameterNumber(
       QStringLiteral("COMPONENTS"),
-      denoise ? QObject::tr("Number of components to keep (0: by variance)")
-              : QObject::tr("Number of components (0: by variance)"),
+      denoise ? QObject::tr("Number of components to keep (0: by the rule below)")
+              : QObject::tr("Number of components (0: by the rule below)"),
       compat::kInteger, 0, false, 0));
+  // Optional, so that models saved before it stay valid; PCA's default is the seeds' rule.
+  addDocumented(new QgsProcessingParameterEnum(
+      QStringLiteral("COUNT_RULE"), QObject::tr("When COMPONENTS is 0, keep"),
+      {QObject::tr("The signal subspace (HySime)"), QObject::tr("A cumulative share (VARIANCE)")},
+      false, writes_ == Writes::PcaComponents ? 1 : 0, true));
+  const QString share = writes_ == Writes::PcaComponents ? QObject::tr("of the variance")
+                        : writes_ == Writes::MnfComponents
+                            ? QObject::tr("of the summed SNR")
+                            : QObject::tr("of the variance (PCA) or summed SNR (MNF)");
   addDocumented(new QgsProcessingParameterNumber(QStringLiteral("VARIANCE"),
-                                                 QObject::tr("Cumulative variance to explain (%)"),
+                                                 QObject::tr("Cumulative share %1 (%)").arg(share),
                                                  compat::kDouble, 99.0, false, 0.001, 100.0));
   if (offersMnf()) {
     addDocumented(new QgsProcessingParameterNumber(
@@ -77,6 +86,9 @@ void TransformAlgorithm::addJobOutputs() {
                                           QObject::tr("Number of components written")));
   addOutput(new QgsProcessingOutputNumber(QStringLiteral("VARIANCE_EXPLAINED"),
                                           QObject::tr("Variance explained by them (%)")));
+  addOutput(new QgsProcessingOutputNumber(
+      QStringLiteral("SIGNAL_DIMENSION"),
+      QObject::tr("Dimension of the signal subspace (HySime's estimate)")));
 }
 
 void TransformAlgorithm::readMnfOptions(const QVariantMap& parameters,
@@ -95,6 +107,7 @@ void TransformAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessing
   options_.kind = denoise ? PcaJobKind::Denoise : PcaJobKind::Transform;
   options_.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
   options_.variancePercent = parameterAsDouble(parameters, QStringLiteral("VARIANCE"), context);
+  const bool bySubspace = parameterAsEnum(parameters, QStringLiteral("COUNT_RULE"), context) == 0;
   const bool mnf =
       writes_ == Writes::MnfComponents ||
       (denoise && parameterAsEnum(parameters, QStringLiteral("TRANSFORM"), context) == 1);
@@ -105,6 +118,8 @@ void TransformAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessing
     readMnfOptions(parameters, context);
   else if (parameterAsEnum(parameters, QStringLiteral("MATRIX"), context) == 1)
     options_.matrix = MatrixType::Correlation;
+  if (options_.components == 0 && !options_.minSnr && bySubspace)
+    options_.components = kSignalSubspace;
   const int type = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context);
   options_.outputType =
       denoise ? chosen(type, {OutputType::SameAsInput, OutputType::Float32, OutputType::Float64})
@@ -122,7 +137,9 @@ EngineAlgorithm::RunReport TransformAlgorithm::runJob(OutputFiles& files,
   return {result.model.validPixels,
           result.backend,
           {{QStringLiteral("N_COMPONENTS"), result.components},
-           {QStringLiteral("VARIANCE_EXPLAINED"), explained}}};
+           {QStringLiteral("VARIANCE_EXPLAINED"), explained},
+           {QStringLiteral("SIGNAL_DIMENSION"),
+            result.subspace ? QVariant(result.subspace->dimension) : QVariant()}}};
 }
 
 }  // namespace hyperstream

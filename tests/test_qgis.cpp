@@ -232,6 +232,36 @@ class QgisTests : public QObject {
     QVERIFY(!QFile::exists(dir + "/bad.tif"));
   }
 
+  // COMPONENTS 0 counts by the signal subspace for denoise and MNF (COUNT_RULE's default), by
+  // 99 % for PCA, which still reports HySime's estimate; the share's label says what it is a
+  // share of.
+  void defaultCountIsTheSignalSubspace() {
+    const QString dir = testing::tempDir();
+    hyperstream::SynthOptions synth;
+    synth.output = (dir + "/scene.tif").toStdString();
+    synth.rows = synth.cols = 120;
+    TestFeedback engineFeedback;
+    hyperstream::synthesizeScene(synth, engineFeedback);
+    RecordingFeedback feedback;
+    bool ok = false;
+    for (const char* id : {"hyperstream:denoise", "hyperstream:mnf", "hyperstream:pca"}) {
+      const QVariantMap results = runAlgorithm(
+          {{"INPUT", dir + "/scene.tif"}, {"OUTPUT", dir + "/" + QString(id).mid(12) + ".tif"}},
+          feedback, ok, id);
+      QVERIFY2(ok, qPrintable(feedback.errors.join('\n')));
+      QCOMPARE(results.value("SIGNAL_DIMENSION").toInt(), 5);
+      QCOMPARE(results.value("N_COMPONENTS").toInt(), QString(id) == "hyperstream:pca" ? 2 : 5);
+    }
+    const QVariantMap chosen = runAlgorithm(
+        {{"INPUT", dir + "/scene.tif"}, {"COUNT_RULE", 0}, {"OUTPUT", dir + "/pca5.tif"}}, feedback,
+        ok);
+    QCOMPARE(chosen.value("N_COMPONENTS").toInt(), 5);
+    const QgsProcessingAlgorithm* mnf =
+        QgsApplication::processingRegistry()->algorithmById("hyperstream:mnf");
+    QCOMPARE(mnf->parameterDefinition("VARIANCE")->description(),
+             QString("Cumulative share of the summed SNR (%)"));
+  }
+
   void runMatchesTheEngine() {
     testing::Cube cube = testing::correlatedCube(40, 50, 8, 3);
     testing::roundValues(cube);

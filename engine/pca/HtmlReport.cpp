@@ -167,6 +167,15 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options,
           .arg(number(model.cumulativePercent(result.components - 1), 6))
           .arg(QString::fromStdString(outputTypeName(result.outputType)))
           .arg(words.quantity));
+  if (result.subspace)
+    row(QObject::tr("Signal subspace"),
+        QObject::tr("%1 dimensions by HySime%2; virtual dimensionality (Harsanyi-Farrand-Chang) "
+                    "%3 / %4 / %5 at false-alarm rates 1e-3 / 1e-4 / 1e-5")
+            .arg(result.subspace->dimension)
+            .arg(options.components == kSignalSubspace ? QObject::tr(", the count kept") : "")
+            .arg(result.subspace->virtualDimensionality[0])
+            .arg(result.subspace->virtualDimensionality[1])
+            .arg(result.subspace->virtualDimensionality[2]));
   row(QObject::tr("Device"), QString::fromStdString(result.backend));
   row(QObject::tr("Seconds"),
       QString("read %1, moments %2, eigen %3, projection %4, write %5, total %6")
