@@ -24,7 +24,9 @@ const char* kAbundanceDeviceHelp =
 void readEndmemberOptions(const QCommandLineParser& parser, EndmemberOptions& options) {
   readSharedOptions(parser, options);
   if (!parser.isSet("count")) invalid("count", "--count is required: how many endmembers to find");
-  options.search.count = positiveInt(parser.value("count"), "count");
+  options.search.count = parser.value("count") == "auto"
+                             ? kCountFromSubspace
+                             : positiveInt(parser.value("count"), "count");
   if (parser.isSet("method"))
     options.search.method = parseEndmemberMethod(parser.value("method").toLower().toStdString());
   if (parser.isSet("vca-projection"))
@@ -82,7 +84,11 @@ void printAbundanceSummary(const AbundanceResult& result, const AbundanceOptions
 int runEndmembersCommand(const QStringList& arguments) {
   QCommandLineParser parser;
   parser.addOptions({
-      {"count", "Number of endmembers to find, 2 to 32 (required).", "P"},
+      {"count",
+       "Number of endmembers to find, 2 to 32, or 'auto': as many as the signal subspace has "
+       "dimensions (HySime, from the moments VCA and N-FINDR take anyway; ATGP makes one pass "
+       "more). Required.",
+       "P"},
       {"method",
        "vca (default; Nascimento & Bioucas-Dias 2005), nfindr (Winter 1999, on the first P-1 "
        "principal components, started from ATGP) or atgp (Ren & Chang 2003).",

@@ -28,9 +28,9 @@ Parameter* advanced(Parameter* parameter) {
 }  // namespace
 
 void EndmembersAlgorithm::addJobParameters() {
-  addDocumented(new QgsProcessingParameterNumber(QStringLiteral("COUNT"),
-                                                 QObject::tr("Number of endmembers"),
-                                                 compat::kInteger, 5, false, 2, kMaxEndmembers));
+  addDocumented(new QgsProcessingParameterNumber(
+      QStringLiteral("COUNT"), QObject::tr("Number of endmembers (0: the signal subspace's)"),
+      compat::kInteger, 0, false, 0, kMaxEndmembers));
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("METHOD"), QObject::tr("Method"),
       {QObject::tr("VCA"), QObject::tr("N-FINDR (from ATGP)"), QObject::tr("ATGP")}, false, 0));
@@ -66,7 +66,8 @@ void EndmembersAlgorithm::addJobOutputs() {
 }
 
 void EndmembersAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
-  options_.search.count = parameterAsInt(parameters, QStringLiteral("COUNT"), context);
+  const int count = parameterAsInt(parameters, QStringLiteral("COUNT"), context);
+  options_.search.count = count == 0 ? kCountFromSubspace : count;
   options_.search.method =
       kMethods[std::clamp(parameterAsEnum(parameters, QStringLiteral("METHOD"), context), 0, 2)];
   options_.search.projection = kProjections[std::clamp(

@@ -256,6 +256,14 @@ class QgisTests : public QObject {
         {{"INPUT", dir + "/scene.tif"}, {"COUNT_RULE", 0}, {"OUTPUT", dir + "/pca5.tif"}}, feedback,
         ok);
     QCOMPARE(chosen.value("N_COMPONENTS").toInt(), 5);
+    // Endmembers: COUNT 0 (the default) finds as many.
+    const QVariantMap endmembers =
+        runAlgorithm({{"INPUT", dir + "/scene.tif"}, {"OUTPUT", dir + "/em.csv"}}, feedback, ok,
+                     "hyperstream:endmembers");
+    QVERIFY2(ok, qPrintable(feedback.errors.join('\n')));
+    QFile table(endmembers.value("OUTPUT").toString());
+    QVERIFY(table.open(QIODevice::ReadOnly));
+    QCOMPARE(QString(table.readAll()).trimmed().split('\n').size(), 1 + 5);
     const QgsProcessingAlgorithm* mnf =
         QgsApplication::processingRegistry()->algorithmById("hyperstream:mnf");
     QCOMPARE(mnf->parameterDefinition("VARIANCE")->description(),

@@ -304,6 +304,28 @@ class SubspaceTests : public QObject {
           qPrintable(misses.join("; ")));
   }
 
+  // --count auto: the endmembers of --count 5 on a five-endmember scene, by each method (VCA
+  // and N-FINDR reuse the moments pass; ATGP makes one more).
+  void endmemberCountAuto() {
+    const QString dir = testing::tempDir();
+    const QString scene = dir + "/scene.tif";
+    QCOMPARE(cli({"synth", scene, "--rows", "120", "--cols", "120", "--quiet"}).exitCode, 0);
+    for (const char* method : {"vca", "nfindr", "atgp"}) {
+      const Run automatic =
+          cli({"endmembers", scene, dir + "/auto.csv", "--count", "auto", "--method", method});
+      QVERIFY2(automatic.exitCode == 0, qPrintable(automatic.err));
+      QVERIFY2(automatic.err.contains("Signal subspace: 5 dimension(s) by HySime") &&
+                   automatic.err.contains(": 5 endmembers"),
+               qPrintable(automatic.err));
+      const Run five = cli(
+          {"endmembers", scene, dir + "/five.csv", "--count", "5", "--method", method, "--quiet"});
+      QCOMPARE(five.exitCode, 0);
+      QFile a(dir + "/auto.csv"), b(dir + "/five.csv");
+      QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+      QCOMPARE(a.readAll(), b.readAll());
+    }
+  }
+
   // Denoise with its defaults keeps the signal subspace: on the demo scene it changes each
   // pixel by about the noise (20 DN), no more; MNF's default keeps the five endmembers' worth.
   void defaultsRemoveNoiseOnly() {

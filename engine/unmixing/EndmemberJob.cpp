@@ -204,6 +204,7 @@ class EndmemberRun {
   void openInputs();
   void checkOutputs();
   void chooseKeptValues();
+  int plannedCount() const;
   int passesExpected() const;
   void planMemory();
   void startKernels();
@@ -289,7 +290,7 @@ void EndmemberRun::checkOutputs() {
 // budget before the strips are planned.
 void EndmemberRun::chooseKeptValues() {
   const RasterInfo& info = searched().info;
-  const int64_t count = options_.search.count;
+  const int64_t count = plannedCount();
   const int64_t bytesPerColumn = info.width * info.height * 8;
   const EndmemberMethod method = options_.search.method;
   if (method == EndmemberMethod::Nfindr && count * bytesPerColumn > options_.ramBytes / 2)
@@ -303,8 +304,17 @@ void EndmemberRun::chooseKeptValues() {
   keptColumns_ = wanted * bytesPerColumn <= options_.ramBytes / 2 ? static_cast<int>(wanted) : 0;
 }
 
+// The count to plan memory and passes for: the one asked for, or the most the signal subspace's
+// estimate can give (it is known only after the first pass).
+int EndmemberRun::plannedCount() const {
+  if (options_.search.count != kCountFromSubspace) return options_.search.count;
+  return std::min(kMaxEndmembers, result_.searchedBands);
+}
+
 int EndmemberRun::passesExpected() const {
-  return expectedPasses(options_.search.method, options_.search.count, keptColumns_ > 0);
+  const bool estimating = options_.search.count == kCountFromSubspace;
+  const bool extraPass = estimating && options_.search.method == EndmemberMethod::Atgp;
+  return expectedPasses(options_.search.method, plannedCount(), keptColumns_ > 0) + extraPass;
 }
 
 // Per buffered row: the searched image in its type (a pool of buffers when it is read in every
@@ -347,7 +357,8 @@ void EndmemberRun::startKernels() {
       QString("%1: %2 endmembers by %3 over %4 (%5 x %6 pixels, %7 bands), %8 strip(s) of %9 "
               "rows%10 on %11")
           .arg(QString::fromStdString(options_.input))
-          .arg(options_.search.count)
+          .arg(options_.search.count == kCountFromSubspace ? QString("HySime's count of")
+                                                           : QString::number(options_.search.count))
           .arg(QString::fromStdString(endmemberMethodName(options_.search.method)).toUpper())
           .arg(locations_.dataset ? QString::fromStdString(options_.locations) : "the input")
           .arg(info.width)
@@ -368,6 +379,15 @@ void EndmemberRun::search() {
                      // pass reads the file; a cube kept in memory is interleaved once, on reading.
                      !plan_.cubeFits && readsBandMajor(source(), kernels_->takesBandMajor()));
   result_.search = findEndmembers(passes, options_.search);
+  if (const std::optional<SignalSubspace>& subspace = result_.search.subspace)
+    feedback_.info(QString("Signal subspace: %1 dimension(s) by HySime (virtual dimensionality, "
+                           "HFC: %2 / %3 / %4 at false-alarm rates 1e-3 / 1e-4 / 1e-5): %5 "
+                           "endmembers")
+                       .arg(subspace->dimension)
+                       .arg(subspace->virtualDimensionality[0])
+                       .arg(subspace->virtualDimensionality[1])
+                       .arg(subspace->virtualDimensionality[2])
+                       .arg(result_.search.pixels.size()));
   if (options_.search.method == EndmemberMethod::Vca)
     feedback_.info("VCA: " + QString::fromStdString(vcaChoiceText(result_.search)));
   if (options_.search.method == EndmemberMethod::Nfindr)

@@ -136,16 +136,27 @@ class Searcher {
 
   int bands() const { return bands_; }
 
-  Moments moments() {
+  // The image's moments: one pass, the first time.
+  const Moments& moments() {
+    if (!moments_) moments_ = measureMoments();
+    return *moments_;
+  }
+
+  // Once known (kCountFromSubspace), the count the checks hold the image to.
+  void setCount(int count) {
+    count_ = count;
+    if (moments_) checkPixelCount(*moments_);
+  }
+
+ private:
+  Moments measureMoments() {
     ++result_.passes;
     Moments m = image_.moments();
     result_.validPixels = m.count;
     if (m.count == 0)
       throw NoValidPixel(
           "no valid pixel: every pixel is nodata or not finite in at least one band");
-    if (m.count < count_)
-      throw Error("COUNT", std::to_string(count_) + " endmembers asked for, but the image has " +
-                               std::to_string(m.count) + " valid pixels");
+    checkPixelCount(m);
     // Products of two values, summed over the pixels, must stay finite and above underflow.
     checkProductScale(m, kLargestValue);
     if (std::equal(m.minimum.begin(), m.minimum.end(), m.maximum.begin()))
@@ -153,6 +164,13 @@ class Searcher {
     return m;
   }
 
+  void checkPixelCount(const Moments& m) const {
+    if (m.count < count_)
+      throw Error("COUNT", std::to_string(count_) + " endmembers asked for, but the image has " +
+                               std::to_string(m.count) + " valid pixels");
+  }
+
+ public:
   // ATGP's first pick, the largest |x|²: below the square of kSmallestSpread (0 included) when
   // every value is zero or so small that products underflow.
   void checkLargestEnergy(double energy) const {
@@ -253,6 +271,7 @@ class Searcher {
   int bands_;
   int count_;
   EndmemberSearch& result_;
+  std::optional<Moments> moments_;
 };
 
 // ATGP over the image with each pixel's residual energy kept: a pass per endmember, each
@@ -627,8 +646,30 @@ VcaProjection parseVcaProjection(const std::string& name) {
               "'" + name + "' is not a VCA projection: auto, projective or subspace");
 }
 
+namespace {
+
+// kCountFromSubspace: HySime's dimension over the bands that vary, within 2 .. kMaxEndmembers
+// and the band count.
+int countFromSubspace(Searcher& searcher, EndmemberSearch& result) {
+  const Moments& moments = searcher.moments();
+  std::vector<int> varying;
+  for (int b = 0; b < moments.bands; ++b)
+    if (moments.maximum[b] > moments.minimum[b]) varying.push_back(b);
+  result.subspace = estimateSignalSubspace(moments, varying);
+  return std::clamp(result.subspace->dimension, 2,
+                    std::min(kMaxEndmembers, std::max(2, searcher.bands())));
+}
+
+}  // namespace
+
 EndmemberSearch findEndmembers(SearchPasses& image, const SearchSettings& settings) {
-  const int count = settings.count;
+  EndmemberSearch result;
+  Searcher searcher(image, std::max(settings.count, 0), result);
+  int count = settings.count;
+  if (count == kCountFromSubspace) {
+    count = countFromSubspace(searcher, result);
+    searcher.setCount(count);
+  }
   if (count < 2 || count > kMaxEndmembers)
     throw Error("COUNT", "the number of endmembers must be from 2 to " +
                              std::to_string(kMaxEndmembers) + " (" + std::to_string(count) +
@@ -637,8 +678,6 @@ EndmemberSearch findEndmembers(SearchPasses& image, const SearchSettings& settin
     throw Error("COUNT", std::to_string(count) + " endmembers asked for, but the image has " +
                              std::to_string(image.bands()) +
                              " bands: a pixel has at most as many independent spectra");
-  EndmemberSearch result;
-  Searcher searcher(image, count, result);
   switch (settings.method) {
     case EndmemberMethod::Atgp:
       result.pixels = searcher.mayKeep(1) ? atgpDeflating(searcher, count)

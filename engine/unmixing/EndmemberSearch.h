@@ -18,10 +18,12 @@
 
 #include "core/Feedback.h"
 #include "pca/Moments.h"
+#include "pca/SignalSubspace.h"
 #include "unmixing/UnmixingKernels.h"
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,9 +45,13 @@ struct EndmemberSearch;
 std::string vcaChoiceText(const EndmemberSearch& search);
 VcaProjection parseVcaProjection(const std::string& name);  // throws Error("VCA_PROJECTION")
 
+// SearchSettings::count: as many endmembers as the signal subspace has dimensions (HySime over
+// the moments of the image searched, which VCA and N-FINDR take anyway; ATGP makes a pass more).
+constexpr int kCountFromSubspace = -1;
+
 struct SearchSettings {
   EndmemberMethod method = EndmemberMethod::Vca;
-  int count = 0;
+  int count = 0;      // 2 to kMaxEndmembers, or kCountFromSubspace
   uint64_t seed = 1;  // VCA's random directions
   VcaProjection projection = VcaProjection::Auto;
 };
@@ -86,6 +92,8 @@ struct EndmemberSearch {
   double volumeGrowth = 1;
   int replacements = 0;
   bool converged = true;
+  // kCountFromSubspace: the estimate the count was taken from.
+  std::optional<SignalSubspace> subspace;
 };
 
 // Throws Error("COUNT") when the image has fewer valid pixels or independent spectra than
