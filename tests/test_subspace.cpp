@@ -209,6 +209,22 @@ std::vector<int> varyingBands(const hyperstream::Moments& moments) {
   return used;
 }
 
+// The RMS of what a rebuilt image changed over the valid pixels of `before`, every band.
+double rmsChange(const testing::Cube& before, const QString& rebuilt) {
+  const testing::Cube after = testing::readCube(rebuilt.toStdString());
+  double sum = 0;
+  int64_t count = 0;
+  for (int64_t p = 0; p < before.pixels(); ++p) {
+    if (!testing::referenceValid(before, p)) continue;
+    for (int b = 0; b < before.bands; ++b) {
+      const double d = after.values[p * before.bands + b] - before.values[p * before.bands + b];
+      sum += d * d;
+      ++count;
+    }
+  }
+  return std::sqrt(sum / static_cast<double>(count));
+}
+
 struct Run {
   int exitCode = -1;
   QString out, err;
@@ -338,21 +354,17 @@ class SubspaceTests : public QObject {
              qPrintable(run.out));
     QVERIFY2(run.err.contains("Signal subspace: 5 dimension(s) by HySime"), qPrintable(run.err));
     const testing::Cube before = testing::readCube(scene.toStdString());
-    const testing::Cube after = testing::readCube(denoised.toStdString());
-    double sum = 0;
-    int64_t count = 0;
-    for (int64_t p = 0; p < before.pixels(); ++p) {
-      if (!testing::referenceValid(before, p)) continue;
-      for (int b = 0; b < before.bands; ++b) {
-        const double d = after.values[p * before.bands + b] - before.values[p * before.bands + b];
-        sum += d * d;
-        ++count;
-      }
-    }
-    const double rms = std::sqrt(sum / static_cast<double>(count));
-    qInfo("denoise with defaults: RMS change %.2f DN for a noise of 20 DN", rms);
+    const double rms = rmsChange(before, denoised);
     QVERIFY(rms <= 1.1 * 20.0);
     QVERIFY(rms >= 0.8 * 20.0);  // the noise went
+    // The former default, 99 % of the variance, took signal too.
+    QCOMPARE(cli({"denoise", scene, dir + "/99.tif", "--variance", "99", "--quiet"}).exitCode, 0);
+    const double rms99 = rmsChange(before, dir + "/99.tif");
+    qInfo(
+        "denoise: RMS change %.2f DN with the defaults, %.2f DN with 99 %% of the variance, for "
+        "a noise of 20 DN",
+        rms, rms99);
+    QVERIFY(rms99 > 2 * 20.0);
     const Run mnf = cli({"mnf", scene, dir + "/mnf.tif"});
     QVERIFY2(mnf.exitCode == 0, qPrintable(mnf.err));
     QVERIFY2(mnf.out.startsWith("5 component(s) (the signal subspace, HySime)"),
