@@ -255,15 +255,19 @@ bool EngineAlgorithm::checkParameterValues(const QVariantMap& parameters,
          checkJobParameters(parameters, context, message);
 }
 
+std::string EngineAlgorithm::resolveOutput(OutputFiles& files) {
+  return writesRaster(*parameterDefinition(QStringLiteral("OUTPUT")))
+             ? files.layer(QStringLiteral("OUTPUT"))
+             : files.file(QStringLiteral("OUTPUT"));
+}
+
 QVariantMap EngineAlgorithm::processAlgorithm(const QVariantMap& parameters,
                                               QgsProcessingContext& context,
                                               QgsProcessingFeedback* feedback) {
   // Outputs are resolved here, on the context of the run: the background task of the dialog
   // loads the layers registered on it, not those of the context prepareAlgorithm was given.
   OutputFiles files(*this, parameters, context);
-  jobOptions().output = writesRaster(*parameterDefinition(QStringLiteral("OUTPUT")))
-                            ? files.layer(QStringLiteral("OUTPUT"))
-                            : files.file(QStringLiteral("OUTPUT"));
+  jobOptions().output = resolveOutput(files);
   const RunReport report = runJob(files, feedback);
   const QString device = QString::fromStdString(report.device);
   if (feedback) feedback->pushInfo(QObject::tr("Computed on %1").arg(device));

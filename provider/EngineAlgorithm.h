@@ -48,6 +48,9 @@ class EngineAlgorithm : public QgsProcessingAlgorithm {
   virtual QgsProcessingDestinationParameter* createMainOutput(const QString& label) const;
   // The job's outputs beyond OUTPUT, VALID_PIXELS and DEVICE_USED.
   virtual void addJobOutputs() {}
+  // Worker thread: OUTPUT's path on the run's context, a raster loaded when the run ends, or a
+  // file.
+  virtual std::string resolveOutput(OutputFiles& files);
 
   // Main thread: the job's own options from `parameters` (the shared ones are set by then).
   virtual void prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) = 0;

@@ -11,6 +11,9 @@
 #include <qgsrasterdataprovider.h>
 #include <qgsrasterlayer.h>
 
+#include <qgsproviderregistry.h>
+#include <qgsvectorlayer.h>
+
 #include <QFileInfo>
 
 namespace hyperstream {
@@ -41,6 +44,15 @@ std::string OutputFiles::layer(const QString& name) {
                          algorithm_.parameterDefinition(name), parameters_, context_));
 }
 
+std::string OutputFiles::table(const QString& name, const QString& layerName) {
+  const std::string path = file(name);
+  if (!path.empty() && context_.project())
+    context_.addLayerToLoadOnCompletion(
+        QString::fromStdString(path),
+        QgsProcessingContext::LayerDetails(layerName, context_.project(), name));
+  return path;
+}
+
 std::string OutputFiles::asked(const QString& name, const QString& path) {
   if (!path.isEmpty()) outputs_.insert(name, path);
   return path.toStdString();
@@ -50,6 +62,27 @@ bool isEngineInputName(const QVariant& value) {
   if (value.userType() != QMetaType::QString) return false;
   const std::string name = value.toString().toStdString();
   return isNonFileName(name) || isProduct(name);
+}
+
+std::string tablePath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
+                      QgsProcessingContext& context, const QString& name) {
+  const QVariant value = parameters.value(name);
+  if (value.userType() == QMetaType::QString && QFileInfo::exists(value.toString()))
+    return value.toString().toStdString();
+  QgsVectorLayer* layer = QgsProcessingParameters::parameterAsVectorLayer(
+      algorithm.parameterDefinition(name), parameters, context);
+  if (!layer)
+    throw QgsProcessingException(
+        QObject::tr("%1: '%2' is neither a file nor a loaded table").arg(name, value.toString()));
+  // OGR's source is the path (and |layername=...), the delimited-text provider's a file:// URI.
+  const QString path = QgsProviderRegistry::instance()
+                           ->decodeUri(layer->providerType(), layer->source())
+                           .value(QStringLiteral("path"))
+                           .toString();
+  if (path.isEmpty() || !QFileInfo::exists(path))
+    throw QgsProcessingException(
+        QObject::tr("%1: the layer '%2' is not a file").arg(name, layer->name()));
+  return path.toStdString();
 }
 
 std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,

@@ -36,6 +36,9 @@ class OutputFiles {
       : algorithm_(algorithm), parameters_(parameters), context_(context) {}
   std::string file(const QString& name);   // a file destination
   std::string layer(const QString& name);  // a raster destination, loaded when the run ends
+  // A file destination loaded as a table layer named `layerName` when the run ends (where the
+  // run has a project to load it into: the dialog's).
+  std::string table(const QString& name, const QString& layerName);
   const QVariantMap& outputs() const { return outputs_; }
 
  private:
@@ -58,6 +61,10 @@ bool isEngineInputName(const QVariant& value);
 std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
                        QgsProcessingContext& context,
                        const QString& name = QStringLiteral("INPUT"));
+
+// The file behind a vector or table layer parameter (a path is used as it is). Main thread only.
+std::string tablePath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
+                      QgsProcessingContext& context, const QString& name);
 
 // CREATION_OPTIONS as NAME=VALUE strings ("A=1|B=2" in the parameter).
 std::vector<std::string> creationOptions(const QgsProcessingAlgorithm& algorithm,

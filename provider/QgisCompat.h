@@ -18,6 +18,7 @@ constexpr auto kFile = Qgis::ProcessingFileParameterBehavior::File;
 constexpr auto kAdvanced = Qgis::ProcessingParameterFlag::Advanced;
 constexpr auto kOptional = Qgis::ProcessingParameterFlag::Optional;
 constexpr auto kVectorPoint = Qgis::ProcessingSourceType::VectorPoint;
+constexpr auto kVectorOrTable = Qgis::ProcessingSourceType::Vector;  // tables without geometry too
 #else
 constexpr auto kInteger = QgsProcessingParameterNumber::Integer;
 constexpr auto kDouble = QgsProcessingParameterNumber::Double;
@@ -25,6 +26,7 @@ constexpr auto kFile = QgsProcessingParameterFile::File;
 constexpr auto kAdvanced = QgsProcessingParameterDefinition::FlagAdvanced;
 constexpr auto kOptional = QgsProcessingParameterDefinition::FlagOptional;
 constexpr auto kVectorPoint = QgsProcessing::TypeVectorPoint;
+constexpr auto kVectorOrTable = QgsProcessing::TypeVector;  // tables without geometry too
 #endif
 
 // The metadata that gives a text parameter GDAL's creation-options editor (profiles, a table,

@@ -1,5 +1,7 @@
 #include "UnmixingAlgorithms.h"
 
+#include <QFileInfo>
+
 #include "ProcessingSupport.h"
 #include "QgisCompat.h"
 
@@ -55,6 +57,12 @@ QgsProcessingDestinationParameter* EndmembersAlgorithm::createMainOutput(
                                                    QObject::tr("CSV files (*.csv)"));
 }
 
+// The table loads as a layer beside the points, for Abundances' ENDMEMBERS to pick.
+std::string EndmembersAlgorithm::resolveOutput(OutputFiles& files) {
+  const QString input = QFileInfo(QString::fromStdString(options_.input)).completeBaseName();
+  return files.table(QStringLiteral("OUTPUT"), QObject::tr("Endmembers of %1").arg(input));
+}
+
 void EndmembersAlgorithm::addJobOutputs() {
   addDocumented(new QgsProcessingParameterVectorDestination(
       QStringLiteral("OUTPUT_POINTS"), QObject::tr("Endmember pixels"), compat::kVectorPoint,
@@ -106,9 +114,11 @@ EngineAlgorithm::RunReport EndmembersAlgorithm::runJob(OutputFiles& files,
 }
 
 void AbundancesAlgorithm::addJobParameters() {
-  addDocumented(new QgsProcessingParameterFile(
-      QStringLiteral("ENDMEMBERS"), QObject::tr("Endmembers (CSV of hyperstream:endmembers)"),
-      compat::kFile, QStringLiteral("csv")));
+  // A layer parameter, so that the table hyperstream:endmembers loaded can be picked from the
+  // layer list; a CSV path is taken as it is.
+  addDocumented(new QgsProcessingParameterVectorLayer(
+      QStringLiteral("ENDMEMBERS"), QObject::tr("Endmembers (table of hyperstream:endmembers)"),
+      {compat::kVectorOrTable}));
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("METHOD"), QObject::tr("Constraints"),
       {QObject::tr("FCLS (non-negative, summing to one)"), QObject::tr("NNLS (non-negative)"),
@@ -127,8 +137,7 @@ void AbundancesAlgorithm::addJobOutputs() {
 }
 
 void AbundancesAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
-  options_.endmembers =
-      parameterAsFile(parameters, QStringLiteral("ENDMEMBERS"), context).toStdString();
+  options_.endmembers = tablePath(*this, parameters, context, QStringLiteral("ENDMEMBERS"));
   options_.method = kAbundanceMethods[std::clamp(
       parameterAsEnum(parameters, QStringLiteral("METHOD"), context), 0, 2)];
   options_.outputType = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context) == 1

@@ -16,6 +16,7 @@ class EndmembersAlgorithm : public JobAlgorithm<EndmembersAlgorithm, EndmemberOp
   void addJobParameters() override;
   void addJobOutputs() override;
   QgsProcessingDestinationParameter* createMainOutput(const QString& label) const override;
+  std::string resolveOutput(OutputFiles& files) override;
   void prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) override;
   bool checkJobParameters(const QVariantMap& parameters, QgsProcessingContext& context,
                           QString* message) const override;

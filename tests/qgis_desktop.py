@@ -1,7 +1,8 @@
 """Runs inside the QGIS desktop (qgis --code), driven by tests/test_qgis_desktop.sh: what a user
 does with the mouse, through the same code. Runs hyperstream:pca, hyperstream:spp and the unmixing
 chain after it (hyperstream:endmembers searching the SPP output, hyperstream:abundances) from their
-Processing dialogs (a background task each, results loaded by the dialog), then reinstalls the
+Processing dialogs (a background task each, results loaded by the dialog; the chain's inputs
+picked from the layer list among the layers the steps before loaded), then reinstalls the
 plugin from a ZIP while it is loaded (Plugin Manager, "Install from ZIP") and runs PCA again.
 Writes one line per step to $HYPERSTREAM_DESKTOP_RESULTS and quits; a crash writes nothing more."""
 import os
@@ -41,13 +42,39 @@ def when(condition, then, seconds=120):
     poll()
 
 
-def run_dialog(algorithm, parameters, outputs, then, check_dialog=None):
+def layer_of(path):
+    """The loaded layer whose source is `path` (or a layer inside it)."""
+    for layer in QgsProject.instance().mapLayers().values():
+        if layer.source() == path or layer.source().startswith(path + "|"):
+            return layer
+    raise AssertionError("no layer of %s among %s" % (path, loaded_sources()))
+
+
+def pick(dialog, name, layer):
+    """Chooses `layer` in the parameter's layer box, as a click in its list of loaded layers
+    does."""
+    from qgis.gui import QgsProcessingMapLayerComboBox
+    widget = dialog.mainWidget().wrappers[name].wrappedWidget()
+    if widget is not None and not isinstance(widget, QgsProcessingMapLayerComboBox) and \
+            widget.metaObject().className() == "QgsProcessingMapLayerComboBox":
+        from qgis.PyQt import sip
+        widget = sip.cast(widget, QgsProcessingMapLayerComboBox)
+    widget.setLayer(layer)
+    chosen = widget.currentLayer()
+    if chosen is None or chosen.id() != layer.id():
+        raise AssertionError("%s does not offer the layer %s" % (name, layer.name()))
+    say("ok %s picked from the layer list: %s" % (name, layer.name()))
+
+
+def run_dialog(algorithm, parameters, outputs, then, check_dialog=None, picks=None):
     """Runs the dialog; `outputs` are the files whose layers must load (a layer's source may
-    name a layer inside the file: em.gpkg|layername=endmembers). check_dialog(dialog) looks at
-    the dialog before Run."""
+    name a layer inside the file: em.gpkg|layername=endmembers). `picks` maps parameters to the
+    loaded layers chosen in their boxes. check_dialog(dialog) looks at the dialog before Run."""
     import processing
     dialog = processing.createAlgorithmDialog(algorithm, parameters)
     dialog.show()
+    for name, layer in (picks or {}).items():
+        pick(dialog, name, layer)
     if check_dialog:
         check_dialog(dialog)
     dialog.runAlgorithm()  # the Run button: a QgsProcessingAlgRunnerTask on the task manager
@@ -109,25 +136,30 @@ def check_compressed(path):
     return True
 
 
+# The unmixing chain as an analyst runs it: the scene loaded, then each step's inputs picked
+# from the layer list among the layers the previous steps loaded.
 def spp_dialog():
+    from qgis.core import QgsRasterLayer
+    QgsProject.instance().addMapLayer(QgsRasterLayer(scene, "scene"))
     outputs = [os.path.join(work, "spp.tif"), os.path.join(work, "alpha.tif")]
-    run_dialog("hyperstream:spp", {"INPUT": scene, "WINDOW": 3, "OUTPUT": outputs[0],
-                                   "OUTPUT_ALPHA": outputs[1]}, outputs, endmembers_dialog)
+    run_dialog("hyperstream:spp", {"WINDOW": 3, "OUTPUT": outputs[0], "OUTPUT_ALPHA": outputs[1]},
+               outputs, endmembers_dialog, picks={"INPUT": layer_of(scene)})
 
 
 def endmembers_dialog():
-    points = os.path.join(work, "em.gpkg")
+    points, table = os.path.join(work, "em.gpkg"), os.path.join(work, "em.csv")
     run_dialog("hyperstream:endmembers",
-               {"INPUT": scene, "LOCATIONS": os.path.join(work, "spp.tif"), "COUNT": 4,
-                "METHOD": 1, "OUTPUT": os.path.join(work, "em.csv"), "OUTPUT_POINTS": points},
-               [points], abundances_dialog)
+               {"COUNT": 4, "METHOD": 1, "OUTPUT": table, "OUTPUT_POINTS": points},
+               [points, table], abundances_dialog,
+               picks={"INPUT": layer_of(scene),
+                      "LOCATIONS": layer_of(os.path.join(work, "spp.tif"))})
 
 
 def abundances_dialog():
     out = os.path.join(work, "abundances.tif")
-    run_dialog("hyperstream:abundances",
-               {"INPUT": scene, "ENDMEMBERS": os.path.join(work, "em.csv"), "OUTPUT": out},
-               [out], reinstall)
+    run_dialog("hyperstream:abundances", {"OUTPUT": out}, [out], reinstall,
+               picks={"INPUT": layer_of(scene),
+                      "ENDMEMBERS": layer_of(os.path.join(work, "em.csv"))})
 
 
 def reinstall():
