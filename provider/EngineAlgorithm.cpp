@@ -202,6 +202,8 @@ bool EngineAlgorithm::prepareAlgorithm(const QVariantMap& parameters, QgsProcess
   options.input = rasterPath(*this, parameters, context);
   try {
     readBandSelection(parameters, context, options);
+    bandsTyped_ =
+        !parameterAsString(parameters, QStringLiteral("BAND_LIST"), context).trimmed().isEmpty();
   } catch (const Error& error) {
     throw QgsProcessingException(
         QStringLiteral("%1: %2").arg(QString::fromStdString(error.parameter()), error.what()));
@@ -268,7 +270,16 @@ QVariantMap EngineAlgorithm::processAlgorithm(const QVariantMap& parameters,
   // loads the layers registered on it, not those of the context prepareAlgorithm was given.
   OutputFiles files(*this, parameters, context);
   jobOptions().output = resolveOutput(files);
-  const RunReport report = runJob(files, feedback);
+  RunReport report;
+  try {
+    report = runJob(files, feedback);
+  } catch (const QgsProcessingException& error) {
+    // The engine's errors name BANDS, the bands it was given; the user typed them as BAND_LIST.
+    const QString message = error.what();
+    if (bandsTyped_ && message.startsWith(QStringLiteral("BANDS: ")))
+      throw QgsProcessingException(QStringLiteral("BAND_LIST: ") + message.mid(7));
+    throw;
+  }
   const QString device = QString::fromStdString(report.device);
   if (feedback) feedback->pushInfo(QObject::tr("Computed on %1").arg(device));
   QVariantMap outputs = files.outputs();

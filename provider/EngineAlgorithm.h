@@ -93,6 +93,7 @@ class EngineAlgorithm : public QgsProcessingAlgorithm {
                                QgsProcessingFeedback* feedback) final;
 
   Texts texts_;
+  bool bandsTyped_ = false;  // this run's bands came as BAND_LIST
 };
 
 // An algorithm over the job options `Options`; `Algorithm` is the class deriving from it.

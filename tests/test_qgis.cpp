@@ -270,6 +270,45 @@ class QgisTests : public QObject {
              QString("Cumulative share of the summed SNR (%)"));
   }
 
+  // Errors name what the user gave: BAND_LIST when the bands were typed, STATS when applied
+  // statistics need bands the image lacks, COMPONENTS before the image is read.
+  void errorsNameWhatTheUserGave() {
+    const QString dir = testing::tempDir();
+    testing::Cube cube = testing::correlatedCube(20, 30, 8, 5);
+    testing::roundValues(cube);
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_UInt16);
+    cube.bands = 6;
+    cube.values.resize(static_cast<size_t>(cube.pixels()) * 6);
+    cube.nodata.resize(6);
+    testing::writeCube(cube, (dir + "/six.tif").toStdString(), GDT_UInt16);
+    RecordingFeedback feedback;
+    bool ok = true;
+    const auto failure = [&](const QVariantMap& parameters, const QString& id) {
+      feedback.errors.clear();
+      runAlgorithm(parameters, feedback, ok, id);
+      return feedback.errors.join('\n');
+    };
+    QString error =
+        failure({{"INPUT", dir + "/in.tif"}, {"BAND_LIST", "1-300"}, {"OUTPUT", dir + "/a.tif"}},
+                "hyperstream:pca");
+    QVERIFY2(!ok && error.contains("BAND_LIST: band 300 does not exist"), qPrintable(error));
+    error = failure({{"INPUT", dir + "/in.tif"}, {"COMPONENTS", 500}, {"OUTPUT", dir + "/b.tif"}},
+                    "hyperstream:pca");
+    QVERIFY2(!ok && error.contains("COMPONENTS: asks for 500 components, but only 8 bands"),
+             qPrintable(error));
+    runAlgorithm({{"INPUT", dir + "/in.tif"},
+                  {"COMPONENTS", 3},
+                  {"OUTPUT", dir + "/c.tif"},
+                  {"OUTPUT_STATS", dir + "/c.json"}},
+                 feedback, ok, "hyperstream:pca");
+    QVERIFY(ok);
+    error = failure(
+        {{"INPUT", dir + "/six.tif"}, {"STATS", dir + "/c.json"}, {"OUTPUT", dir + "/d.tif"}},
+        "hyperstream:applytransform");
+    QVERIFY2(!ok && error.contains("STATS: the saved transform was fitted on 8 bands"),
+             qPrintable(error));
+  }
+
   void runMatchesTheEngine() {
     testing::Cube cube = testing::correlatedCube(40, 50, 8, 3);
     testing::roundValues(cube);

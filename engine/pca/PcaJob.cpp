@@ -218,6 +218,7 @@ class PcaRun {
   int countComponents() const;
   void chooseComponents();
   void estimateSubspace(const Moments& moments);
+  void checkComponentCount() const;
   OutputEncoding outputEncoding();
   QString outputBandDescription(int band) const;
   void rangePass(OutputEncoding& encoding);
@@ -295,8 +296,23 @@ class PcaRun {
 // The input, this worker's rows and the output's format.
 void PcaRun::openInput() {
   if (!options_.savedTransform.empty()) readSavedTransform();
-  input_ = openJobInput(options_, inputBands(), "PCA", feedback_);
+  try {
+    input_ = openJobInput(options_, inputBands(), "PCA", feedback_);
+  } catch (const Error& error) {
+    // Applying without BANDS reads the bands the transform was fitted on: where the image lacks
+    // them, the statistics do not fit it (the user gave no band to blame).
+    if (options_.kind != PcaJobKind::Transform || !saved_ || !options_.bands.empty() ||
+        error.parameter() != "BANDS")
+      throw;
+    throw Error("STATS",
+                "the saved transform was fitted on " + std::to_string(saved_->bands.size()) +
+                    " bands, up to band " +
+                    std::to_string(*std::max_element(saved_->bands.begin(), saved_->bands.end())) +
+                    ", which this image lacks (" + error.what() +
+                    "): give BANDS to choose the image's bands that match");
+  }
   if (saved_) checkSavedBands();
+  checkComponentCount();
   if (options_.kind == PcaJobKind::Inverse) checkComponentsBelong();
   resolveOutputType();
   const RasterInfo& info = input_.info;
@@ -311,6 +327,16 @@ void PcaRun::openInput() {
   if (share_.count < 1)
     throw Error("MPI", std::to_string(group_.size()) + " processes for an image of " +
                            std::to_string(info.height) + " rows: use at most one per row");
+}
+
+// A count beyond the selected bands, refused before the first pass reads the image (constant
+// bands, found by that pass, may lower what is available further).
+void PcaRun::checkComponentCount() const {
+  const auto selected = static_cast<int>(input_.bands.size());
+  if (saved_ || options_.components <= selected) return;
+  throw Error("COMPONENTS", "asks for " + std::to_string(options_.components) +
+                                " components, but only " + std::to_string(selected) +
+                                " bands are selected");
 }
 
 // The bands to read: those asked for; applying, the saved ones; inverting, the first
