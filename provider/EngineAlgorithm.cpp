@@ -94,8 +94,10 @@ Parameter* advanced(Parameter* parameter) {
 
 EngineAlgorithm::EngineAlgorithm(const QString& name) : texts_(readTexts(name)) {}
 
-QIcon EngineAlgorithm::icon() const {
-  return QIcon(QStringLiteral(":/hyperstream/icons/%1.svg").arg(name()));
+QIcon EngineAlgorithm::icon() const { return QIcon(svgIconPath()); }
+
+QString EngineAlgorithm::svgIconPath() const {
+  return QStringLiteral(":/hyperstream/icons/%1.svg").arg(name());
 }
 
 QString EngineAlgorithm::helpUrl() const {

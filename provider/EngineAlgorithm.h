@@ -34,6 +34,8 @@ class EngineAlgorithm : public QgsProcessingAlgorithm {
   QStringList tags() const override { return texts_.tags; }
   QString shortHelpString() const override { return texts_.help; }
   QIcon icon() const override;
+  // The same icon by path: the Model Designer draws its steps from it.
+  QString svgIconPath() const override;
   // The algorithm's page in the plugin's help/ folder, when the provider was given one.
   QString helpUrl() const override;
   // INPUT and BANDS, then addJobParameters(), then DEVICE, RAM_MB, CREATION_OPTIONS (raster

@@ -19,8 +19,10 @@ QString HyperstreamProvider::longName() const {
       .arg(HYPERSTREAM_VERSION);
 }
 
-QIcon HyperstreamProvider::icon() const {
-  return QIcon(QStringLiteral(":/hyperstream/icons/provider.svg"));
+QIcon HyperstreamProvider::icon() const { return QIcon(svgIconPath()); }
+
+QString HyperstreamProvider::svgIconPath() const {
+  return QStringLiteral(":/hyperstream/icons/provider.svg");
 }
 
 void HyperstreamProvider::loadAlgorithms() {

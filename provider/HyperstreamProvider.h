@@ -17,6 +17,7 @@ class HyperstreamProvider : public QgsProcessingProvider {
   QString longName() const override;
   QString versionInfo() const override { return QStringLiteral(HYPERSTREAM_VERSION); }
   QIcon icon() const override;
+  QString svgIconPath() const override;
   bool canBeActivated() const override { return true; }
   const QString& helpFolder() const { return helpFolder_; }
 

@@ -585,6 +585,9 @@ class QgisTests : public QObject {
           QgsApplication::processingRegistry()->algorithmById(id);
       QVERIFY2(algorithm, id);
       QVERIFY(!algorithm->shortHelpString().isEmpty());
+      // The Model Designer draws a step from svgIconPath(): the algorithm's own icon.
+      QVERIFY(QFile::exists(algorithm->svgIconPath()));
+      QVERIFY(algorithm->svgIconPath().endsWith(QString(id).mid(12) + ".svg"));
       for (const QgsProcessingParameterDefinition* parameter : algorithm->parameterDefinitions())
         QVERIFY2(!parameter->help().isEmpty(), qPrintable(parameter->name()));
     }
