@@ -94,7 +94,9 @@ Parameter* advanced(Parameter* parameter) {
 
 EngineAlgorithm::EngineAlgorithm(const QString& name) : texts_(readTexts(name)) {}
 
-QIcon EngineAlgorithm::icon() const { return QIcon(svgIconPath()); }
+QIcon EngineAlgorithm::icon() const {
+  return QIcon(svgIconPath());
+}
 
 QString EngineAlgorithm::svgIconPath() const {
   return QStringLiteral(":/hyperstream/icons/%1.svg").arg(name());
@@ -172,8 +174,10 @@ void EngineAlgorithm::addOptionalFileOutput(const QString& name, const QString& 
       new QgsProcessingParameterFileDestination(name, label, filter, QVariant(), true, offered));
 }
 
-void EngineAlgorithm::addOptionalRasterOutput(const QString& name, const QString& label) {
-  addDocumented(new QgsProcessingParameterRasterDestination(name, label, QVariant(), true, false));
+void EngineAlgorithm::addOptionalRasterOutput(const QString& name, const QString& label,
+                                              bool offered) {
+  addDocumented(
+      new QgsProcessingParameterRasterDestination(name, label, QVariant(), true, offered));
 }
 
 void EngineAlgorithm::readBandSelection(const QVariantMap& parameters,

@@ -77,8 +77,8 @@ class EngineAlgorithm : public QgsProcessingAlgorithm {
   // An optional file output (statistics, tables, reports) offered unticked unless `offered`.
   void addOptionalFileOutput(const QString& name, const QString& label, const QString& filter,
                              bool offered = false);
-  // An optional raster output beside OUTPUT, offered unticked.
-  void addOptionalRasterOutput(const QString& name, const QString& label);
+  // An optional raster output beside OUTPUT, offered unticked unless `offered`.
+  void addOptionalRasterOutput(const QString& name, const QString& label, bool offered = false);
 
  private:
   // BANDS (or the typed BAND_LIST), EXCLUDE_NM and USE_BBL into `options`; throws Error naming

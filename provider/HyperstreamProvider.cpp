@@ -19,7 +19,9 @@ QString HyperstreamProvider::longName() const {
       .arg(HYPERSTREAM_VERSION);
 }
 
-QIcon HyperstreamProvider::icon() const { return QIcon(svgIconPath()); }
+QIcon HyperstreamProvider::icon() const {
+  return QIcon(svgIconPath());
+}
 
 QString HyperstreamProvider::svgIconPath() const {
   return QStringLiteral(":/hyperstream/icons/provider.svg");

@@ -16,7 +16,7 @@ void SppAlgorithm::addJobParameters() {
                                                false, 0));
   addDocumented(new QgsProcessingParameterBoolean(
       QStringLiteral("NOISE_ADJUSTED"),
-      QObject::tr("Noise-adjusted (keeps dark homogeneous areas such as water)"), false,
+      QObject::tr("Noise-adjusted (keeps dark homogeneous areas such as water)"), true,
       true));  // optional: models saved before it existed stay valid
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("OUTPUT_TYPE"), QObject::tr("Output data type"),

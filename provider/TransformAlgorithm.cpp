@@ -76,8 +76,9 @@ void TransformAlgorithm::addJobParameters() {
 }
 
 void TransformAlgorithm::addJobOutputs() {
+  // Offered ticked: Apply and Inverse need it, and a temporary file costs nothing.
   addOptionalFileOutput(QStringLiteral("OUTPUT_STATS"), QObject::tr("Statistics (JSON)"),
-                        QObject::tr("JSON files (*.json)"));
+                        QObject::tr("JSON files (*.json)"), true);
   addOptionalFileOutput(QStringLiteral("OUTPUT_TABLE"), QObject::tr("Component table (CSV)"),
                         QObject::tr("CSV files (*.csv)"));
   addOptionalFileOutput(QStringLiteral("OUTPUT_HTML_FILE"), QObject::tr("Report (HTML)"),

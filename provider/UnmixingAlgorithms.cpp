@@ -68,7 +68,7 @@ void EndmembersAlgorithm::addJobOutputs() {
       QStringLiteral("OUTPUT_POINTS"), QObject::tr("Endmember pixels"), compat::kVectorPoint,
       QVariant(), true, true));
   addOptionalFileOutput(QStringLiteral("OUTPUT_HTML_FILE"), QObject::tr("Report (HTML)"),
-                        QObject::tr("HTML files (*.html)"));
+                        QObject::tr("HTML files (*.html)"), true);
   addOutput(new QgsProcessingOutputNumber(QStringLiteral("PASSES"),
                                           QObject::tr("Passes over the image")));
 }
@@ -130,10 +130,10 @@ void AbundancesAlgorithm::addJobParameters() {
 }
 
 void AbundancesAlgorithm::addJobOutputs() {
-  addOptionalRasterOutput(QStringLiteral("OUTPUT_RMSE"),
-                          QObject::tr("Reconstruction error (RMSE)"));
+  addOptionalRasterOutput(QStringLiteral("OUTPUT_RMSE"), QObject::tr("Reconstruction error (RMSE)"),
+                          true);
   addOptionalFileOutput(QStringLiteral("OUTPUT_HTML_FILE"), QObject::tr("Report (HTML)"),
-                        QObject::tr("HTML files (*.html)"));
+                        QObject::tr("HTML files (*.html)"), true);
 }
 
 void AbundancesAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {

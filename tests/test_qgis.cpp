@@ -220,6 +220,7 @@ class QgisTests : public QObject {
     options.output = (dir + "/engine.tif").toStdString();
     options.window = 7;
     options.border = hyperstream::SppBorder::Mirror;
+    options.noiseAdjusted = true;  // QGIS's default
     TestFeedback engineFeedback;
     hyperstream::runSpp(options, engineFeedback);
     QCOMPARE(testing::readCube(results.value("OUTPUT").toString().toStdString()).values,
@@ -272,6 +273,29 @@ class QgisTests : public QObject {
 
   // Errors name what the user gave: BAND_LIST when the bands were typed, STATS when applied
   // statistics need bands the image lacks, COMPONENTS before the image is read.
+  // Defaults that keep what the next step needs: statistics and reports written (temporary
+  // files unless named), the abundances' RMSE, SPP noise-adjusted as the shipped model runs it.
+  void defaultsOfferWhatComesNext() {
+    auto offered = [](const char* id, const char* output) {
+      const auto* parameter = dynamic_cast<const QgsProcessingDestinationParameter*>(
+          QgsApplication::processingRegistry()->algorithmById(id)->parameterDefinition(output));
+      return parameter && parameter->createByDefault();
+    };
+    for (const char* id : {"hyperstream:pca", "hyperstream:mnf", "hyperstream:denoise"}) {
+      QVERIFY2(offered(id, "OUTPUT_STATS"), id);
+      QVERIFY2(offered(id, "OUTPUT_HTML_FILE"), id);
+    }
+    QVERIFY(offered("hyperstream:endmembers", "OUTPUT_HTML_FILE"));
+    QVERIFY(offered("hyperstream:abundances", "OUTPUT_HTML_FILE"));
+    QVERIFY(offered("hyperstream:abundances", "OUTPUT_RMSE"));
+    QCOMPARE(QgsApplication::processingRegistry()
+                 ->algorithmById("hyperstream:spp")
+                 ->parameterDefinition("NOISE_ADJUSTED")
+                 ->defaultValue()
+                 .toBool(),
+             true);
+  }
+
   void errorsNameWhatTheUserGave() {
     const QString dir = testing::tempDir();
     testing::Cube cube = testing::correlatedCube(20, 30, 8, 5);
