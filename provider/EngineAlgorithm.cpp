@@ -274,7 +274,7 @@ QVariantMap EngineAlgorithm::processAlgorithm(const QVariantMap& parameters,
                                               QgsProcessingFeedback* feedback) {
   // Outputs are resolved here, on the context of the run: the background task of the dialog
   // loads the layers registered on it, not those of the context prepareAlgorithm was given.
-  OutputFiles files(*this, parameters, context);
+  OutputFiles files(*this, parameters, context, jobOptions().input);
   jobOptions().output = resolveOutput(files);
   RunReport report;
   try {

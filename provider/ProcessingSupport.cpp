@@ -39,18 +39,35 @@ std::string OutputFiles::file(const QString& name) {
                          algorithm_.parameterDefinition(name), parameters_, context_));
 }
 
-std::string OutputFiles::layer(const QString& name) {
-  return asked(name, QgsProcessingParameters::parameterAsOutputLayer(
-                         algorithm_.parameterDefinition(name), parameters_, context_));
+std::string OutputFiles::layer(const QString& name, OutputStyle style) {
+  const QString path = QgsProcessingParameters::parameterAsOutputLayer(
+      algorithm_.parameterDefinition(name), parameters_, context_);
+  lookAfter(name, path, style);
+  return asked(name, path);
 }
 
-std::string OutputFiles::table(const QString& name, const QString& layerName) {
+std::string OutputFiles::table(const QString& name) {
   const std::string path = file(name);
-  if (!path.empty() && context_.project())
+  if (!path.empty() && context_.project()) {
+    const QgsProcessingParameterDefinition* definition = algorithm_.parameterDefinition(name);
     context_.addLayerToLoadOnCompletion(
         QString::fromStdString(path),
-        QgsProcessingContext::LayerDetails(layerName, context_.project(), name));
+        QgsProcessingContext::LayerDetails(definition->description(), context_.project(), name));
+    lookAfter(name, QString::fromStdString(path), OutputStyle::AsQgisDoes);
+  }
   return path;
+}
+
+void OutputFiles::lookAfter(const QString& name, const QString& path, OutputStyle style) {
+  if (path.isEmpty() || !context_.willLoadLayerOnCompletion(path)) return;
+  QgsProcessingContext::LayerDetails& details = context_.layerToLoadOnCompletionDetails(path);
+  // QGIS names it after the output's label unless the user gave a name: then it stays.
+  const QString label = algorithm_.parameterDefinition(name)->description();
+  const QString input = QFileInfo(QString::fromStdString(input_)).completeBaseName();
+  const QString named = details.name == label && !input.isEmpty()
+                            ? QObject::tr("%1 of %2").arg(label, input)
+                            : details.name;
+  details.setPostProcessor(new OutputLook(named, style));  // QGIS takes it
 }
 
 std::string OutputFiles::asked(const QString& name, const QString& path) {

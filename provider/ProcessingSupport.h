@@ -2,6 +2,7 @@
 // What every Hyperstream algorithm shares with QGIS: the engine's feedback on QGIS's, optional
 // outputs, the input raster resolved to a file path, engine errors as QGIS exceptions.
 
+#include "OutputLook.h"
 #include "core/Feedback.h"
 
 #include <qgsprocessingalgorithm.h>
@@ -31,22 +32,28 @@ class ProcessingFeedback : public Feedback {
 // the user asked for ("" for the others), and the map of those to return from the run.
 class OutputFiles {
  public:
+  // `input`: the path of the input the outputs are named after.
   OutputFiles(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
-              QgsProcessingContext& context)
-      : algorithm_(algorithm), parameters_(parameters), context_(context) {}
-  std::string file(const QString& name);   // a file destination
-  std::string layer(const QString& name);  // a raster destination, loaded when the run ends
-  // A file destination loaded as a table layer named `layerName` when the run ends (where the
-  // run has a project to load it into: the dialog's).
-  std::string table(const QString& name, const QString& layerName);
+              QgsProcessingContext& context, const std::string& input)
+      : algorithm_(algorithm), parameters_(parameters), context_(context), input_(input) {}
+  std::string file(const QString& name);  // a file destination
+  // A layer destination, loaded when the run ends, named "<its label> of <input>" (unless the
+  // user named it) and styled `style`.
+  std::string layer(const QString& name, OutputStyle style = OutputStyle::AsQgisDoes);
+  // A file destination loaded as a table layer when the run ends (where the run has a project
+  // to load it into: the dialog's), named as a layer is.
+  std::string table(const QString& name);
   const QVariantMap& outputs() const { return outputs_; }
 
  private:
   std::string asked(const QString& name, const QString& path);
+  // The post-processor of output `name`'s layer at `path`, when it is to be loaded.
+  void lookAfter(const QString& name, const QString& path, OutputStyle style);
 
   const QgsProcessingAlgorithm& algorithm_;
   const QVariantMap& parameters_;
   QgsProcessingContext& context_;
+  std::string input_;
   QVariantMap outputs_;
 };
 

@@ -56,7 +56,8 @@ bool SppAlgorithm::checkJobParameters(const QVariantMap& parameters, QgsProcessi
 
 EngineAlgorithm::RunReport SppAlgorithm::runJob(OutputFiles& files,
                                                 QgsProcessingFeedback* feedback) {
-  options_.alphaOutput = files.layer(QStringLiteral("OUTPUT_ALPHA"));
+  options_.alphaOutput =
+      files.layer(QStringLiteral("OUTPUT_ALPHA"), OutputStyle::PercentileStretch);
   options_.rhoOutput = files.layer(QStringLiteral("OUTPUT_RHO"));
   const SppResult result =
       runEngineJob(feedback, [&](Feedback& engine) { return runSpp(options_, engine); });

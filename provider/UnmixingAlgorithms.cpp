@@ -59,8 +59,7 @@ QgsProcessingDestinationParameter* EndmembersAlgorithm::createMainOutput(
 
 // The table loads as a layer beside the points, for Abundances' ENDMEMBERS to pick.
 std::string EndmembersAlgorithm::resolveOutput(OutputFiles& files) {
-  const QString input = QFileInfo(QString::fromStdString(options_.input)).completeBaseName();
-  return files.table(QStringLiteral("OUTPUT"), QObject::tr("Endmembers of %1").arg(input));
+  return files.table(QStringLiteral("OUTPUT"));
 }
 
 void EndmembersAlgorithm::addJobOutputs() {
@@ -104,7 +103,7 @@ bool EndmembersAlgorithm::checkJobParameters(const QVariantMap& parameters,
 
 EngineAlgorithm::RunReport EndmembersAlgorithm::runJob(OutputFiles& files,
                                                        QgsProcessingFeedback* feedback) {
-  options_.pointsOutput = files.layer(QStringLiteral("OUTPUT_POINTS"));
+  options_.pointsOutput = files.layer(QStringLiteral("OUTPUT_POINTS"), OutputStyle::LabelledPoints);
   options_.htmlReport = files.file(QStringLiteral("OUTPUT_HTML_FILE"));
   const EndmemberResult result =
       runEngineJob(feedback, [&](Feedback& engine) { return runEndmembers(options_, engine); });
@@ -129,6 +128,11 @@ void AbundancesAlgorithm::addJobParameters() {
       {QStringLiteral("Float32"), QStringLiteral("Float64")}, false, 0));
 }
 
+// One band (the first endmember's share) from 0 to 1 on a ramp, not an RGB of three shares.
+std::string AbundancesAlgorithm::resolveOutput(OutputFiles& files) {
+  return files.layer(QStringLiteral("OUTPUT"), OutputStyle::Abundances);
+}
+
 void AbundancesAlgorithm::addJobOutputs() {
   addOptionalRasterOutput(QStringLiteral("OUTPUT_RMSE"), QObject::tr("Reconstruction error (RMSE)"),
                           true);
@@ -147,7 +151,7 @@ void AbundancesAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessin
 
 EngineAlgorithm::RunReport AbundancesAlgorithm::runJob(OutputFiles& files,
                                                        QgsProcessingFeedback* feedback) {
-  options_.rmseOutput = files.layer(QStringLiteral("OUTPUT_RMSE"));
+  options_.rmseOutput = files.layer(QStringLiteral("OUTPUT_RMSE"), OutputStyle::PercentileStretch);
   options_.htmlReport = files.file(QStringLiteral("OUTPUT_HTML_FILE"));
   const AbundanceResult result =
       runEngineJob(feedback, [&](Feedback& engine) { return runAbundances(options_, engine); });

@@ -30,6 +30,7 @@ class AbundancesAlgorithm : public JobAlgorithm<AbundancesAlgorithm, AbundanceOp
  protected:
   bool runsOnSeveralGpus() const override { return true; }
   void addJobParameters() override;
+  std::string resolveOutput(OutputFiles& files) override;
   void addJobOutputs() override;
   void prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) override;
   RunReport runJob(OutputFiles& files, QgsProcessingFeedback* feedback) override;

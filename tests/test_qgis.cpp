@@ -13,9 +13,11 @@
 #include "synth/Synth.h"
 
 #include <qgsapplication.h>
+#include <qgscontrastenhancement.h>
 #include <qgsexception.h>
 #include <qgsmaplayerstore.h>
 #include <qgsnativealgorithms.h>
+#include <qgspallabeling.h>
 #include <qgsprocessingalgorithm.h>
 #include <qgsprocessingalgrunnertask.h>
 #include <qgsprocessingcontext.h>
@@ -24,7 +26,12 @@
 #include <qgsprocessingregistry.h>
 #include <qgsprocessingutils.h>
 #include <qgsproject.h>
+#include <qgsrasterlayer.h>
+#include <qgssinglebandgrayrenderer.h>
+#include <qgssinglebandpseudocolorrenderer.h>
 #include <qgstaskmanager.h>
+#include <qgsvectorlayer.h>
+#include <qgsvectorlayerlabeling.h>
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -89,6 +96,8 @@ QStringList runAsTheDialogDoes(const QString& id, QVariantMap parameters,
     if (!layer) continue;
     it.value().setOutputLayerName(layer);
     it.value().project->addMapLayer(context.temporaryLayerStore()->takeMapLayer(layer));
+    if (it.value().postProcessor())
+      it.value().postProcessor()->postProcessLayer(layer, context, &feedback);
   }
   QStringList sources;
   for (QgsMapLayer* layer : project.mapLayers()) sources << layer->source();
@@ -273,6 +282,25 @@ class QgisTests : public QObject {
 
   // Errors name what the user gave: BAND_LIST when the bands were typed, STATS when applied
   // statistics need bands the image lacks, COMPONENTS before the image is read.
+  // Two runs into one project: layers named after the algorithm's output and the input, the
+  // second one numbered.
+  void layerNamesAreUniqueAcrossRuns() {
+    testing::Cube cube = testing::correlatedCube(20, 30, 6, 9);
+    testing::roundValues(cube);
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/flight.tif").toStdString(), GDT_UInt16);
+    QgsProject project;
+    bool ok = false;
+    for (const char* out : {"/one.tif", "/two.tif"}) {
+      runAsTheDialogDoes("hyperstream:pca",
+                         {{"INPUT", dir + "/flight.tif"}, {"COMPONENTS", 2}, {"OUTPUT", dir + out}},
+                         {"OUTPUT"}, project, ok);
+      QVERIFY(ok);
+    }
+    QCOMPARE(project.mapLayersByName("Principal components of flight").size(), 1);
+    QCOMPARE(project.mapLayersByName("Principal components of flight (2)").size(), 1);
+  }
+
   // Defaults that keep what the next step needs: statistics and reports written (temporary
   // files unless named), the abundances' RMSE, SPP noise-adjusted as the shipped model runs it.
   void defaultsOfferWhatComesNext() {
@@ -627,8 +655,10 @@ class QgisTests : public QObject {
     QgsProject project;
     bool ok = false;
     runAsTheDialogDoes("hyperstream:spp",
-                       {{"INPUT", dir + "/scene.tif"}, {"OUTPUT", dir + "/spp.tif"}}, {"OUTPUT"},
-                       project, ok);
+                       {{"INPUT", dir + "/scene.tif"},
+                        {"OUTPUT", dir + "/spp.tif"},
+                        {"OUTPUT_ALPHA", dir + "/alpha.tif"}},
+                       {"OUTPUT", "OUTPUT_ALPHA"}, project, ok);
     QVERIFY(ok);
     QStringList loaded = runAsTheDialogDoes("hyperstream:endmembers",
                                             {{"INPUT", dir + "/scene.tif"},
@@ -659,6 +689,30 @@ class QgisTests : public QObject {
     QVERIFY(ok);
     QVERIFY(loaded.contains(dir + "/ab.tif"));
     for (QgsMapLayer* layer : project.mapLayers()) QVERIFY(layer->isValid());
+    // Named after what they are and the input; styled for what they hold.
+    const auto named = [&](const QString& name) {
+      const QList<QgsMapLayer*> layers = project.mapLayersByName(name);
+      return layers.size() == 1 ? layers.front() : nullptr;
+    };
+    const auto* abundanceLayer = qobject_cast<QgsRasterLayer*>(named("Abundances of scene"));
+    QVERIFY(abundanceLayer);
+    const auto* ramp =
+        dynamic_cast<const QgsSingleBandPseudoColorRenderer*>(abundanceLayer->renderer());
+    QVERIFY(ramp && ramp->band() == 1);
+    QCOMPARE(ramp->classificationMin(), 0.0);
+    QCOMPARE(ramp->classificationMax(), 1.0);
+    const auto* points = qobject_cast<QgsVectorLayer*>(named("Endmember pixels of scene"));
+    QVERIFY(points && points->labelsEnabled());
+    QCOMPARE(
+        static_cast<const QgsVectorLayerSimpleLabeling*>(points->labeling())->settings().fieldName,
+        QString("id"));
+    const auto* alpha =
+        qobject_cast<QgsRasterLayer*>(named("Alpha (mean neighbour angle) of scene"));
+    QVERIFY2(alpha, qPrintable(QStringList(project.mapLayers().keys()).join(", ")));
+    const auto* gray = dynamic_cast<const QgsSingleBandGrayRenderer*>(alpha->renderer());
+    QVERIFY(gray && gray->contrastEnhancement());
+    QVERIFY(gray->contrastEnhancement()->maximumValue() >
+            gray->contrastEnhancement()->minimumValue());
     const testing::Cube abundances = testing::readCube((dir + "/ab.tif").toStdString());
     QCOMPARE(abundances.bands, 4);
     for (int64_t p = 0; p < abundances.pixels(); ++p) {

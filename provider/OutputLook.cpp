@@ -1,0 +1,111 @@
+#include "OutputLook.h"
+
+#include <qgscolorramp.h>
+#if __has_include(<qgscolorrampimpl.h>)
+#include <qgscolorrampimpl.h>  // QgsGradientColorRamp from QGIS 3.24 on
+#endif
+#include <qgscolorrampshader.h>
+#include <qgscontrastenhancement.h>
+#include <qgsmarkersymbol.h>
+#include <qgspallabeling.h>
+#include <qgsproject.h>
+#include <qgsrasterdataprovider.h>
+#include <qgsrasterlayer.h>
+#include <qgsrastershader.h>
+#include <qgssinglebandgrayrenderer.h>
+#include <qgssinglebandpseudocolorrenderer.h>
+#include <qgssinglesymbolrenderer.h>
+#include <qgsstyle.h>
+#include <qgstextbuffersettings.h>
+#include <qgstextformat.h>
+#include <qgsvectorlayer.h>
+#include <qgsvectorlayerlabeling.h>
+
+#include <memory>
+
+namespace hyperstream {
+
+namespace {
+
+// `name`, or "name (2)", "name (3)", ... where another layer of the project has it.
+QString uniqueName(const QString& name, const QgsMapLayer& layer) {
+  const QgsProject* project = layer.project();
+  auto taken = [&](const QString& candidate) {
+    if (!project) return false;
+    for (const QgsMapLayer* other : project->mapLayersByName(candidate))
+      if (other != &layer) return true;
+    return false;
+  };
+  QString unique = name;
+  for (int k = 2; taken(unique); ++k) unique = QStringLiteral("%1 (%2)").arg(name).arg(k);
+  return unique;
+}
+
+void styleAbundances(QgsRasterLayer& layer) {
+  std::unique_ptr<QgsColorRamp> ramp(
+      QgsStyle::defaultStyle()->colorRamp(QStringLiteral("Viridis")));
+  if (!ramp)  // a profile whose style has none: its ends
+    ramp = std::make_unique<QgsGradientColorRamp>(QColor(68, 1, 84), QColor(253, 231, 37));
+  auto colors = std::make_unique<QgsColorRampShader>(0.0, 1.0);
+  QList<QgsColorRampShader::ColorRampItem> items;
+  for (int i = 0; i <= 4; ++i)
+    items << QgsColorRampShader::ColorRampItem(i / 4.0, ramp->color(i / 4.0),
+                                               QString::number(i / 4.0, 'f', 2));
+  colors->setColorRampItemList(items);
+  colors->setSourceColorRamp(ramp.release());
+  auto shader = std::make_unique<QgsRasterShader>(0.0, 1.0);
+  shader->setRasterShaderFunction(colors.release());
+  auto* renderer = new QgsSingleBandPseudoColorRenderer(layer.dataProvider(), 1, shader.release());
+  renderer->setClassificationMin(0.0);
+  renderer->setClassificationMax(1.0);
+  layer.setRenderer(renderer);
+}
+
+void stretchToPercentiles(QgsRasterLayer& layer) {
+  QgsRasterDataProvider* provider = layer.dataProvider();
+  double low = 0, high = 0;
+  provider->cumulativeCut(1, 0.02, 0.98, low, high);
+  if (!(high > low)) return;
+  auto* renderer = new QgsSingleBandGrayRenderer(provider, 1);
+  auto* stretch = new QgsContrastEnhancement(provider->dataType(1));
+  stretch->setContrastEnhancementAlgorithm(QgsContrastEnhancement::StretchToMinimumMaximum);
+  stretch->setMinimumValue(low);
+  stretch->setMaximumValue(high);
+  renderer->setContrastEnhancement(stretch);
+  layer.setRenderer(renderer);
+}
+
+void labelPoints(QgsVectorLayer& layer) {
+  QgsMarkerSymbol* marker = QgsMarkerSymbol::createSimple(
+      {{QStringLiteral("name"), QStringLiteral("circle")},
+       {QStringLiteral("color"), QStringLiteral("228,26,28")},
+       {QStringLiteral("outline_color"), QStringLiteral("255,255,255")},
+       {QStringLiteral("size"), QStringLiteral("3")}});
+  layer.setRenderer(new QgsSingleSymbolRenderer(marker));
+  QgsPalLayerSettings labels;
+  labels.fieldName = QStringLiteral("id");
+  QgsTextFormat format;
+  format.setSize(9);
+  QgsTextBufferSettings halo;
+  halo.setEnabled(true);
+  format.setBuffer(halo);
+  labels.setFormat(format);
+  layer.setLabeling(new QgsVectorLayerSimpleLabeling(labels));
+  layer.setLabelsEnabled(true);
+}
+
+}  // namespace
+
+void OutputLook::postProcessLayer(QgsMapLayer* layer, QgsProcessingContext&,
+                                  QgsProcessingFeedback*) {
+  if (!layer) return;
+  if (!name_.isEmpty()) layer->setName(uniqueName(name_, *layer));
+  auto* raster = qobject_cast<QgsRasterLayer*>(layer);
+  auto* vector = qobject_cast<QgsVectorLayer*>(layer);
+  if (style_ == OutputStyle::Abundances && raster) styleAbundances(*raster);
+  if (style_ == OutputStyle::PercentileStretch && raster) stretchToPercentiles(*raster);
+  if (style_ == OutputStyle::LabelledPoints && vector) labelPoints(*vector);
+  layer->triggerRepaint();
+}
+
+}  // namespace hyperstream
