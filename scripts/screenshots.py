@@ -1,6 +1,7 @@
 """Runs inside the QGIS desktop (qgis --code), driven by scripts/screenshots.sh: grabs the
-Processing Toolbox with Hyperstream, each Hyperstream dialog with the demo scene as input, and
-the Model Designer with each shipped model, then quits."""
+Processing Toolbox with Hyperstream, each Hyperstream dialog with the demo scene as input, the
+Model Designer with each shipped model, and the unmixing chain's outputs as they load (named and
+styled by the provider), then quits."""
 import glob
 import os
 
@@ -11,6 +12,7 @@ from qgis.utils import iface
 
 out = os.environ["HYPERSTREAM_SHOTS"]
 scene = os.environ["HYPERSTREAM_SCENE"]
+mixed = os.environ["HYPERSTREAM_MIXED"]
 models = sorted(glob.glob(os.path.join(os.environ["HYPERSTREAM_MODELS"], "*.model3")))
 steps = []
 
@@ -69,6 +71,41 @@ def designer(path):
     return show
 
 
+def styled_outputs():
+    """SPP, endmembers and abundances of the mixed scene run as the dialog's Run does
+    (runAndLoadResults loads and post-processes the outputs), then the map: the abundances with
+    the endmember pixels on top, and SPP's alpha."""
+    import processing
+    from qgis.core import QgsProject
+    work = os.path.dirname(mixed)
+    processing.runAndLoadResults("hyperstream:spp", {
+        "INPUT": mixed, "OUTPUT": os.path.join(work, "shot_spp.tif"),
+        "OUTPUT_ALPHA": os.path.join(work, "shot_alpha.tif")})
+    processing.runAndLoadResults("hyperstream:endmembers", {
+        "INPUT": mixed, "LOCATIONS": os.path.join(work, "shot_spp.tif"), "METHOD": 1,
+        "OUTPUT": os.path.join(work, "shot_em.csv"),
+        "OUTPUT_POINTS": os.path.join(work, "shot_em.gpkg")})
+    processing.runAndLoadResults("hyperstream:abundances", {
+        "INPUT": mixed, "ENDMEMBERS": os.path.join(work, "shot_em.csv"),
+        "OUTPUT": os.path.join(work, "shot_ab.tif")})
+    root = QgsProject.instance().layerTreeRoot()
+
+    def show_only(*names):
+        for node in root.findLayers():
+            node.setItemVisibilityChecked(node.layer().name() in names)
+
+    show_only("Abundances of mixed", "Endmember pixels of mixed")
+    canvas = iface.mapCanvas()
+    canvas.setExtent(QgsProject.instance().mapLayersByName("Abundances of mixed")[0].extent())
+    canvas.refresh()
+
+    def alpha():
+        show_only("Alpha (mean neighbour angle) of mixed", "Endmember pixels of mixed")
+        canvas.refresh()
+        steps.insert(0, lambda: grab_later(iface.mainWindow(), "styled_alpha.png"))
+    grab_later(iface.mainWindow(), "styled_abundances.png", alpha)
+
+
 def start():
     steps.append(toolbox)
     provider = QgsApplication.processingRegistry().providerById("hyperstream")
@@ -76,6 +113,7 @@ def start():
         steps.append(dialog(algorithm))
     for path in models:
         steps.append(designer(path))
+    steps.append(styled_outputs)
     next_step()
 
 

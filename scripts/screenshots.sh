@@ -43,7 +43,7 @@ trap 'kill $xvfb' EXIT
 sleep 2
 export DISPLAY=:$display QGIS_CUSTOM_CONFIG_PATH=$demo/qgis-config
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
-export HYPERSTREAM_SHOTS=$shots HYPERSTREAM_SCENE=$demo/scene.tif
+export HYPERSTREAM_SHOTS=$shots HYPERSTREAM_SCENE=$demo/scene.tif HYPERSTREAM_MIXED=$demo/mixed.tif
 export HYPERSTREAM_MODELS=$PWD/build/plugin/hyperstream/models
 timeout 300 qgis --noversioncheck --nologo --code scripts/screenshots.py >/dev/null 2>&1 || true
 ls -l "$shots"

@@ -102,7 +102,13 @@ class CliTests : public QObject {
     QVERIFY(report.contains("wavelength (nm)"));  // the scene carries wavelengths
     QVERIFY(report.contains("<td>PC3</td>"));
     QVERIFY(report.contains("log scale") && report.contains("3 written"));  // log scree, cut-off
-    QCOMPARE(report.count("<img src='data:image/png;base64,"), 1);          // PC1-3 quick look
+    // Zoomed to where the signal is: the scree plot's first 30 of the 59 components, the table
+    // the 3 written and 5 more; HySime's estimate beside them.
+    QVERIFY(report.contains("the first 30 of 59"));
+    QVERIFY(report.contains("<td>PC8</td>") && !report.contains("<td>PC9</td>"));
+    QVERIFY(report.contains("51 more components"));
+    QVERIFY(report.contains("Signal subspace"));
+    QCOMPARE(report.count("<img src='data:image/png;base64,"), 1);  // PC1-3 quick look
     QVERIFY(!report.contains("http://") || report.count("http://") == report.count("xmlns="));
     QVERIFY(!report.contains("<script"));
 

@@ -186,7 +186,7 @@ void Plot::marker(double x, const QString& note) {
                .arg(kY0)
                .arg(kY1)
                .arg(u + 4, 0, 'f', 1)
-               .arg(kY1 + 12)
+               .arg(kY1 + 12 + 14 * markers_++)  // each note a line below the last one's
                .arg(note.toHtmlEscaped());
 }
 

@@ -72,6 +72,7 @@ class Plot {
   bool hasRight_ = false;
   QString rightColour_;
   QString body_;
+  int markers_ = 0;
 };
 
 }  // namespace hyperstream::svg

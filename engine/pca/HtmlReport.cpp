@@ -27,12 +27,19 @@ Wording wordingFor(const PcaModel& model) {
           QObject::tr("variance")};
 }
 
+// How many components the scree plot and the eigenvalue table show: where the signal is (three
+// times what was written or estimated, at least 30), not the ~200 of noise after it.
+int componentsShown(const PcaResult& result) {
+  const int signal = std::max(result.components, result.subspace ? result.subspace->dimension : 0);
+  return std::min(result.model.componentCount(), std::max(30, 3 * signal));
+}
+
 // Eigenvalues on a log scale (hyperspectral spectra fall over decades), the cumulative share on
-// the right axis, and a marker where the written (or kept) components end.
+// the right axis, markers where the written (or kept) components and the signal subspace end.
 QString screePlot(const PcaResult& result, bool rebuilt) {
   const PcaModel& model = result.model;
   const Wording words = wordingFor(model);
-  const int shown = std::min(model.componentCount(), 200);
+  const int shown = componentsShown(result);
   std::vector<double> k(shown), eigenvalue(shown, NAN), cumulative(shown);
   double top = 0;
   for (int i = 0; i < shown; ++i) top = std::max(top, model.eigenvalues[i]);
@@ -60,6 +67,10 @@ QString screePlot(const PcaResult& result, bool rebuilt) {
     plot.marker(
         result.components + 0.5,
         (rebuilt ? QObject::tr("%1 kept") : QObject::tr("%1 written")).arg(result.components));
+  if (result.subspace && result.subspace->dimension != result.components &&
+      result.subspace->dimension < shown)
+    plot.marker(result.subspace->dimension + 0.5,
+                QObject::tr("signal subspace (HySime): %1").arg(result.subspace->dimension));
   return plot.svg();
 }
 
@@ -100,7 +111,8 @@ QString eigenvalueTable(const PcaResult& result) {
       QObject::tr("<h2>Eigenvalues</h2><table><tr><th>component</th><th>eigenvalue</th>");
   if (mnf) html += QObject::tr("<th>SNR</th>");
   html += QObject::tr("<th>explained %</th><th>cumulative %</th><th>in output</th></tr>");
-  for (int k = 0; k < model.componentCount(); ++k) {
+  const int listed = std::min(model.componentCount(), result.components + 5);
+  for (int k = 0; k < listed; ++k) {
     html += QString("<tr><td>%1</td><td>%2</td>")
                 .arg(wordingFor(model).component(k))
                 .arg(number(model.eigenvalues[k], 10));
@@ -110,7 +122,13 @@ QString eigenvalueTable(const PcaResult& result) {
                 .arg(number(model.cumulativePercent(k), 8))
                 .arg(k < result.components ? QObject::tr("yes") : QString());
   }
-  return html + "</table>";
+  html += "</table>";
+  if (listed < model.componentCount())
+    html += QObject::tr(
+                "<p>%1 more components: in the statistics (JSON) and the component "
+                "table (CSV).</p>")
+                .arg(model.componentCount() - listed);
+  return html;
 }
 
 // MNF: each band's standard deviation beside its noise estimate's.
@@ -185,8 +203,10 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options,
   page += "</table>";
   page += QObject::tr(
               "<h2>Scree plot</h2><p>Each component's eigenvalue (blue, log scale) and the "
-              "cumulative share of the %1 (red, right axis).</p>")
-              .arg(words.quantity) +
+              "cumulative share of the %1 (red, right axis), the first %2 of %3.</p>")
+              .arg(words.quantity)
+              .arg(componentsShown(result))
+              .arg(model.componentCount()) +
           screePlot(result, rebuilt);
   if (!components.dataUrl.isEmpty()) {
     const Wording words = wordingFor(model);
