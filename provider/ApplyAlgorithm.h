@@ -18,6 +18,8 @@ class ApplyAlgorithm : public JobAlgorithm<ApplyAlgorithm, PcaOptions> {
   QgsProcessingAlgorithm* createInstance() const override { return new ApplyAlgorithm(kind_); }
 
  protected:
+  // A component raster has no wavelengths or bad-band list to leave bands out by.
+  bool readsSpectra() const override { return !inverts(); }
   void addJobParameters() override;
   void prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) override;
   RunReport runJob(OutputFiles& files, QgsProcessingFeedback* feedback) override;

@@ -117,13 +117,15 @@ void EngineAlgorithm::initAlgorithm(const QVariantMap&) {
   addDocumented(new QgsProcessingParameterString(
       QStringLiteral("BAND_LIST"), QObject::tr("Bands as numbers and ranges (e.g. 1-100,120-198)"),
       QVariant(), false, true));
-  addDocumented(new QgsProcessingParameterString(
-      QStringLiteral("EXCLUDE_NM"),
-      QObject::tr("Leave out wavelengths in nm (e.g. 1340-1450,1790-1960)"), QVariant(), false,
-      true));
-  addDocumented(new QgsProcessingParameterBoolean(
-      QStringLiteral("USE_BBL"), QObject::tr("Leave out the file's bad bands (ENVI bbl)"), false,
-      true));  // optional: models saved before it existed stay valid
+  if (readsSpectra()) {
+    addDocumented(new QgsProcessingParameterString(
+        QStringLiteral("EXCLUDE_NM"),
+        QObject::tr("Leave out wavelengths in nm (e.g. 1340-1450,1790-1960)"), QVariant(), false,
+        true));
+    addDocumented(new QgsProcessingParameterBoolean(
+        QStringLiteral("USE_BBL"), QObject::tr("Leave out the file's bad bands (ENVI bbl)"), false,
+        true));  // optional: models saved before it existed stay valid
+  }
   addDocumented(new QgsProcessingParameterNumber(
       QStringLiteral("NODATA"), QObject::tr("Input nodata value (in place of the file's)"),
       compat::kDouble, QVariant(), true));
@@ -234,6 +236,11 @@ bool EngineAlgorithm::checkLayerValues(const QVariantMap& parameters, QgsProcess
   // left to the engine (which names the parameter when it cannot open it).
   for (const QgsProcessingParameterDefinition* definition : parameterDefinitions()) {
     const QVariant value = parameters.value(definition->name());
+    // A raster file given by its path: GDAL's identification, in microseconds, where QGIS
+    // would load it as a layer on the GUI thread when Run is clicked (seconds for a large
+    // compressed file, whose statistics it estimates); the engine opens it later anyway.
+    if (definition->type() == QgsProcessingParameterRasterLayer::typeName() && isRasterFile(value))
+      continue;
     if (definition->checkValueIsAcceptable(value, &context)) continue;
     if (definition->type() == QgsProcessingParameterRasterLayer::typeName() &&
         isEngineInputName(value))

@@ -45,6 +45,8 @@ class EngineAlgorithm : public QgsProcessingAlgorithm {
  protected:
   // Whether DEVICE offers "All GPUs" (a job split over the machine's GPUs).
   virtual bool runsOnSeveralGpus() const { return false; }
+  // Whether INPUT holds spectra, so that EXCLUDE_NM and USE_BBL are offered.
+  virtual bool readsSpectra() const { return true; }
   virtual void addJobParameters() = 0;
   // OUTPUT: a raster destination labelled `label`, unless the job writes something else (a table).
   virtual QgsProcessingDestinationParameter* createMainOutput(const QString& label) const;

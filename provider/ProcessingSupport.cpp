@@ -5,6 +5,7 @@
 #include "io/PendingRaster.h"
 #include "io/products/Products.h"
 
+#include <gdal.h>
 #include <qgsexception.h>
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
@@ -79,6 +80,12 @@ bool isEngineInputName(const QVariant& value) {
   if (value.userType() != QMetaType::QString) return false;
   const std::string name = value.toString().toStdString();
   return isNonFileName(name) || isProduct(name);
+}
+
+bool isRasterFile(const QVariant& value) {
+  if (value.userType() != QMetaType::QString || !QFileInfo(value.toString()).isFile()) return false;
+  const QByteArray path = value.toString().toUtf8();
+  return GDALIdentifyDriverEx(path.constData(), GDAL_OF_RASTER, nullptr, nullptr) != nullptr;
 }
 
 std::string tablePath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,

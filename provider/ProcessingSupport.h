@@ -69,6 +69,10 @@ std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMa
                        QgsProcessingContext& context,
                        const QString& name = QStringLiteral("INPUT"));
 
+// Whether `value` is the path of a file GDAL identifies as a raster (nothing is read but its
+// first bytes).
+bool isRasterFile(const QVariant& value);
+
 // The file behind a vector or table layer parameter (a path is used as it is). Main thread only.
 std::string tablePath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
                       QgsProcessingContext& context, const QString& name);

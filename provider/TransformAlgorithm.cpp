@@ -24,6 +24,11 @@ QString algorithmName(TransformAlgorithm::Writes writes) {
   return {};
 }
 
+// A number field's metadata: two decimals shown.
+QVariantMap twoDecimals() {
+  return {{QStringLiteral("widget_wrapper"), QVariantMap{{QStringLiteral("decimals"), 2}}}};
+}
+
 }  // namespace
 
 TransformAlgorithm::TransformAlgorithm(Writes writes)
@@ -49,13 +54,17 @@ void TransformAlgorithm::addJobParameters() {
                         : writes_ == Writes::MnfComponents
                             ? QObject::tr("of the summed SNR")
                             : QObject::tr("of the variance (PCA) or summed SNR (MNF)");
-  addDocumented(new QgsProcessingParameterNumber(QStringLiteral("VARIANCE"),
-                                                 QObject::tr("Cumulative share %1 (%)").arg(share),
-                                                 compat::kDouble, 99.0, false, 0.001, 100.0));
+  auto* variance = new QgsProcessingParameterNumber(
+      QStringLiteral("VARIANCE"), QObject::tr("Cumulative share %1 (%)").arg(share),
+      compat::kDouble, 99.0, false, 0.001, 100.0);
+  variance->setMetadata(twoDecimals());  // "99.00", not "99.000000"
+  addDocumented(variance);
   if (offersMnf()) {
-    addDocumented(new QgsProcessingParameterNumber(
+    auto* minSnr = new QgsProcessingParameterNumber(
         QStringLiteral("MIN_SNR"), QObject::tr("Minimum SNR (when COMPONENTS is 0)"),
-        compat::kDouble, QVariant(), true, 0.0));
+        compat::kDouble, QVariant(), true, 0.0);
+    minSnr->setMetadata(twoDecimals());
+    addDocumented(minSnr);
     addDocumented(new QgsProcessingParameterEnum(
         QStringLiteral("NOISE_DIRECTION"), QObject::tr("Noise from the neighbour"),
         {QObject::tr("Lower right"), QObject::tr("Lower left"), QObject::tr("Right"),
