@@ -784,6 +784,13 @@ class UnmixingTests : public QObject {
       QCOMPARE(QString(feature->GetFieldAsString("id")), QString::fromStdString(e.id));
       QCOMPARE(point->getX(), g[0] + (e.col + 0.5) * g[1]);
       QCOMPARE(point->getY(), g[3] + (e.row + 0.5) * g[5]);
+      // The spectrum, a field per band named as the table's column.
+      QCOMPARE(feature->GetFieldCount(), 3 + 8);
+      for (int b = 0; b < 8; ++b) {
+        QCOMPARE(QString(feature->GetFieldDefnRef(3 + b)->GetNameRef()),
+                 QString::fromStdString(result.table.bandNames[b]));
+        QCOMPARE(feature->GetFieldAsDouble(3 + b), e.spectrum[b]);
+      }
     }
   }
 

@@ -492,7 +492,8 @@ void EndmemberRun::writeOutputs() {
   feedback_.setProgress(100.0);
 }
 
-// A point at each endmember pixel's centre, in the raster's CRS, with its id, row and column.
+// A point at each endmember pixel's centre, in the raster's CRS, with its id, row and column
+// and its spectrum (a field per band, named as the table's columns): QGIS's Identify shows it.
 void EndmemberRun::writePoints() {
   const RasterInfo& info = input_.info;
   PendingRaster points(options_.pointsOutput, RasterFormat{pointsDriver(options_.pointsOutput), {}},
@@ -509,6 +510,13 @@ void EndmemberRun::writePoints() {
   layer->CreateField(&id);
   layer->CreateField(&row);
   layer->CreateField(&col);
+  const std::vector<std::string>& bands = result_.table.bandNames;
+  for (const std::string& name : bands) {
+    OGRFieldDefn band(name.c_str(), OFTReal);
+    if (layer->CreateField(&band) != OGRERR_NONE)
+      throw Error("OUTPUT_POINTS",
+                  "cannot add the field '" + name + "': " + std::string(CPLGetLastErrorMsg()));
+  }
   const std::array<double, 6> identity{0, 1, 0, 0, 0, 1};
   const std::array<double, 6>& g = info.hasGeoTransform ? info.geoTransform : identity;
   for (const Endmember& e : result_.table.endmembers) {
@@ -516,6 +524,8 @@ void EndmemberRun::writePoints() {
     feature.SetField("id", e.id.c_str());
     feature.SetField("row", static_cast<GIntBig>(e.row));
     feature.SetField("col", static_cast<GIntBig>(e.col));
+    for (size_t b = 0; b < bands.size() && b < e.spectrum.size(); ++b)
+      feature.SetField(static_cast<int>(3 + b), e.spectrum[b]);
     const double x = e.col + 0.5, y = e.row + 0.5;
     OGRPoint point(g[0] + x * g[1] + y * g[2], g[3] + x * g[4] + y * g[5]);
     feature.SetGeometry(&point);
