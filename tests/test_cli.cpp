@@ -150,6 +150,25 @@ class CliTests : public QObject {
     QCOMPARE(run({"spp", dir + "/s.tif", dir + "/bad.tif", "--border", "wrap"}).exitCode, 1);
   }
 
+  // The endmember report's spectra break at a dead band (the same value in every endmember)
+  // instead of dropping to it.
+  void endmemberSpectraBreakAtDeadBands() {
+    const QString dir = testing::tempDir();
+    QCOMPARE(
+        run({"synth", dir + "/s.tif", "--rows", "40", "--cols", "40", "--bands", "60", "--quiet"})
+            .exitCode,
+        0);  // one dead band per ~56
+    QCOMPARE(run({"endmembers", dir + "/s.tif", dir + "/em.csv", "--count", "3", "--html",
+                  dir + "/em.html", "-q"})
+                 .exitCode,
+             0);
+    QFile report(dir + "/em.html");
+    QVERIFY(report.open(QIODevice::ReadOnly));
+    const QString page = QString::fromUtf8(report.readAll());
+    const QRegularExpression broken("<path d='M[^']* M[^']*'");
+    QCOMPARE(page.count(broken), 3);  // each endmember's line in two pieces
+  }
+
   // The unmixing chain from the command line: SPP, endmembers searched in its output (table and
   // points), abundances; usage mistakes exit with 2, job errors with 1 naming the parameter.
   void unmixingFromTheCommandLine() {

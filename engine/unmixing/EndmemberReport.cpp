@@ -102,9 +102,18 @@ QString endmemberSpectraPlot(const std::vector<Endmember>& endmembers,
   svg::Plot plot(QObject::tr("Endmember spectra"), axis.axis(),
                  {QObject::tr("value (the input's units)"), yLo, yHi});
   plot.zeroLine();
+  // A band where every endmember has the same value is dead (a sensor's constant band): the
+  // lines break there instead of dropping to its value.
+  std::vector<bool> dead(bands.size(), endmembers.size() > 1);
+  for (size_t b = 0; b < bands.size(); ++b)
+    for (const Endmember& e : endmembers)
+      if (b < e.spectrum.size() && e.spectrum[b] != endmembers.front().spectrum[b]) dead[b] = false;
   QStringList names;
   for (size_t k = 0; k < endmembers.size(); ++k) {
-    plot.line(axis.x(), axis.values(endmembers[k].spectrum), svg::colour(static_cast<int>(k)));
+    std::vector<double> spectrum = endmembers[k].spectrum;
+    for (size_t b = 0; b < spectrum.size() && b < dead.size(); ++b)
+      if (dead[b]) spectrum[b] = NAN;
+    plot.line(axis.x(), axis.values(spectrum), svg::colour(static_cast<int>(k)));
     names << QString::fromStdString(endmembers[k].id);
   }
   plot.legend(names);
