@@ -1,6 +1,7 @@
 // Integration tests of the hyperstream command line: exit codes, messages, synth, Ctrl-C.
 
 #include "TestSupport.h"
+#include "io/SvgPlot.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -198,6 +199,21 @@ class CliTests : public QObject {
     const QString page = QString::fromUtf8(report.readAll());
     QCOMPARE(page.count("<img src='data:image/png;base64,"), 4 + 1);  // a map each, and RMSE
     QVERIFY(page.contains("FCLS") && page.contains("endmember_4") && page.contains("<svg"));
+    // A colour bar for the maps; the RMSE's mean and largest value, as the raster holds them.
+    QVERIFY(page.contains("linearGradient"));
+    const testing::Cube rmse = testing::readCube((dir + "/rmse.tif").toStdString());
+    double sum = 0, largest = 0;
+    int64_t valid = 0;
+    for (double v : rmse.values)
+      if (std::isfinite(v) && v != rmse.nodata[0]) {
+        sum += v;
+        largest = std::max(largest, v);
+        ++valid;
+      }
+    QVERIFY2(page.contains(QString("mean %1, largest %2")
+                               .arg(hyperstream::svg::number(sum / valid, 4),
+                                    hyperstream::svg::number(largest, 4))),
+             qPrintable(page.mid(page.indexOf("Reconstruction error"), 200)));
     QCOMPARE(run({"endmembers", dir + "/s.tif", dir + "/x.csv"}).exitCode, 1);  // no --count
     QCOMPARE(
         run({"abundances", dir + "/s.tif", dir + "/em.csv", dir + "/x.tif", "--method", "lasso"})

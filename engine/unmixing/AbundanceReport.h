@@ -8,14 +8,22 @@
 
 #include <QString>
 
+#include <optional>
+
 #include <string>
 #include <vector>
 
 namespace hyperstream {
 
-// `maps`: one preview per endmember, then the RMSE's when written.
+// The RMSE map's mean and largest value over its valid pixels.
+struct RmseSummary {
+  double mean = 0, maximum = 0;
+};
+
+// `maps`: one preview per endmember, then the RMSE's when written (and `rmse` its summary).
 QString abundanceReport(const AbundanceResult& result, const AbundanceOptions& options,
-                        const std::vector<QuickLook>& maps);
+                        const std::vector<QuickLook>& maps,
+                        const std::optional<RmseSummary>& rmse = std::nullopt);
 // Previews of the (not yet committed) outputs, then writes atomically; throws
 // Error("OUTPUT_HTML_FILE") on failure.
 void writeAbundanceReport(const AbundanceResult& result, const AbundanceOptions& options,
