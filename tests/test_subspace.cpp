@@ -348,7 +348,7 @@ class SubspaceTests : public QObject {
     const QString dir = testing::tempDir();
     const QString scene = dir + "/demo.tif", denoised = dir + "/denoised.tif";
     QCOMPARE(cli({"synth", scene, "--quiet"}).exitCode, 0);
-    const Run run = cli({"denoise", scene, denoised});
+    const Run run = cli({"denoise", scene, denoised, "--html", dir + "/denoise.html"});
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY2(run.out.contains("denoised with 5 PCA component(s) (the signal subspace, HySime)"),
              qPrintable(run.out));
@@ -357,6 +357,17 @@ class SubspaceTests : public QObject {
     const double rms = rmsChange(before, denoised);
     QVERIFY(rms <= 1.1 * 20.0);
     QVERIFY(rms >= 0.8 * 20.0);  // the noise went
+    // The report: the input and the denoised image side by side, and the RMS change the left-out
+    // eigenvalues make, as measured.
+    QFile report(dir + "/denoise.html");
+    QVERIFY(report.open(QIODevice::ReadOnly));
+    const QString page = QString::fromUtf8(report.readAll());
+    QVERIFY(page.contains("Before and after") && page.count("<img") == 2);
+    const QRegularExpressionMatch stated =
+        QRegularExpression("an RMS change of ([0-9.]+) per band").match(page);
+    QVERIFY(stated.hasMatch());
+    QVERIFY2(std::abs(stated.captured(1).toDouble() - rms) < 0.03 * rms,
+             qPrintable(stated.captured(0)));
     // The former default, 99 % of the variance, took signal too.
     QCOMPARE(cli({"denoise", scene, dir + "/99.tif", "--variance", "99", "--quiet"}).exitCode, 0);
     const double rms99 = rmsChange(before, dir + "/99.tif");

@@ -149,8 +149,8 @@ QString noiseTable(const PcaResult& result) {
 
 }  // namespace
 
-QString htmlReport(const PcaResult& result, const PcaOptions& options,
-                   const QuickLook& components) {
+QString htmlReport(const PcaResult& result, const PcaOptions& options, const ReportViews& views) {
+  const QuickLook& components = views.components;
   const PcaModel& model = result.model;
   const Wording words = wordingFor(model);
   QString page = html::pageStart(words.title);
@@ -185,6 +185,19 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options,
           .arg(number(model.cumulativePercent(result.components - 1), 6))
           .arg(QString::fromStdString(outputTypeName(result.outputType)))
           .arg(words.quantity));
+  if (rebuilt && model.transform == Transform::Pca && model.matrix == MatrixType::Covariance) {
+    // What the left-out components held: the removed variance, and the RMS change per band it
+    // makes (each pixel's change is its projection on them).
+    double removed = 0, total = 0;
+    for (int k = 0; k < model.componentCount(); ++k) {
+      total += model.eigenvalues[k];
+      if (k >= result.components) removed += model.eigenvalues[k];
+    }
+    row(QObject::tr("Removed"),
+        QObject::tr("%1 % of the variance; an RMS change of %2 per band (the input's units)")
+            .arg(number(total > 0 ? 100 * removed / total : 0, 4))
+            .arg(number(std::sqrt(removed / std::max(1, model.bands)), 4)));
+  }
   if (result.subspace)
     row(QObject::tr("Signal subspace"),
         QObject::tr("%1 dimensions by HySime%2; virtual dimensionality (Harsanyi-Farrand-Chang) "
@@ -220,6 +233,17 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options,
                 .arg(shown) +
             components.img(QObject::tr("Quick look of the first components"));
   }
+  if (!views.before.dataUrl.isEmpty() && !views.after.dataUrl.isEmpty())
+    page += QObject::tr(
+                "<h2>Before and after</h2><p>The input and the denoised image in natural "
+                "colour (the bands nearest 650, 550 and 460 nm), each band stretched between "
+                "its 2nd and 98th percentiles.</p>") +
+            QString(
+                "<figure style='display:inline-block;margin:0 12px 12px 0'>%1<figcaption>%2"
+                "</figcaption></figure><figure style='display:inline-block'>%3<figcaption>"
+                "%4</figcaption></figure>")
+                .arg(views.before.img(QObject::tr("Input")), QObject::tr("Input"),
+                     views.after.img(QObject::tr("Denoised")), QObject::tr("Denoised"));
   page += QObject::tr("<h2>Loadings</h2>") + loadingsPlot(result);
   page += eigenvalueTable(result);
   if (model.transform == Transform::Mnf) page += noiseTable(result);
@@ -228,8 +252,8 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options,
 }
 
 void writeHtmlReport(const PcaResult& result, const PcaOptions& options, const std::string& path,
-                     const QuickLook& components) {
-  saveFileAtomically(path, htmlReport(result, options, components).toUtf8(), "OUTPUT_HTML_FILE");
+                     const ReportViews& views) {
+  saveFileAtomically(path, htmlReport(result, options, views).toUtf8(), "OUTPUT_HTML_FILE");
 }
 
 }  // namespace hyperstream

@@ -13,11 +13,16 @@
 
 namespace hyperstream {
 
-// `components`: the written components' preview (empty for a denoise, which writes none).
+// What the report shows of the images: the written components' preview; for a denoise, which
+// writes none, the input and the denoised image in natural colour.
+struct ReportViews {
+  QuickLook components, before, after;
+};
+
 QString htmlReport(const PcaResult& result, const PcaOptions& options,
-                   const QuickLook& components = {});
+                   const ReportViews& views = {});
 // Writes atomically; throws Error("OUTPUT_HTML_FILE") on failure.
 void writeHtmlReport(const PcaResult& result, const PcaOptions& options, const std::string& path,
-                     const QuickLook& components = {});
+                     const ReportViews& views = {});
 
 }  // namespace hyperstream

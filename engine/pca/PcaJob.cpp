@@ -234,7 +234,7 @@ class PcaRun {
   void projectionPass(const OutputEncoding& encoding);
   PcaResult finish();
   // The report's preview of the written components (none for a rebuilt image).
-  QuickLook componentsQuickLook();
+  ReportViews reportViews();
 
   StripView stripView(const StripRange& range, const void* data) const;
   unsigned char* residentStrip(const StripRange& range) const {
@@ -980,11 +980,27 @@ void PcaRun::projectionPass(const OutputEncoding& encoding) {
   }
 }
 
-QuickLook PcaRun::componentsQuickLook() {
-  if (rebuilds()) return {};
+// The report's previews: the components; for a denoise the input and its rebuilt image, the
+// same bands (nearest natural colour) of each.
+ReportViews PcaRun::reportViews() {
   output_->dataset().FlushCache();
-  return makeQuickLook(output_->dataset(),
-                       result_.components >= 3 ? std::vector<int>{1, 2, 3} : std::vector<int>{1});
+  ReportViews views;
+  if (!rebuilds()) {
+    views.components =
+        makeQuickLook(output_->dataset(),
+                      result_.components >= 3 ? std::vector<int>{1, 2, 3} : std::vector<int>{1});
+    return views;
+  }
+  if (options_.kind != PcaJobKind::Denoise) return views;
+  const std::vector<int> bands = naturalColourBands(result_.bands, result_.input.wavelengths);
+  std::vector<int> positions;  // in the output, which holds the selected bands in order
+  for (int band : bands)
+    positions.push_back(static_cast<int>(
+        std::find(result_.bands.begin(), result_.bands.end(), band) - result_.bands.begin() + 1));
+  const DatasetPtr input = openRaster(options_.input, "INPUT");
+  views.before = makeQuickLook(*input, bands);
+  views.after = makeQuickLook(output_->dataset(), positions);
+  return views;
 }
 
 // Every worker's rows are in the file: rank 0 writes the reports and moves the output into place.
@@ -1000,7 +1016,7 @@ PcaResult PcaRun::finish() {
   if (!options_.statsJson.empty()) writeStatsJson(result_, options_, options_.statsJson);
   if (!options_.tableCsv.empty()) writeTableCsv(result_, options_.tableCsv);
   if (!options_.htmlReport.empty())
-    writeHtmlReport(result_, options_, options_.htmlReport, componentsQuickLook());
+    writeHtmlReport(result_, options_, options_.htmlReport, reportViews());
   output_->commit();
   group_.synchronize();
   result_.seconds.total = total_.nsecsElapsed() * 1e-9;
