@@ -89,15 +89,18 @@ chain.setHelpContent({"ALG_DESC": "The unmixing chain: spatial preprocessing (no
                       "original (each the mean of the most homogeneous 3 x 3 window), then each "
                       "pixel's FCLS abundances."})
 add_input(chain, QgsProcessingParameterRasterLayer("image", "Hyperspectral image"), 120, 60)
-add_input(chain, QgsProcessingParameterNumber("endmember_count", "Number of endmembers",
-                                              QgsProcessingParameterNumber.Integer, 5, False, 2,
+# Named so that QGIS 3.22, which orders a model's inputs by name, asks for the image first; 0
+# (the default) takes the image's signal subspace (HySime) as the count.
+add_input(chain, QgsProcessingParameterNumber("number_of_endmembers",
+                                              "Number of endmembers (0: the signal subspace's)",
+                                              QgsProcessingParameterNumber.Integer, 0, False, 0,
                                               32), 420, 60)
 image = Source.fromModelParameter("image")
 add_child(chain, "spp", "hyperstream:spp", "Spatial preprocessing", 200, 190,
           {"INPUT": image, "NOISE_ADJUSTED": Source.fromStaticValue(True)}, {})
 add_child(chain, "endmembers", "hyperstream:endmembers", "N-FINDR endmembers", 420, 320,
           {"INPUT": image, "LOCATIONS": Source.fromChildOutput("spp", "OUTPUT"),
-           "COUNT": Source.fromModelParameter("endmember_count"),
+           "COUNT": Source.fromModelParameter("number_of_endmembers"),
            "METHOD": Source.fromStaticValue(1), "AVERAGE_WINDOW": Source.fromStaticValue(3)},
           {"OUTPUT": ("table", "Endmember table", 720, 290),
            "OUTPUT_POINTS": ("points", "Endmember pixels", 720, 350)})

@@ -764,10 +764,15 @@ class QgisTests : public QObject {
         QStringLiteral(HYPERSTREAM_SOURCE_DIR "/tests/data/spp_endmembers_abundances.model3")));
     QStringList issues;
     QVERIFY2(model.validate(issues), qPrintable(issues.join('\n')));
+    // The dialog asks for the image before the count (QGIS 3.22 orders inputs by name), whose
+    // default, 0, is the signal subspace's.
+    model.initAlgorithm();
+    QCOMPARE(model.parameterDefinitions().first()->name(), QString("image"));
+    QCOMPARE(model.parameterDefinition("number_of_endmembers")->defaultValue().toInt(), 0);
     QgsProcessingContext context;
     QgsProcessingFeedback feedback;
     const QVariantMap results = model.run({{"image", dir + "/scene.tif"},
-                                           {"endmember_count", 4},
+                                           {"number_of_endmembers", 4},
                                            {"endmembers:table", dir + "/model.csv"},
                                            {"abundances:abundances", dir + "/model_ab.tif"}},
                                           context, &feedback, &ok);

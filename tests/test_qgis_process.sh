@@ -240,7 +240,7 @@ $qp help hyperstream:abundances 2>/dev/null | grep -q "ENDMEMBERS" || fail "help
 $qp run hyperstream:abundances -- INPUT="$work/patches.tif" ENDMEMBERS="$work/em_cli.csv" \
   OUTPUT_TYPE=1 OUTPUT="$work/ab_qgis.tif" >"$work/ab.log" 2>&1 || { cat "$work/ab.log"; fail "run abundances"; }
 "$cli" abundances "$work/patches.tif" "$work/em_cli.csv" "$work/ab_cli.tif" --type float64 --quiet
-$qp run "$unmixing_model" -- image="$work/patches.tif" endmember_count=4 \
+$qp run "$unmixing_model" -- image="$work/patches.tif" number_of_endmembers=4 \
   endmembers:table="$work/chain.csv" endmembers:points="$work/chain.gpkg" \
   abundances:abundances="$work/chain.tif" abundances:rmse="$work/chain_rmse.tif" \
   >"$work/chain.log" 2>&1 || { cat "$work/chain.log"; fail "the unmixing model"; }
