@@ -17,6 +17,8 @@
 
 #include <QFileInfo>
 
+#include <optional>
+
 namespace hyperstream {
 
 void ProcessingFeedback::setProgress(double percent) {
@@ -48,7 +50,7 @@ std::string OutputFiles::layer(const QString& name, OutputStyle style) {
 }
 
 std::string OutputFiles::table(const QString& name) {
-  const std::string path = file(name);
+  std::string path = file(name);
   if (!path.empty() && context_.project()) {
     const QgsProcessingParameterDefinition* definition = algorithm_.parameterDefinition(name);
     context_.addLayerToLoadOnCompletion(
@@ -88,11 +90,21 @@ bool isRasterFile(const QVariant& value) {
   return GDALIdentifyDriverEx(path.constData(), GDAL_OF_RASTER, nullptr, nullptr) != nullptr;
 }
 
+namespace {
+
+// A value that names an existing file, used as it is: loading it as a layer would make QGIS write
+// a .aux.xml beside the input.
+std::optional<std::string> existingFile(const QVariant& value) {
+  if (value.userType() != QMetaType::QString || !QFileInfo::exists(value.toString())) return {};
+  return value.toString().toStdString();
+}
+
+}  // namespace
+
 std::string tablePath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
                       QgsProcessingContext& context, const QString& name) {
   const QVariant value = parameters.value(name);
-  if (value.userType() == QMetaType::QString && QFileInfo::exists(value.toString()))
-    return value.toString().toStdString();
+  if (std::optional<std::string> file = existingFile(value)) return *file;
   QgsVectorLayer* layer = QgsProcessingParameters::parameterAsVectorLayer(
       algorithm.parameterDefinition(name), parameters, context);
   if (!layer)
@@ -112,8 +124,7 @@ std::string tablePath(const QgsProcessingAlgorithm& algorithm, const QVariantMap
 std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
                        QgsProcessingContext& context, const QString& name) {
   const QVariant value = parameters.value(name);
-  if (value.userType() == QMetaType::QString && QFileInfo::exists(value.toString()))
-    return value.toString().toStdString();
+  if (std::optional<std::string> file = existingFile(value)) return *file;
   QgsRasterLayer* layer = QgsProcessingParameters::parameterAsRasterLayer(
       algorithm.parameterDefinition(name), parameters, context);
   if (!layer && isEngineInputName(value)) return value.toString().toStdString();

@@ -994,6 +994,7 @@ ReportViews PcaRun::reportViews() {
   if (options_.kind != PcaJobKind::Denoise) return views;
   const std::vector<int> bands = naturalColourBands(result_.bands, result_.input.wavelengths);
   std::vector<int> positions;  // in the output, which holds the selected bands in order
+  positions.reserve(bands.size());
   for (int band : bands)
     positions.push_back(static_cast<int>(
         std::find(result_.bands.begin(), result_.bands.end(), band) - result_.bands.begin() + 1));
