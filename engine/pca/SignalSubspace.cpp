@@ -2,6 +2,7 @@
 
 #include "core/Error.h"
 
+#include <cblas.h>
 #include <lapacke.h>
 
 #include <algorithm>
@@ -111,19 +112,20 @@ SignalSubspace estimateSignalSubspace(const Moments& moments, const std::vector<
   for (double& value : noise) value += trace / n / 1e5;
   std::vector<double> vectors;
   eigenDescending(rx, n, &vectors);
-  for (int c = 0; c < n; ++c) {
-    double data = 0, noisePower = 0;
-    for (int i = 0; i < n; ++i) {
+  // Along eigenvector c: the data's power e_c^T Ry e_c (Ry E in one product), the noise's.
+  std::vector<double> projected(vectors.size());
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, ry.data(), n, vectors.data(),
+              n, 0.0, projected.data(), n);
+  subspace.dataPower.assign(static_cast<size_t>(n), 0.0);
+  subspace.noisePower.assign(static_cast<size_t>(n), 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int c = 0; c < n; ++c) {
       const double ei = vectors[i * n + c];
-      noisePower += ei * ei * noise[i];
-      double row = 0;
-      for (int j = 0; j < n; ++j) row += ry[i * n + j] * vectors[j * n + c];
-      data += ei * row;
+      subspace.dataPower[c] += ei * projected[i * n + c];
+      subspace.noisePower[c] += ei * ei * noise[i];
     }
-    subspace.dataPower.push_back(data);
-    subspace.noisePower.push_back(noisePower);
-    if (data > 2.0 * noisePower) ++subspace.dimension;
-  }
+  for (int c = 0; c < n; ++c)
+    if (subspace.dataPower[c] > 2.0 * subspace.noisePower[c]) ++subspace.dimension;
   subspace.virtualDimensionality = virtualDimensionality(ry, k, n, pixels);
   return subspace;
 }
