@@ -362,7 +362,8 @@ class SubspaceTests : public QObject {
     QFile report(dir + "/denoise.html");
     QVERIFY(report.open(QIODevice::ReadOnly));
     const QString page = QString::fromUtf8(report.readAll());
-    QVERIFY(page.contains("Before and after") && page.count("<img") == 2);
+    QVERIFY(page.contains("Before and after") && page.count("<img") == 3);
+    QVERIFY(page.contains("Removed: RMS of input − denoised over 16 bands"));
     const QRegularExpressionMatch stated =
         QRegularExpression("an RMS change of ([0-9.]+) per band").match(page);
     QVERIFY(stated.hasMatch());

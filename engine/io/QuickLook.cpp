@@ -70,6 +70,31 @@ QByteArray encodePng(const std::vector<uint8_t>& rgba, int width, int height) {
   return encoded;
 }
 
+// The preview's size for a raster of w x h pixels.
+QuickLook previewOf(int w, int h, int longSide) {
+  const double scale = std::min(1.0, static_cast<double>(longSide) / std::max(w, h));
+  QuickLook look;
+  look.width = std::max(1, static_cast<int>(std::lround(w * scale)));
+  look.height = std::max(1, static_cast<int>(std::lround(h * scale)));
+  return look;
+}
+
+// `values` (one per preview pixel, NaN where invalid) in grey, stretched between their 2nd and
+// 98th percentiles.
+QuickLook greyLook(QuickLook look, const std::vector<double>& values) {
+  const std::pair<double, double> stretch = percentileRange(values);
+  std::vector<uint8_t> rgba(values.size() * 4, 0);
+  for (size_t p = 0; p < values.size(); ++p)
+    if (std::isfinite(values[p])) {
+      rgba[p * 4] = rgba[p * 4 + 1] = rgba[p * 4 + 2] = stretched(values[p], stretch);
+      rgba[p * 4 + 3] = 255;
+    }
+  const QByteArray png = encodePng(rgba, look.width, look.height);
+  if (png.isEmpty()) return {};
+  look.dataUrl = "data:image/png;base64," + QString::fromLatin1(png.toBase64());
+  return look;
+}
+
 }  // namespace
 
 QString QuickLook::img(const QString& alt) const {
@@ -134,6 +159,28 @@ QuickLook makeQuickLook(GDALDataset& dataset, const std::vector<int>& bands, int
   if (png.isEmpty()) return {};
   look.dataUrl = "data:image/png;base64," + QString::fromLatin1(png.toBase64());
   return look;
+}
+
+QuickLook makeDifferenceQuickLook(GDALDataset& a, const std::vector<int>& aBands, GDALDataset& b,
+                                  const std::vector<int>& bBands, int longSide) {
+  QuietGdalErrors quiet;
+  const QuickLook look = previewOf(a.GetRasterXSize(), a.GetRasterYSize(), longSide);
+  std::vector<double> squares(static_cast<size_t>(look.width) * look.height, 0.0);
+  const size_t count = std::min(aBands.size(), bBands.size());
+  for (size_t k = 0; k < count; ++k) {
+    if (aBands[k] < 1 || aBands[k] > a.GetRasterCount() || bBands[k] < 1 ||
+        bBands[k] > b.GetRasterCount())
+      return {};
+    const std::vector<double> x =
+        readDecimated(*a.GetRasterBand(aBands[k]), look.width, look.height);
+    const std::vector<double> y =
+        readDecimated(*b.GetRasterBand(bBands[k]), look.width, look.height);
+    if (x.empty() || y.empty()) return {};
+    for (size_t p = 0; p < squares.size(); ++p) squares[p] += (x[p] - y[p]) * (x[p] - y[p]);
+  }
+  if (count == 0) return {};
+  for (double& value : squares) value = std::sqrt(value / static_cast<double>(count));
+  return greyLook(look, squares);
 }
 
 }  // namespace hyperstream

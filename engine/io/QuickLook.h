@@ -35,4 +35,10 @@ std::vector<int> naturalColourBands(const std::vector<int>& selected,
 QuickLook makeQuickLook(GDALDataset& dataset, const std::vector<int>& bands, int longSide = 320,
                         std::optional<std::pair<double, double>> range = std::nullopt);
 
+// The root mean square of the differences of `aBands` of `a` and `bBands` of `b` (1-based, pairs
+// in order; two rasters of one grid) per preview pixel, in grey between its 2nd and 98th
+// percentiles; transparent where either is invalid.
+QuickLook makeDifferenceQuickLook(GDALDataset& a, const std::vector<int>& aBands, GDALDataset& b,
+                                  const std::vector<int>& bBands, int longSide = 320);
+
 }  // namespace hyperstream

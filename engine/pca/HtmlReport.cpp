@@ -147,6 +147,14 @@ QString noiseTable(const PcaResult& result) {
   return html + "</table>";
 }
 
+// A preview with its caption, beside the next one.
+QString figure(const QuickLook& look, const QString& caption) {
+  return QString(
+             "<figure style='display:inline-block;margin:0 12px 12px 0;vertical-align:top'>%1"
+             "<figcaption style='max-width:260px'>%2</figcaption></figure>")
+      .arg(look.img(caption), caption.toHtmlEscaped());
+}
+
 }  // namespace
 
 QString htmlReport(const PcaResult& result, const PcaOptions& options, const ReportViews& views) {
@@ -237,13 +245,13 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options, const Rep
     page += QObject::tr(
                 "<h2>Before and after</h2><p>The input and the denoised image in natural "
                 "colour (the bands nearest 650, 550 and 460 nm), each band stretched between "
-                "its 2nd and 98th percentiles.</p>") +
-            QString(
-                "<figure style='display:inline-block;margin:0 12px 12px 0'>%1<figcaption>%2"
-                "</figcaption></figure><figure style='display:inline-block'>%3<figcaption>"
-                "%4</figcaption></figure>")
-                .arg(views.before.img(QObject::tr("Input")), QObject::tr("Input"),
-                     views.after.img(QObject::tr("Denoised")), QObject::tr("Denoised"));
+                "its 2nd and 98th percentiles, and what was removed.</p>") +
+            figure(views.before, QObject::tr("Input")) +
+            figure(views.after, QObject::tr("Denoised")) +
+            figure(views.residual,
+                   QObject::tr("Removed: RMS of input − denoised over %1 bands, 2nd-98th "
+                               "percentile")
+                       .arg(views.residualBands));
   page += QObject::tr("<h2>Loadings</h2>") + loadingsPlot(result);
   page += eigenvalueTable(result);
   if (model.transform == Transform::Mnf) page += noiseTable(result);

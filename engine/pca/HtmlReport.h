@@ -14,9 +14,11 @@
 namespace hyperstream {
 
 // What the report shows of the images: the written components' preview; for a denoise, which
-// writes none, the input and the denoised image in natural colour.
+// writes none, the input and the denoised image in natural colour and what was removed (the RMS
+// of their differences over `residualBands` bands spread over the spectrum).
 struct ReportViews {
-  QuickLook components, before, after;
+  QuickLook components, before, after, residual;
+  int residualBands = 0;
 };
 
 QString htmlReport(const PcaResult& result, const PcaOptions& options,

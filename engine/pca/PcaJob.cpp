@@ -1001,6 +1001,18 @@ ReportViews PcaRun::reportViews() {
   const DatasetPtr input = openRaster(options_.input, "INPUT");
   views.before = makeQuickLook(*input, bands);
   views.after = makeQuickLook(output_->dataset(), positions);
+  // What was removed: over at most 16 bands spread over the selection (each a read of both
+  // images at preview size).
+  const auto selected = static_cast<int>(result_.bands.size());
+  const int spread = std::min(16, selected);
+  std::vector<int> inputBands, outputBands;
+  for (int k = 0; k < spread; ++k) {
+    const int position = k * selected / spread;
+    inputBands.push_back(result_.bands[position]);
+    outputBands.push_back(position + 1);
+  }
+  views.residual = makeDifferenceQuickLook(*input, inputBands, output_->dataset(), outputBands);
+  views.residualBands = spread;
   return views;
 }
 
