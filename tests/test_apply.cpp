@@ -129,11 +129,12 @@ class ApplyTests : public QObject {
       }
       return {};
     };
-    // Fewer bands than the transform's.
+    // Fewer bands than the transform's, no BANDS given: the statistics do not fit the image.
     auto [parameter, message] =
         failure(applyOptions(fit, (dir + "/five.tif").toStdString(), dir + "/a.tif"));
-    QCOMPARE(parameter, QString("BANDS"));
-    QVERIFY2(message.contains("band 6 does not exist"), qPrintable(message));
+    QCOMPARE(parameter, QString("STATS"));
+    QVERIFY2(message.contains("fitted on 6 bands") && message.contains("band 6 does not exist"),
+             qPrintable(message));
     // As many bands selected as the transform's, but not that many.
     PcaOptions three = applyOptions(fit, fit.input, dir + "/b.tif");
     three.bands = {BandRange(1, 3)};
