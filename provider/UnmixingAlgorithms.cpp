@@ -117,7 +117,7 @@ void AbundancesAlgorithm::addJobParameters() {
   // layer list; a CSV path is taken as it is.
   addDocumented(new QgsProcessingParameterVectorLayer(
       QStringLiteral("ENDMEMBERS"), QObject::tr("Endmembers (table of hyperstream:endmembers)"),
-      {compat::kVectorOrTable}));
+      {static_cast<int>(compat::kVectorOrTable)}));
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("METHOD"), QObject::tr("Constraints"),
       {QObject::tr("FCLS (non-negative, summing to one)"), QObject::tr("NNLS (non-negative)"),
