@@ -5,6 +5,7 @@
 #include "DeviceOption.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
+#include "io/PendingRaster.h"
 #include "pca/PcaJob.h"
 #include "spp/SppJob.h"
 #include "synth/Synth.h"
@@ -166,6 +167,62 @@ class LayoutTests : public QObject {
         QVERIFY2(layoutPca.eigenvalues == plainPca.eigenvalues, what);
         QVERIFY2(sameValues(layoutPca.pixels.values, plainPca.pixels.values), what);
         QVERIFY2(sameValues(spp(input, dir + "/spp.tif", stripRows).values, plainSpp.values), what);
+      }
+    }
+  }
+
+  // Outputs in every layout hold, bit for bit, the samples written, whatever the strips: the
+  // uncompressed ones written straight into the file (RawWriter), the others through GDAL; GDAL
+  // reads the rows back before the raster is committed (reports do) and after.
+  void everyOutputLayoutHoldsTheSamples_data() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<int>("bands");
+    QTest::newRow("uint16, 9 bands") << int(GDT_UInt16) << 9;
+    QTest::newRow("float32, 1 band") << int(GDT_Float32) << 1;
+    QTest::newRow("float64, 4 bands") << int(GDT_Float64) << 4;
+    QTest::newRow("byte, 3 bands") << int(GDT_Byte) << 3;
+  }
+  void everyOutputLayoutHoldsTheSamples() {
+    QFETCH(int, type);
+    QFETCH(int, bands);
+    const auto gdalType = static_cast<GDALDataType>(type);
+    const int64_t rows = 157, cols = 203;
+    testing::Cube cube = testing::correlatedCube(rows, cols, bands, 5, 100.0);
+    testing::roundValues(cube);
+    const int size = GDALGetDataTypeSizeBytes(gdalType);
+    std::vector<unsigned char> samples(static_cast<size_t>(cube.values.size()) * size);
+    for (size_t i = 0; i < cube.values.size(); ++i) {
+      cube.values[i] = std::fmod(std::fabs(cube.values[i]), 250.0);
+      GDALCopyWords64(&cube.values[i], GDT_Float64, 0, samples.data() + i * size, gdalType, 0, 1);
+    }
+    std::vector<Layout> outputs = layouts();
+    outputs.push_back({"envi_bip", {"INTERLEAVE=BIP"}, "ENVI"});
+    outputs.push_back({"plain_sparse_ok", {"SPARSE_OK=TRUE"}});
+    const QString dir = testing::tempDir();
+    TestFeedback feedback;
+    for (const Layout& layout : outputs) {
+      const bool plain = std::none_of(
+          layout.creationOptions.begin(), layout.creationOptions.end(), [](const std::string& o) {
+            return o.rfind("COMPRESS=", 0) == 0 || o == "TILED=YES" || o == "SPARSE_OK=TRUE";
+          });
+      for (int64_t stripRows : {int64_t{1}, int64_t{5}, int64_t{37}, rows}) {
+        const QByteArray what = QByteArray(layout.name) + ", strips of " +
+                                QByteArray::number(static_cast<qlonglong>(stripRows));
+        const std::string path = (dir + "/out_" + layout.name + ".dat").toStdString();
+        PendingRaster raster(path, {outputDriver(path, layout.format), layout.creationOptions},
+                             cols, rows, bands, gdalType);
+        QVERIFY2(raster.writesStraight() == plain, what);
+        const int64_t rowBytes = cols * bands * size;
+        for (int64_t row = 0; row < rows; row += stripRows)
+          raster.write(row, std::min(stripRows, rows - row), samples.data() + row * rowBytes,
+                       feedback);
+        std::vector<double> before(static_cast<size_t>(bands));
+        QCOMPARE(raster.dataset().RasterIO(GF_Read, 17, 151, 1, 1, before.data(), 1, 1, GDT_Float64,
+                                           bands, nullptr, 0, 0, 0),
+                 CE_None);
+        for (int b = 0; b < bands; ++b) QVERIFY2(before[b] == cube.at(151, 17, b), what);
+        raster.commit();
+        QVERIFY2(sameValues(testing::readCube(path).values, cube.values), what);
       }
     }
   }

@@ -144,10 +144,44 @@ void PendingRaster::create(int64_t width, int64_t height, int bands, GDALDataTyp
   char** files = dataset_->GetFileList();
   for (char** f = files; f && *f; ++f) pending_.add(*f);
   CSLDestroy(files);
+  type_ = type;
+  startRawWriting(options, type);
+}
+
+// An uncompressed GeoTIFF or ENVI file, closed while it is new (GDAL then places every block by
+// extending the file, writing nothing) and opened again for update, takes its samples from a
+// RawWriter; other files go through GDAL's RasterIO.
+void PendingRaster::startRawWriting(const CPLStringList& options, GDALDataType type) {
+  const std::string driver = driver_->GetDescription();
+  const char* compress = options.FetchNameValue("COMPRESS");
+  const bool raw =
+      driver == "ENVI" || (driver == "GTiff" && (!compress || EQUAL(compress, "NONE")));
+  if (!raw) return;
+  reopen();
+  raw_ = RawWriter::open(*dataset_, type, destination_);
+}
+
+void PendingRaster::write(int64_t row0, int64_t rows, const void* strip, const Feedback& feedback) {
+  if (!raw_) {
+    writeStrip(*dataset_, type_, row0, rows, strip, feedback);
+    return;
+  }
+  rawWritten_ = true;
+  raw_->write(row0, rows, static_cast<const unsigned char*>(strip), feedback);
+}
+
+GDALDataset& PendingRaster::dataset() {
+  if (rawWritten_) {  // GDAL's handle may still hold bytes it read before those rows came
+    rawWritten_ = false;
+    raw_->flush();
+    reopen();
+  }
+  return *dataset_;
 }
 
 PendingRaster::~PendingRaster() {
   if (committed_) return;
+  raw_.reset();
   QuietGdalErrors quiet;
   // Closing fills every block never written, with the nodata value where there is one: for a
   // canceled GeoTIFF of gigabytes, a second of writing before it is deleted. Without a nodata
@@ -278,6 +312,7 @@ void PendingRaster::writeMapGrid() {
 }
 
 void PendingRaster::commit() {
+  if (raw_) raw_->close();
   close();
   if (orthorectification_) writeMapGrid();
   std::vector<std::string> replaced = existingDatasetFiles(destination_);

@@ -7,6 +7,7 @@
 #include "io/Orthorectify.h"
 #include "io/PendingFiles.h"
 #include "io/Raster.h"
+#include "io/RawWriter.h"
 
 #include <cpl_string.h>
 
@@ -46,7 +47,14 @@ class PendingRaster {
   PendingRaster(const PendingRaster&) = delete;
   PendingRaster& operator=(const PendingRaster&) = delete;
 
-  GDALDataset& dataset() { return *dataset_; }
+  // The raster as GDAL has it; after write() it is opened again, so that GDAL reads the rows
+  // written past it.
+  GDALDataset& dataset();
+  bool writesStraight() const { return raw_ != nullptr; }  // through a RawWriter
+  // Rows [row0, row0 + rows) of every band from a pixel-interleaved strip of the raster's type:
+  // straight into the file where it is an uncompressed GeoTIFF or ENVI file (RawWriter), else
+  // through GDAL. Throws Error("OUTPUT"), or Canceled between parts when `feedback` is canceled.
+  void write(int64_t row0, int64_t rows, const void* strip, const Feedback& feedback);
   // The raster's main file inside the hidden folder.
   const std::string& temporaryPath() const { return temporary_; }
   // For writers in other processes (an MPI run): closes the raster, so that GDAL writes its
@@ -68,6 +76,7 @@ class PendingRaster {
   void create(int64_t width, int64_t height, int bands, GDALDataType type,
               const CPLStringList& options);
   void close();
+  void startRawWriting(const CPLStringList& options, GDALDataType type);
   void writeMapGrid();
   std::vector<std::string> folderFiles() const;
 
@@ -76,6 +85,9 @@ class PendingRaster {
   std::string temporary_;
   GDALDriver* driver_;
   DatasetPtr dataset_;
+  GDALDataType type_ = GDT_Unknown;
+  std::unique_ptr<RawWriter> raw_;  // where the file takes samples straight
+  bool rawWritten_ = false;         // rows written past GDAL since it opened the file
   PendingFiles pending_;
   bool committed_ = false;
   std::shared_ptr<const Orthorectification> orthorectification_;

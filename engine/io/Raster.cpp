@@ -525,6 +525,8 @@ HYPERSTREAM_VECTOR_CLONES void transposeWords(const Word* __restrict in, int64_t
     for (int64_t c = 0; c < columns; ++c) out[c * rows + r0] = in[r0 * columns + c];
 }
 
+}  // namespace
+
 // transposeWords for samples of 1, 2, 4 or 8 bytes (their bits are only moved).
 void transposeSamples(const void* in, int64_t rows, int64_t columns, int sampleBytes, void* out) {
   auto transpose = [&](auto word) {
@@ -546,8 +548,6 @@ void transposeSamples(const void* in, int64_t rows, int64_t columns, int sampleB
       break;
   }
 }
-
-}  // namespace
 
 // Rows [row0, row0 + rows) as band runs, a few rows at a time, interleaved into `buffer`.
 void StripReader::readInterleaving(Handle& handle, int64_t row0, int64_t rows,

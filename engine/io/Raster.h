@@ -201,6 +201,10 @@ std::vector<double> readWindowAsDouble(GDALDataset& dataset, const std::vector<i
                                        int64_t x0, int64_t y0, int64_t width, int64_t height,
                                        const std::string& parameter);
 
+// out[c * rows + r] = in[r * columns + c] for a rows x columns matrix of samples of 1, 2, 4 or 8
+// bytes: pixel-interleaved rows to band-major ones and back.
+void transposeSamples(const void* in, int64_t rows, int64_t columns, int sampleBytes, void* out);
+
 // Writes a pixel-interleaved strip into every band of `dataset`, a few megabytes of whole blocks
 // at a time; throws Canceled between them when `feedback` is canceled.
 void writeStrip(GDALDataset& dataset, GDALDataType type, int64_t row0, int64_t rows,

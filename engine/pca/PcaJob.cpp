@@ -225,9 +225,12 @@ class PcaRun {
   // Where this worker writes its rows: the output it shares, or (MPI ranks but 0) its own handle
   // on rank 0's file.
   struct OutputHandle {
-    GDALDataset* dataset = nullptr;
-    QMutex* lock = nullptr;  // writes one at a time (threads sharing one dataset)
+    PendingRaster* shared = nullptr;  // this process's output
+    QMutex* lock = nullptr;           // writes one at a time (threads sharing one output)
     DatasetPtr rankOutput;
+    std::unique_ptr<RawWriter> rankRaw;  // rankOutput's file taken straight, where it can be
+    void write(GDALDataType type, const StripRange& strip, const unsigned char* rows,
+               const Feedback& feedback);
   };
   std::unique_ptr<PendingRaster> createOutput(const OutputEncoding& encoding) const;
   OutputHandle openOutput(const OutputEncoding& encoding);
@@ -940,10 +943,23 @@ PcaRun::OutputHandle PcaRun::openOutput(const OutputEncoding& encoding) {
       output_->reopen();
     }
     const std::string path = group_.shareText(rankZero ? output_->temporaryPath() : std::string());
-    if (!rankZero) handle.rankOutput = openForUpdate(path, "OUTPUT");
+    if (!rankZero) {
+      handle.rankOutput = openForUpdate(path, "OUTPUT");
+      handle.rankRaw = RawWriter::open(*handle.rankOutput, gdalType(encoding.type), path);
+    }
   }
-  handle.dataset = handle.rankOutput ? handle.rankOutput.get() : &output_->dataset();
+  handle.shared = output_;
   return handle;
+}
+
+void PcaRun::OutputHandle::write(GDALDataType type, const StripRange& strip,
+                                 const unsigned char* rows, const Feedback& feedback) {
+  if (rankRaw)
+    rankRaw->write(strip.row0, strip.rows, rows, feedback);
+  else if (rankOutput)
+    writeStrip(*rankOutput, type, strip.row0, strip.rows, rows, feedback);
+  else
+    shared->write(strip.row0, strip.rows, rows, feedback);
 }
 
 // Pass 2: project and write.
@@ -963,7 +979,7 @@ void PcaRun::projectionPass(const OutputEncoding& encoding) {
   };
   stages.write = [&](const StripRange& strip, const unsigned char* out) {
     const QMutexLocker lock(output.lock);  // none when no other worker shares the output
-    writeStrip(*output.dataset, gdalType(encoding.type), strip.row0, strip.rows, out, feedback_);
+    output.write(gdalType(encoding.type), strip, out, feedback_);
   };
   pipeline.run(plan_.strips, stages, feedback_, rescalesToByte() ? 60.0 : pass1End(), 100.0);
   result_.seconds.read += pipeline.readSeconds();
@@ -971,6 +987,7 @@ void PcaRun::projectionPass(const OutputEncoding& encoding) {
   cube_.reset();
   input_.dataset.reset();
   if (feedback_.isCanceled()) throw Canceled();
+  if (output.rankRaw) output.rankRaw->close();
   if (output.rankOutput) {
     QuietGdalErrors quiet;
     CPLErrorReset();

@@ -318,13 +318,11 @@ void SppRun::sppPass() {
                                              {out, alpha, alpha + range.rows * width});
   };
   stages.write = [&](const StripRange& range, const unsigned char* out) {
-    writeStrip(output_->dataset(), outputType(), range.row0, range.rows, out, feedback_);
+    output_->write(range.row0, range.rows, out, feedback_);
     const auto* alphaOut = out + outputCubeBytes;
-    if (alphaRaster_)
-      writeStrip(alphaRaster_->dataset(), GDT_Float32, range.row0, range.rows, alphaOut, feedback_);
+    if (alphaRaster_) alphaRaster_->write(range.row0, range.rows, alphaOut, feedback_);
     if (rhoRaster_)
-      writeStrip(rhoRaster_->dataset(), GDT_Float32, range.row0, range.rows,
-                 alphaOut + range.rows * width * 4, feedback_);
+      rhoRaster_->write(range.row0, range.rows, alphaOut + range.rows * width * 4, feedback_);
   };
   pipeline.run(plan_.strips, stages, feedback_, 20.0, 100.0);
 }

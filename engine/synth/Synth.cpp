@@ -350,8 +350,8 @@ QByteArray endmembersCsv(const std::vector<double>& wavelengthsNm,
 
 // Fills and writes the scene (and the abundances, when `truth`) in strips of 64 MiB, each
 // strip's rows on the threads of a pool.
-void writeScene(const Scene& scene, const SynthOptions& options, GDALDataset& dataset,
-                GDALDataset* truth, Feedback& feedback) {
+void writeScene(const Scene& scene, const SynthOptions& options, PendingRaster& raster,
+                PendingRaster* truth, Feedback& feedback) {
   const int bands = options.bands, endmembers = options.endmembers;
   const int64_t stripRows = std::max<int64_t>(1, (64ll << 20) / (options.cols * bands * 4));
   const int sampleSize = typeSize(options.type);
@@ -379,8 +379,8 @@ void writeScene(const Scene& scene, const SynthOptions& options, GDALDataset& da
           fill(float{});
       });
     pool.waitForDone();
-    writeStrip(dataset, options.type, row0, rows, strip.data(), feedback);
-    if (truth) writeStrip(*truth, GDT_Float32, row0, rows, abundances.data(), feedback);
+    raster.write(row0, rows, strip.data(), feedback);
+    if (truth) truth->write(row0, rows, abundances.data(), feedback);
     feedback.setProgress(100.0 * static_cast<double>(row0 + rows) / options.rows);
   }
 }
@@ -414,7 +414,7 @@ SynthResult synthesize(const SynthOptions& options, Feedback& feedback) {
     georeference(truth->dataset());
   }
   describeScene(raster.dataset(), options, result);
-  writeScene(scene, options, raster.dataset(), truth ? &truth->dataset() : nullptr, feedback);
+  writeScene(scene, options, raster, truth.get(), feedback);
   if (truth) {
     saveFileAtomically(result.endmembersPath,
                        endmembersCsv(result.wavelengthsNm, scene.spectra(), options.endmembers),

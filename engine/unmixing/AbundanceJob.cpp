@@ -255,10 +255,8 @@ void AbundanceRun::unmixPass() {
   };
   stages.write = [&](const StripRange& range, const unsigned char* out) {
     QMutexLocker lock(group_.size() > 1 ? &group_.outputLock() : nullptr);
-    writeStrip(output_->dataset(), outputType(), range.row0, range.rows, out, feedback_);
-    if (rmseRaster_)
-      writeStrip(rmseRaster_->dataset(), outputType(), range.row0, range.rows, out + abundanceBytes,
-                 feedback_);
+    output_->write(range.row0, range.rows, out, feedback_);
+    if (rmseRaster_) rmseRaster_->write(range.row0, range.rows, out + abundanceBytes, feedback_);
   };
   pipeline.run(plan_.strips, stages, feedback_, 0.0, 100.0);
 }

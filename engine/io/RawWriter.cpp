@@ -1,0 +1,134 @@
+#include "io/RawWriter.h"
+
+#include "core/Error.h"
+#include "io/Raster.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace hyperstream {
+
+namespace {
+
+// Rows written at a time: a cancel is not kept waiting for a strip of hundreds of megabytes, and
+// a band-sequential file's transposed part stays small.
+constexpr int64_t kPartBytes = 8ll << 20;
+
+// Whether a GeoTIFF's first and last blocks have their place in the file (GDAL 3.6 gives a sparse
+// file, whose blocks have none, a raw layout at offset 0: the header's).
+bool blocksPlaced(GDALDataset& dataset) {
+  GDALDriver* driver = dataset.GetDriver();
+  if (!driver || !EQUAL(driver->GetDescription(), "GTiff")) return true;
+  auto placed = [&](int band, int64_t blockRow) {
+    const std::string key = "BLOCK_OFFSET_0_" + std::to_string(blockRow);
+    const char* offset = dataset.GetRasterBand(band)->GetMetadataItem(key.c_str(), "TIFF");
+    return offset && std::strtoull(offset, nullptr, 10) > 0;
+  };
+  int blockWidth = 0, blockHeight = 0;
+  dataset.GetRasterBand(1)->GetBlockSize(&blockWidth, &blockHeight);
+  const int64_t lastBlockRow = (dataset.GetRasterYSize() - 1) / std::max(1, blockHeight);
+  return placed(1, 0) && placed(dataset.GetRasterCount(), lastBlockRow);
+}
+
+}  // namespace
+
+std::unique_ptr<RawWriter> RawWriter::open(GDALDataset& dataset, GDALDataType type,
+                                           const std::string& name) {
+  GDALDataset::RawBinaryLayout layout;
+  if (!blocksPlaced(dataset) || !dataset.GetRawBinaryLayout(layout) || layout.eDataType != type ||
+      layout.bLittleEndianOrder != static_cast<bool>(CPL_IS_LSB))
+    return nullptr;
+  const int bands = dataset.GetRasterCount();
+  const int64_t width = dataset.GetRasterXSize();
+  const int64_t height = dataset.GetRasterYSize();
+  const int size = GDALGetDataTypeSizeBytes(type);
+  const int64_t bandRow = width * size;  // one band's row
+  Order order;
+  if (layout.nPixelOffset == int64_t{bands} * size && layout.nLineOffset == bands * bandRow &&
+      (bands == 1 || layout.nBandOffset == size))
+    order = Order::Pixel;
+  else if (layout.nPixelOffset == size && layout.nBandOffset == bandRow &&
+           layout.nLineOffset == bands * bandRow)
+    order = Order::Line;
+  else if (layout.nPixelOffset == size && layout.nLineOffset == bandRow &&
+           layout.nBandOffset >= height * bandRow)
+    order = Order::Band;
+  else
+    return nullptr;
+  VSILFILE* file = VSIFOpenL(layout.osRawFilename.c_str(), "r+b");
+  if (!file) return nullptr;
+  return std::unique_ptr<RawWriter>(new RawWriter(file, name, order, layout, width, bands, size));
+}
+
+RawWriter::RawWriter(VSILFILE* file, std::string name, Order order,
+                     const GDALDataset::RawBinaryLayout& l, int64_t width, int bands,
+                     int sampleBytes)
+    : file_(file),
+      name_(std::move(name)),
+      order_(order),
+      imageOffset_(l.nImageOffset),
+      lineOffset_(l.nLineOffset),
+      bandOffset_(l.nBandOffset),
+      width_(width),
+      bands_(bands),
+      sampleBytes_(sampleBytes) {}
+
+RawWriter::~RawWriter() {
+  if (file_) VSIFCloseL(file_);
+}
+
+void RawWriter::close() {
+  VSILFILE* file = file_;
+  file_ = nullptr;
+  if (file && VSIFCloseL(file) != 0)
+    throw Error("OUTPUT", "cannot finish writing '" + name_ + "' (disk full?)");
+}
+
+void RawWriter::flush() {
+  if (VSIFFlushL(file_) != 0) throw Error("OUTPUT", "cannot write to '" + name_ + "' (disk full?)");
+}
+
+void RawWriter::write(int64_t row0, int64_t rows, const unsigned char* strip,
+                      const Feedback& feedback) {
+  const int64_t lineBytes = width_ * bands_ * sampleBytes_;
+  const int64_t partRows = std::max<int64_t>(1, kPartBytes / lineBytes);
+  for (int64_t row = 0; row < rows; row += partRows) {
+    if (feedback.isCanceled()) throw Canceled();
+    writePart(row0 + row, std::min(partRows, rows - row), strip + row * lineBytes);
+  }
+}
+
+void RawWriter::writePart(int64_t row0, int64_t rows, const unsigned char* strip) {
+  const int64_t bandRow = width_ * sampleBytes_;
+  const int64_t lineBytes = bandRow * bands_;
+  const uint64_t start = imageOffset_ + static_cast<uint64_t>(row0 * lineOffset_);
+  switch (order_) {
+    case Order::Pixel:
+      writeBytes(start, strip, rows * lineBytes, row0, rows);
+      return;
+    case Order::Line:
+      scratch_.resize(static_cast<size_t>(rows * lineBytes));
+      for (int64_t r = 0; r < rows; ++r)
+        transposeSamples(strip + r * lineBytes, width_, bands_, sampleBytes_,
+                         scratch_.data() + r * lineBytes);
+      writeBytes(start, scratch_.data(), rows * lineBytes, row0, rows);
+      return;
+    case Order::Band:
+      scratch_.resize(static_cast<size_t>(rows * lineBytes));
+      transposeSamples(strip, rows * width_, bands_, sampleBytes_, scratch_.data());
+      for (int b = 0; b < bands_; ++b)
+        writeBytes(start + static_cast<uint64_t>(b * bandOffset_),
+                   scratch_.data() + b * rows * bandRow, rows * bandRow, row0, rows);
+      return;
+  }
+}
+
+void RawWriter::writeBytes(uint64_t offset, const unsigned char* data, int64_t bytes, int64_t row0,
+                           int64_t rows) {
+  const auto count = static_cast<size_t>(bytes);
+  if (VSIFSeekL(file_, offset, SEEK_SET) != 0 || VSIFWriteL(data, 1, count, file_) != count)
+    throw Error("OUTPUT", "cannot write rows " + std::to_string(row0 + 1) + "-" +
+                              std::to_string(row0 + rows) + " of '" + name_ + "' (disk full?)");
+}
+
+}  // namespace hyperstream
