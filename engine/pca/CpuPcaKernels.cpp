@@ -164,7 +164,7 @@ HYPERSTREAM_VECTOR_CLONES void projectBlock(const C* __restrict rows, int64_t co
 // (a multiple of W) from `data` (band b's at data[b * bandStep]), centred as shiftPixel and
 // centrePixel do, invalid ones as the zero row. Each lane runs the same operations, in the same
 // order, as projectBlock's lane for that component, so the values are bitwise the same.
-template <class T, class C, int W>
+template <class T, class C, int W, int Sums>
 HYPERSTREAM_VECTOR_CLONES void projectBandVectors(
     const T* __restrict data, int64_t bandStep, const unsigned char* __restrict valid,
     int64_t count, int bands, const ShiftInteger<T>* __restrict shift,
@@ -181,7 +181,7 @@ HYPERSTREAM_VECTOR_CLONES void projectBandVectors(
     Flags flags;
     std::memcpy(&flags, valid + p0, sizeof(flags));
     const Mask validLane = __builtin_convertvector(flags, Mask) != 0;
-    Lanes sum[kComponentBlock] = {};
+    Lanes sum[Sums] = {};
     for (int b = 0; b < bands; ++b) {
       Samples samples;
       std::memcpy(&samples, data + b * bandStep + p0, sizeof(samples));
@@ -192,22 +192,28 @@ HYPERSTREAM_VECTOR_CLONES void projectBandVectors(
         wide -= center[b];
       const Lanes row = validLane ? __builtin_convertvector(wide, Lanes) : Lanes{};
 #pragma GCC unroll 16
-      for (int k = 0; k < kComponentBlock; ++k) sum[k] += row * weights[b * kComponentBlock + k];
+      for (int k = 0; k < Sums; ++k) sum[k] += row * weights[b * kComponentBlock + k];
     }
     for (int l = 0; l < W; ++l)
       for (int k = 0; k < components; ++k) out[(p0 + l) * outStride + k] = sum[k][l] - bias[k];
   }
 }
 
-// projectBandVectors for any count: the last pixels that fill no vector go through it from a
+// projectBandVectors for any count, with as many sums as the components take in fours (the
+// weights' padding needs none): the last pixels that fill no vector go through it from a
 // zero-padded copy.
 template <class T, class C, int W>
 void projectBands(const T* data, int64_t bandStep, const unsigned char* valid, int64_t count,
                   int bands, const ShiftInteger<T>* shift, const double* center, const C* weights,
                   const C* bias, C* out, int outStride, int components) {
+  static_assert(kComponentBlock == 16);
+  const auto project = components <= 4    ? projectBandVectors<T, C, W, 4>
+                       : components <= 8  ? projectBandVectors<T, C, W, 8>
+                       : components <= 12 ? projectBandVectors<T, C, W, 12>
+                                          : projectBandVectors<T, C, W, 16>;
   const int64_t whole = count / W * W;
-  projectBandVectors<T, C, W>(data, bandStep, valid, whole, bands, shift, center, weights, bias,
-                              out, outStride, components);
+  project(data, bandStep, valid, whole, bands, shift, center, weights, bias, out, outStride,
+          components);
   if (whole == count) return;
   const int64_t rest = count - whole;
   std::vector<T> samples(static_cast<size_t>(bands) * W, T(0));
@@ -216,28 +222,53 @@ void projectBands(const T* data, int64_t bandStep, const unsigned char* valid, i
     std::copy_n(data + b * bandStep + whole, rest, samples.begin() + static_cast<int64_t>(b) * W);
   std::copy_n(valid + whole, rest, flags.begin());
   std::vector<C> values(static_cast<size_t>(W) * outStride);
-  projectBandVectors<T, C, W>(samples.data(), W, flags.data(), W, bands, shift, center, weights,
-                              bias, values.data(), outStride, components);
+  project(samples.data(), W, flags.data(), W, bands, shift, center, weights, bias, values.data(),
+          outStride, components);
   for (int64_t p = 0; p < rest; ++p)
     std::copy_n(values.begin() + p * outStride, components, out + (whole + p) * outStride);
 }
 
-// out[j] = toSample(offset[j] + Σ_k components[k] · restore[k][j]): in float64 in `row`, the
-// components in order, then encoded (core/Rounding.h's two steps, each a vector loop).
+// out[j] = toSample(offset[j] + Σ_k components[k] · restore[k][j]) for j < N: in float64, the
+// components in order, then encoded (core/Rounding.h's two steps). The N sums stay in registers
+// through the components: each output's operations, and so its value, are those of one sum.
+template <int N, class C, class Out>
+__attribute__((always_inline)) inline void rebuildOutputs(const C* __restrict components, int count,
+                                                          const double* __restrict restore,
+                                                          int64_t restoreStride,
+                                                          const double* __restrict offset,
+                                                          double nodata, bool avoidNodata,
+                                                          Out* out) {
+  double row[N];
+  for (int j = 0; j < N; ++j) row[j] = offset[j];
+  for (int k = 0; k < count; ++k) {
+    const double value = static_cast<double>(components[k]);
+    const double* weights = restore + k * restoreStride;
+    for (int j = 0; j < N; ++j) row[j] += value * weights[j];
+  }
+  for (int j = 0; j < N; ++j) row[j] = clampForRounding<Out>(row[j]);
+  for (int j = 0; j < N; ++j) out[j] = roundClamped<Out>(row[j], nodata, avoidNodata);
+}
+
+// A pixel's `outputs` rebuilt values, rebuildOutputs 32 at a time; the last block ends at the
+// last output, overlapping the one before (an output computed twice comes out the same).
 template <class C, class Out>
 HYPERSTREAM_VECTOR_CLONES void rebuildPixel(const C* __restrict components, int count,
                                             const double* __restrict restore,
-                                            const double* __restrict offset, double* __restrict row,
-                                            int outputs, double nodata, bool avoidNodata,
-                                            Out* __restrict out) {
-  for (int j = 0; j < outputs; ++j) row[j] = offset[j];
-  for (int k = 0; k < count; ++k) {
-    const double value = static_cast<double>(components[k]);
-    const double* weights = restore + static_cast<size_t>(k) * outputs;
-    for (int j = 0; j < outputs; ++j) row[j] += value * weights[j];
+                                            const double* __restrict offset, int outputs,
+                                            double nodata, bool avoidNodata, Out* out) {
+  constexpr int kBlock = 32;
+  if (outputs < kBlock) {
+    for (int j = 0; j < outputs; ++j)
+      rebuildOutputs<1>(components, count, restore + j, outputs, offset + j, nodata, avoidNodata,
+                        out + j);
+    return;
   }
-  for (int j = 0; j < outputs; ++j) row[j] = clampForRounding<Out>(row[j]);
-  for (int j = 0; j < outputs; ++j) out[j] = roundClamped<Out>(row[j], nodata, avoidNodata);
+  for (int j = 0;; j += kBlock) {
+    const int first = std::min(j, outputs - kBlock);
+    rebuildOutputs<kBlock>(components, count, restore + first, outputs, offset + first, nodata,
+                           avoidNodata, out + first);
+    if (first + kBlock == outputs) return;
+  }
 }
 
 // A projection laid out for the kernels: the weights in blocks of kComponentBlock columns,
@@ -827,7 +858,6 @@ class CpuPcaKernels : public PcaKernels {
     const int outputs = projection.outputs;
     const int components = projection.components;
     threads_.split(count, [&](int64_t from, int64_t to) {
-      std::vector<double> row(static_cast<size_t>(outputs));
       for (int64_t p = from; p < to; ++p) {
         Out* out = output + (first + p) * outputs;
         if (!valid_[first + p]) {
@@ -835,8 +865,7 @@ class CpuPcaKernels : public PcaKernels {
           continue;
         }
         rebuildPixel(values + p * components, components, projection.restore.data(),
-                     projection.offset.data(), row.data(), outputs, encoding.nodata,
-                     encoding.avoidNodata, out);
+                     projection.offset.data(), outputs, encoding.nodata, encoding.avoidNodata, out);
       }
     });
   }
