@@ -66,7 +66,7 @@ inline IoFloorTimes ioFloor(const std::string& input, const std::string& output,
   for (const StripRange& strip : strips) {
     read(strip);
     timer.start();
-    writeStrip(raster.dataset(), outputType, strip.row0, strip.rows, out.data(), quiet);
+    raster.write(strip.row0, strip.rows, out.data(), quiet);
     times.write += timer.nsecsElapsed() * 1e-9;
   }
   timer.start();

@@ -4,6 +4,7 @@
 #include "TestSupport.h"
 #include "core/BlasThreads.h"
 #include "core/Error.h"
+#include "core/Rounding.h"
 #include "core/WorkerThreads.h"
 #include "io/QuickLook.h"
 #include "io/Raster.h"
@@ -19,9 +20,11 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -118,7 +121,69 @@ extern "C" int openblas_set_num_threads_local(int threads) __attribute__((weak))
 
 class UnitTests : public QObject {
   Q_OBJECT
+  template <class Out>
+  static void checkRounding(double nodata) {
+    const long double lowest = std::numeric_limits<Out>::lowest();
+    const long double highest = std::numeric_limits<Out>::max();
+    auto reference = [&](double value, bool avoid) {
+      const long double v = value;
+      long double r = v >= 0 ? std::floor(v + 0.5L) : std::ceil(v - 0.5L);
+      r = std::clamp(r, lowest, highest);
+      if (avoid && r == nodata) {
+        if (v > nodata)
+          r = nodata == highest ? nodata - 1 : nodata + 1;
+        else
+          r = nodata == lowest ? nodata + 1 : nodata - 1;
+      }
+      return static_cast<Out>(r);
+    };
+    std::vector<double> values;
+    auto around = [&](double whole) {
+      for (double half : {0.5, -0.5}) {
+        double v = whole + half;
+        values.push_back(v);
+        double up = v, down = v;
+        for (int step = 0; step < 3; ++step) {
+          up = std::nextafter(up, HUGE_VAL);
+          down = std::nextafter(down, -HUGE_VAL);
+          values.push_back(up);
+          values.push_back(down);
+        }
+      }
+      values.push_back(whole);
+      values.push_back(std::nextafter(whole, HUGE_VAL));
+      values.push_back(std::nextafter(whole, -HUGE_VAL));
+    };
+    for (double whole = -300; whole <= 300; ++whole) around(whole);
+    for (long double end : {lowest, highest, static_cast<long double>(nodata)})
+      for (double whole = -3; whole <= 3; ++whole) around(static_cast<double>(end) + whole);
+    std::mt19937_64 random(29);
+    std::uniform_real_distribution<double> spread(static_cast<double>(lowest) - 10,
+                                                  static_cast<double>(highest) + 10);
+    for (int i = 0; i < 200000; ++i) values.push_back(spread(random));
+    values.push_back(-0.0);
+    for (bool avoid : {false, true})
+      for (double v : values) {
+        const Out got = hyperstream::toSample<Out>(v, nodata, avoid);
+        if (got != reference(v, avoid))
+          QFAIL(qPrintable(QString("toSample(%1) = %2, the rule gives %3")
+                               .arg(v, 0, 'g', 17)
+                               .arg(static_cast<double>(got))
+                               .arg(static_cast<double>(reference(v, avoid)))));
+      }
+  }
+
  private slots:
+  // toSample against the rule in long double (exact there): round half away from zero, clamp,
+  // and a valid value that lands on nodata moved one step towards itself. Values next to every
+  // half, whole numbers near the ends of the range, and random ones.
+  void roundingRuleMatchesReference() {
+    checkRounding<uint16_t>(65535.0);
+    checkRounding<int16_t>(-32768.0);
+    checkRounding<uint8_t>(0.0);
+    checkRounding<int32_t>(-9999.0);
+  }
+
   void chanMergeEqualsOneBlock() {
     const testing::Cube cube = testing::correlatedCube(37, 29, 7, 11);
     const testing::Reference ref = testing::referencePca(cube);

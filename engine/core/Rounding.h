@@ -42,9 +42,11 @@ HYPERSTREAM_HOST_DEVICE inline Out roundClamped(double v, double nodata, bool av
     using Whole = std::conditional_t<(sizeof(Out) < 4), int32_t, int64_t>;
     constexpr double lowest = static_cast<double>(std::numeric_limits<Out>::lowest());
     constexpr double highest = static_cast<double>(std::numeric_limits<Out>::max());
-    const double whole = static_cast<double>(static_cast<Whole>(v));
-    const double fraction = v - whole;  // exact
-    double rounded = whole + (fraction >= 0.5 ? 1.0 : 0.0) - (fraction <= -0.5 ? 1.0 : 0.0);
+    // Half away from zero as one add and one truncation: adding the largest double below 0.5,
+    // with v's sign, carries into the next whole number exactly when |fraction| >= 0.5, for
+    // every |v| < 2^52 (the sum rounds to nearest, ties to even).
+    const double half = v < 0 ? -0.49999999999999994 : 0.49999999999999994;
+    double rounded = std::trunc(v + half);
     rounded = rounded < lowest ? lowest : rounded;
     rounded = rounded > highest ? highest : rounded;
     const double reserved = avoidNodata ? nodata : std::numeric_limits<double>::quiet_NaN();
