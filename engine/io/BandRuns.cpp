@@ -107,4 +107,44 @@ bool BandRuns::read(int band, int64_t row0, int64_t rows, unsigned char* buffer)
   return true;
 }
 
+std::unique_ptr<PixelRuns> PixelRuns::open(GDALDataset& dataset, GDALDataType type,
+                                           const std::vector<int>& bands) {
+  const int count = dataset.GetRasterCount();
+  if (static_cast<int>(bands.size()) != count || !plainBands(dataset, type)) return nullptr;
+  for (int b = 0; b < count; ++b)
+    if (bands[b] != b + 1) return nullptr;
+  // A GeoTIFF whose blocks have no place in the file (sparse) has GDAL 3.6 give it a raw layout
+  // at offset 0, its header: such files go through GDAL, which fills the missing blocks.
+  const char* firstBlock = dataset.GetRasterBand(1)->GetMetadataItem("BLOCK_OFFSET_0_0", "TIFF");
+  const bool tiff = EQUAL(dataset.GetDriver()->GetDescription(), "GTiff");
+  if (tiff && (!firstBlock || std::strtoull(firstBlock, nullptr, 10) == 0)) return nullptr;
+  const int size = GDALGetDataTypeSizeBytes(type);
+  const int64_t lineBytes = static_cast<int64_t>(dataset.GetRasterXSize()) * count * size;
+  GDALDataset::RawBinaryLayout layout;
+  if (!dataset.GetRawBinaryLayout(layout) || layout.eDataType != type ||
+      layout.bLittleEndianOrder != static_cast<bool>(CPL_IS_LSB) ||
+      layout.nPixelOffset != int64_t{count} * size || layout.nLineOffset != lineBytes ||
+      (count > 1 && layout.nBandOffset != size))
+    return nullptr;
+  VSILFILE* file = VSIFOpenL(layout.osRawFilename.c_str(), "rb");
+  if (!file) return nullptr;
+  return std::unique_ptr<PixelRuns>(new PixelRuns(dataset, file, layout.nImageOffset, lineBytes));
+}
+
+PixelRuns::PixelRuns(GDALDataset& dataset, VSILFILE* file, uint64_t imageOffset, int64_t lineBytes)
+    : dataset_(dataset), file_(file), imageOffset_(imageOffset), lineBytes_(lineBytes) {}
+
+PixelRuns::~PixelRuns() {
+  VSIFCloseL(file_);
+}
+
+void PixelRuns::read(int64_t row0, int64_t rows, unsigned char* buffer) {
+  const auto bytes = static_cast<size_t>(rows * lineBytes_);
+  if (VSIFSeekL(file_, imageOffset_ + static_cast<uint64_t>(row0 * lineBytes_), SEEK_SET) != 0 ||
+      VSIFReadL(buffer, 1, bytes, file_) != bytes)
+    throw Error("INPUT", "cannot read rows " + std::to_string(row0 + 1) + "-" +
+                             std::to_string(row0 + rows) + " of '" + dataset_.GetDescription() +
+                             "' (file damaged or truncated?)");
+}
+
 }  // namespace hyperstream

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace hyperstream {
 
@@ -40,6 +41,32 @@ class BandRuns {
   int64_t lineOffset_ = 0;
   int64_t bandOffset_ = 0;
   int blockRows_ = 1;
+};
+
+// Pixel-interleaved strips read straight from an uncompressed pixel-interleaved file (a GeoTIFF
+// INTERLEAVE=PIXEL, ENVI BIP) of which every band is read, in order: a strip's rows are then one
+// run of the file, which VSIFReadL copies into the buffer as it is. Threads reading their rows
+// with handles of their own copy at what memory gives (GDAL's block cache, or its map of the
+// file, costs a copy or a page fault per page and does not scale with threads).
+class PixelRuns {
+ public:
+  // Null when the file is not such a file, or `bands` (1-based) are not all its bands in order.
+  static std::unique_ptr<PixelRuns> open(GDALDataset& dataset, GDALDataType type,
+                                         const std::vector<int>& bands);
+  ~PixelRuns();
+  PixelRuns(const PixelRuns&) = delete;
+  PixelRuns& operator=(const PixelRuns&) = delete;
+
+  // Rows [row0, row0 + rows) into `buffer`; throws Error("INPUT") when the file is shorter than
+  // it says.
+  void read(int64_t row0, int64_t rows, unsigned char* buffer);
+
+ private:
+  PixelRuns(GDALDataset& dataset, VSILFILE* file, uint64_t imageOffset, int64_t lineBytes);
+  GDALDataset& dataset_;
+  VSILFILE* file_;
+  uint64_t imageOffset_;
+  int64_t lineBytes_;
 };
 
 }  // namespace hyperstream

@@ -395,6 +395,8 @@ void StripReader::closeAll() {
   for (Handle& handle : handles_) {
     handle.runs.reset();
     handle.runsTried = false;
+    handle.pixelRuns.reset();
+    handle.pixelRunsTried = false;
     handle.dataset.reset();
   }
   mappedAtOpen_ = mappedFileBytes();
@@ -468,6 +470,8 @@ void StripReader::readParts(int64_t row0, int64_t rows, unsigned char* buffer,
       Handle& handle = handles_[i];
       if (interleaving) {
         readInterleaving(handle, row0 + first, count, buffer + first * lineBytes_);
+      } else if (!byBands && readsPixelRuns(handle)) {
+        handle.pixelRuns->read(row0 + first, count, buffer + first * lineBytes_);
       } else if (!byBands) {
         readStrip(*handle.dataset, bands_, type_, row0 + first, count, buffer + first * lineBytes_);
       } else if (interleave == Interleave::Band) {
@@ -486,6 +490,15 @@ void StripReader::readParts(int64_t row0, int64_t rows, unsigned char* buffer,
   pool_->waitForDone();
   for (const std::exception_ptr& error : errors)
     if (error) std::rethrow_exception(error);
+}
+
+bool StripReader::readsPixelRuns(Handle& handle) {
+  open(handle);
+  if (!handle.pixelRunsTried) {
+    handle.pixelRuns = PixelRuns::open(*handle.dataset, type_, bands_);
+    handle.pixelRunsTried = true;
+  }
+  return handle.pixelRuns != nullptr;
 }
 
 bool StripReader::readsRuns(Handle& handle) {

@@ -20,6 +20,7 @@
 namespace hyperstream {
 
 class BandRuns;
+class PixelRuns;
 class BlockDecoder;
 struct Glt;
 struct Orthorectification;
@@ -160,6 +161,8 @@ class StripReader {
     DatasetPtr dataset;
     std::unique_ptr<BandRuns> runs;  // band-major reads of a plain band-interleaved file
     bool runsTried = false;
+    std::unique_ptr<PixelRuns> pixelRuns;  // reads of a plain pixel-interleaved file
+    bool pixelRunsTried = false;
     std::vector<unsigned char> scratch;  // band-major rows being interleaved
   };
   BlockDecoder& decoder(Interleave interleave);
@@ -170,6 +173,8 @@ class StripReader {
                          int64_t rows, unsigned char* buffer);
   // Whether the handle reads the file's bands as runs (BandRuns); opens it.
   bool readsRuns(Handle& handle);
+  // Whether the handle reads whole rows as runs of the file (PixelRuns); opens it.
+  bool readsPixelRuns(Handle& handle);
   void readInterleaving(Handle& handle, int64_t row0, int64_t rows, unsigned char* buffer);
   void closeAll();
 

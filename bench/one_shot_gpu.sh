@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# One-shot GPU runs against their floor (docs/benchmarks.md, "One-shot runs at the floor"), run on
+# a GPU machine (two GPUs for the gpus2 rows) from a device bundle with hyperstream,
+# bench_io_floor and libhyperstream_cuda.so:
+#   bench/one_shot_gpu.sh BUNDLE WORKDIR OUTDIR [ROUNDS=3]
+# WORKDIR should be in memory (/dev/shm) so that the page cache is not the question. For each
+# cube from `hyperstream synth` (the 2.09 GB one has the tiled Jasper Ridge cube's shape and type,
+# the 9.7 GB one G-PCA's): the machine's read floor (bench_read_threads: pread with 1 to 32
+# threads; dd), the job's floor (bench_io_floor: read the cube once and write 10 Float32 bands
+# the engine's way), `hyperstream devices` (starting CUDA and listing the GPUs), then PCA
+# to 10 components on GPU 0, on GPUs 0 and 1 (when there are two) and on the CPU's cores; wall
+# time per run (results.tsv) and each run's statistics JSON, whose "seconds" hold its stages;
+# all of OUTDIR also packed in OUTDIR.tar.gz.
+set -euo pipefail
+bundle=$(cd "$1" && pwd); work=$2; out=$3; rounds=${4:-3}
+mkdir -p "$work" "$out"
+run=$bundle/run.sh
+hs=$bundle/bin/hyperstream
+[ -n "${OPENBLAS_CORETYPE+set}" ] || export OPENBLAS_CORETYPE=SkylakeX
+{
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  lscpu | grep -E 'Model name|^CPU\(s\)'
+  free -g | head -2
+} > "$out/machine.txt" 2>&1
+"$run" "$hs" devices >> "$out/machine.txt"
+gpus=$(nvidia-smi --list-gpus | wc -l)
+
+timed() {  # name kind round command...: appends "name kind round seconds"
+  local name=$1 kind=$2 round=$3; shift 3
+  rm -f "$work"/out*.tif
+  local start; start=$(date +%s.%N)
+  "$@" < /dev/null > "$work/last.log" 2>&1 || { cat "$work/last.log"; return 1; }
+  printf '%s\t%s\t%s\t%s\n' "$name" "$kind" "$round" \
+    "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')" \
+    | tee -a "$out/results.tsv"
+}
+
+while read -r name rows cols bands type; do
+  cube=$work/$name.tif
+  "$run" "$hs" synth "$cube" --rows "$rows" --cols "$cols" --bands "$bands" --type "$type" --quiet
+  "$bundle/bin/bench_read_threads" "$cube" "$(nproc)" 3 | tee "$out/${name}_read_threads.txt"
+  dd if="$cube" of=/dev/null bs=64M 2>&1 | tail -1 | tee -a "$out/${name}_read_threads.txt"
+  for round in $(seq "$rounds"); do
+    timed "$name" floor "$round" "$run" "$bundle/bin/bench_io_floor" "$cube" "$work/out.tif" 10
+    cat "$work/last.log" >> "$out/${name}_floor.txt"
+    timed "$name" devices "$round" "$run" "$hs" devices
+    timed "$name" gpu1 "$round" "$run" "$hs" pca "$cube" "$work/out.tif" --components 10 \
+      --device gpu:0 --stats "$out/${name}_gpu1_$round.json" --quiet
+    if [ "$gpus" -ge 2 ]; then
+      timed "$name" gpus2 "$round" "$run" "$hs" pca "$cube" "$work/out.tif" --components 10 \
+        --gpus 0,1 --stats "$out/${name}_gpus2_$round.json" --quiet
+    fi
+  done
+  timed "$name" cpu 1 "$run" "$hs" pca "$cube" "$work/out.tif" --components 10 --device cpu \
+    --stats "$out/${name}_cpu_1.json" --quiet
+  rm -f "$cube" "$work"/out*.tif
+done <<'CUBES'
+jasper2300 2300 2300 198 uint16
+gpca13910 13910 1562 224 int16
+CUBES
+tar -C "$(dirname "$out")" -czf "$out.tar.gz" "$(basename "$out")"
