@@ -116,7 +116,8 @@ std::unique_ptr<PixelRuns> PixelRuns::open(GDALDataset& dataset, GDALDataType ty
   // A GeoTIFF whose blocks have no place in the file (sparse) has GDAL 3.6 give it a raw layout
   // at offset 0, its header: such files go through GDAL, which fills the missing blocks.
   const char* firstBlock = dataset.GetRasterBand(1)->GetMetadataItem("BLOCK_OFFSET_0_0", "TIFF");
-  const bool tiff = EQUAL(dataset.GetDriver()->GetDescription(), "GTiff");
+  GDALDriver* driver = dataset.GetDriver();  // none for a sensor's product
+  const bool tiff = driver && EQUAL(driver->GetDescription(), "GTiff");
   if (tiff && (!firstBlock || std::strtoull(firstBlock, nullptr, 10) == 0)) return nullptr;
   const int size = GDALGetDataTypeSizeBytes(type);
   const int64_t lineBytes = static_cast<int64_t>(dataset.GetRasterXSize()) * count * size;
