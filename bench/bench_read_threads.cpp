@@ -23,6 +23,7 @@ constexpr int64_t kPart = 8ll << 20;
 double readAll(int fd, int64_t size, int threads) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> workers;
+  workers.reserve(threads);
   for (int t = 0; t < threads; ++t)
     workers.emplace_back([=] {
       std::vector<char> buffer(kPart);
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
   readAll(fd, size, most);  // into the page cache, if it was not
   for (int threads = 1; threads <= most; threads *= 2) {
     std::vector<double> seconds;
+    seconds.reserve(rounds);
     for (int r = 0; r < rounds; ++r) seconds.push_back(readAll(fd, size, threads));
     std::sort(seconds.begin(), seconds.end());
     const double median = seconds[seconds.size() / 2];
