@@ -228,47 +228,22 @@ void projectBands(const T* data, int64_t bandStep, const unsigned char* valid, i
     std::copy_n(values.begin() + p * outStride, components, out + (whole + p) * outStride);
 }
 
-// out[j] = toSample(offset[j] + Σ_k components[k] · restore[k][j]) for j < N: in float64, the
-// components in order, then encoded (core/Rounding.h's two steps). The N sums stay in registers
-// through the components: each output's operations, and so its value, are those of one sum.
-template <int N, class C, class Out>
-__attribute__((always_inline)) inline void rebuildOutputs(const C* __restrict components, int count,
-                                                          const double* __restrict restore,
-                                                          int64_t restoreStride,
-                                                          const double* __restrict offset,
-                                                          double nodata, bool avoidNodata,
-                                                          Out* out) {
-  double row[N];
-  for (int j = 0; j < N; ++j) row[j] = offset[j];
-  for (int k = 0; k < count; ++k) {
-    const double value = static_cast<double>(components[k]);
-    const double* weights = restore + k * restoreStride;
-    for (int j = 0; j < N; ++j) row[j] += value * weights[j];
-  }
-  for (int j = 0; j < N; ++j) row[j] = clampForRounding<Out>(row[j]);
-  for (int j = 0; j < N; ++j) out[j] = roundClamped<Out>(row[j], nodata, avoidNodata);
-}
-
-// A pixel's `outputs` rebuilt values, rebuildOutputs 32 at a time; the last block ends at the
-// last output, overlapping the one before (an output computed twice comes out the same).
+// out[j] = toSample(offset[j] + Σ_k components[k] · restore[k][j]): in float64 in `row`, the
+// components in order, then encoded (core/Rounding.h's two steps, each a vector loop).
 template <class C, class Out>
 HYPERSTREAM_VECTOR_CLONES void rebuildPixel(const C* __restrict components, int count,
                                             const double* __restrict restore,
-                                            const double* __restrict offset, int outputs,
-                                            double nodata, bool avoidNodata, Out* out) {
-  constexpr int kBlock = 32;
-  if (outputs < kBlock) {
-    for (int j = 0; j < outputs; ++j)
-      rebuildOutputs<1>(components, count, restore + j, outputs, offset + j, nodata, avoidNodata,
-                        out + j);
-    return;
+                                            const double* __restrict offset, double* __restrict row,
+                                            int outputs, double nodata, bool avoidNodata,
+                                            Out* __restrict out) {
+  for (int j = 0; j < outputs; ++j) row[j] = offset[j];
+  for (int k = 0; k < count; ++k) {
+    const double value = static_cast<double>(components[k]);
+    const double* weights = restore + static_cast<size_t>(k) * outputs;
+    for (int j = 0; j < outputs; ++j) row[j] += value * weights[j];
   }
-  for (int j = 0;; j += kBlock) {
-    const int first = std::min(j, outputs - kBlock);
-    rebuildOutputs<kBlock>(components, count, restore + first, outputs, offset + first, nodata,
-                           avoidNodata, out + first);
-    if (first + kBlock == outputs) return;
-  }
+  for (int j = 0; j < outputs; ++j) row[j] = clampForRounding<Out>(row[j]);
+  for (int j = 0; j < outputs; ++j) out[j] = roundClamped<Out>(row[j], nodata, avoidNodata);
 }
 
 // A projection laid out for the kernels: the weights in blocks of kComponentBlock columns,
@@ -858,6 +833,7 @@ class CpuPcaKernels : public PcaKernels {
     const int outputs = projection.outputs;
     const int components = projection.components;
     threads_.split(count, [&](int64_t from, int64_t to) {
+      std::vector<double> row(static_cast<size_t>(outputs));
       for (int64_t p = from; p < to; ++p) {
         Out* out = output + (first + p) * outputs;
         if (!valid_[first + p]) {
@@ -865,7 +841,8 @@ class CpuPcaKernels : public PcaKernels {
           continue;
         }
         rebuildPixel(values + p * components, components, projection.restore.data(),
-                     projection.offset.data(), outputs, encoding.nodata, encoding.avoidNodata, out);
+                     projection.offset.data(), row.data(), outputs, encoding.nodata,
+                     encoding.avoidNodata, out);
       }
     });
   }
