@@ -51,3 +51,19 @@ ensure_cube() {
   /usr/bin/python3 "$here/../../shared/tools/tile_cube.py" \
     "$here/../../shared/data/jasper_ridge_100x100x198_uint16.tif" "$size" "$size" "$1" >/dev/null
 }
+
+# Times one command for the GPU machine's scripts, after removing what the run before wrote (the
+# files $stale_outputs, a glob, matches): appends "NAME KIND ROUND SECONDS" to $out/results.tsv
+# and prints it; the command's output goes to $work/last.log, printed when it fails. Every run
+# writes a new file: replacing a finished one would add freeing its pages to the run.
+#   timed NAME KIND ROUND COMMAND...
+timed() {
+  local name=$1 kind=$2 round=$3; shift 3
+  # shellcheck disable=SC2086  # a glob, expanded here
+  rm -f $stale_outputs
+  local start; start=$(date +%s.%N)
+  "$@" < /dev/null > "$work/last.log" 2>&1 || { cat "$work/last.log"; return 1; }
+  printf '%s\t%s\t%s\t%s\n' "$name" "$kind" "$round" \
+    "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')" \
+    | tee -a "$out/results.tsv"
+}

@@ -12,6 +12,7 @@
 # time per run (results.tsv) and each run's statistics JSON, whose "seconds" hold its stages;
 # all of OUTDIR also packed in OUTDIR.tar.gz.
 set -euo pipefail
+source "$(dirname "$(realpath "$0")")/common.sh"
 bundle=$(cd "$1" && pwd); work=$2; out=$3; rounds=${4:-3}
 mkdir -p "$work" "$out"
 run=$bundle/run.sh
@@ -25,15 +26,7 @@ hs=$bundle/bin/hyperstream
 "$run" "$hs" devices >> "$out/machine.txt"
 gpus=$(nvidia-smi --list-gpus | wc -l)
 
-timed() {  # name kind round command...: appends "name kind round seconds"
-  local name=$1 kind=$2 round=$3; shift 3
-  rm -f "$work"/out*.tif
-  local start; start=$(date +%s.%N)
-  "$@" < /dev/null > "$work/last.log" 2>&1 || { cat "$work/last.log"; return 1; }
-  printf '%s\t%s\t%s\t%s\n' "$name" "$kind" "$round" \
-    "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')" \
-    | tee -a "$out/results.tsv"
-}
+stale_outputs="$work/out*.tif"
 
 while read -r name rows cols bands type; do
   cube=$work/$name.tif

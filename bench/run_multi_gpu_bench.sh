@@ -13,6 +13,7 @@
 # cold, and waiting for the reader. The warm compute stages on 1 and 2 GPUs come from
 # bench_backend, run here first.
 set -euo pipefail
+source "$(dirname "$(realpath "$0")")/common.sh"
 bundle=$(cd "$1" && pwd); work=$2; out=$3; rounds=${4:-3}
 mkdir -p "$work" "$out"
 run=$bundle/run.sh
@@ -27,16 +28,7 @@ hs=$bundle/bin/hyperstream
 # 1 and 2 GPUs in turn each round, on one cube (filled on every core, page-locked).
 "$run" "$bundle/bin/bench_backend" 2300 2300 198 10 5 1,2 | tee -a "$out/bench_backend.txt"
 
-# Every run writes a new file: replacing a finished one would add freeing its pages to the run.
-timed() {  # name kind round command...: appends "name kind round seconds"
-  local name=$1 kind=$2 round=$3; shift 3
-  rm -f "$work/floor.tif" "$work/pc.tif" "$work/ab.tif"
-  local start; start=$(date +%s.%N)
-  "$@" < /dev/null > "$work/last.log" 2>&1 || { cat "$work/last.log"; return 1; }
-  printf '%s\t%s\t%s\t%s\n' "$name" "$kind" "$round" \
-    "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')" \
-    | tee -a "$out/results.tsv"
-}
+stale_outputs="$work/floor.tif $work/pc.tif $work/ab.tif"
 
 while read -r name rows cols bands type; do
   cube=$work/$name.tif
