@@ -6,6 +6,7 @@
 #include "TestFeedback.h"
 #include "TestSupport.h"
 #include "io/PendingRaster.h"
+#include "io/Raster.h"
 #include "pca/PcaJob.h"
 #include "spp/SppJob.h"
 #include "synth/Synth.h"
@@ -17,6 +18,7 @@
 #include <QFileInfo>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace hyperstream;
@@ -223,6 +225,31 @@ class LayoutTests : public QObject {
         for (int b = 0; b < bands; ++b) QVERIFY2(before[b] == cube.at(151, 17, b), what);
         raster.commit();
         QVERIFY2(sameValues(testing::readCube(path).values, cube.values), what);
+      }
+    }
+  }
+
+  // A GeoTIFF none of whose blocks was ever written (SPARSE_OK): GDAL 3.6 gives it a raw layout
+  // at offset 0, its header; every reader must read its samples as the zeros GDAL fills in.
+  void sparseFileReadsAsZeros() {
+    ensureGdalDrivers();
+    const QString dir = testing::tempDir();
+    for (const char* interleave : {"INTERLEAVE=BAND", "INTERLEAVE=PIXEL"}) {
+      const std::string path = (dir + "/sparse.tif").toStdString();
+      const char* options[] = {"SPARSE_OK=TRUE", interleave, nullptr};
+      GDALClose(GetGDALDriverManager()->GetDriverByName("GTiff")->Create(
+          path.c_str(), 203, 157, 3, GDT_UInt16, const_cast<char**>(options)));
+      const DatasetPtr dataset = openRaster(path, "INPUT");
+      const RasterInfo info = describeRaster(*dataset, path);
+      for (bool bandMajor : {false, true}) {
+        StripReader reader(info, {1, 2, 3}, 2, 64ll << 20, 0);
+        std::vector<uint16_t> strip(37 * 203 * 3, 7);
+        if (bandMajor)
+          reader.readBandMajor(20, 37, strip.data());
+        else
+          reader.read(20, 37, strip.data());
+        QVERIFY2(std::all_of(strip.begin(), strip.end(), [](uint16_t v) { return v == 0; }),
+                 interleave);
       }
     }
   }

@@ -4,6 +4,7 @@
 
 #include <cpl_string.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -40,17 +41,41 @@ bool tiffStrips(GDALDataset& dataset) {
   return read && order[0] == 'I' && order[1] == 'I' && CPL_IS_LSB;
 }
 
+// Whether a GeoTIFF's first and last blocks have their place in the file (true for other files).
+bool blocksPlaced(GDALDataset& dataset) {
+  GDALDriver* driver = dataset.GetDriver();  // none for a sensor's product
+  if (!driver || !EQUAL(driver->GetDescription(), "GTiff")) return true;
+  auto placed = [&](int band, int64_t blockRow) {
+    const std::string key = "BLOCK_OFFSET_0_" + std::to_string(blockRow);
+    const char* offset = dataset.GetRasterBand(band)->GetMetadataItem(key.c_str(), "TIFF");
+    return offset && std::strtoull(offset, nullptr, 10) > 0;
+  };
+  int blockWidth = 0, blockHeight = 0;
+  dataset.GetRasterBand(1)->GetBlockSize(&blockWidth, &blockHeight);
+  const int64_t lastBlockRow = (dataset.GetRasterYSize() - 1) / std::max(1, blockHeight);
+  return placed(1, 0) && placed(dataset.GetRasterCount(), lastBlockRow);
+}
+
 }  // namespace
+
+std::optional<GDALDataset::RawBinaryLayout> nativeRawLayout(GDALDataset& dataset,
+                                                            GDALDataType type) {
+  GDALDataset::RawBinaryLayout layout;
+  if (dataset.GetRasterCount() < 1 || !blocksPlaced(dataset) ||
+      !dataset.GetRawBinaryLayout(layout) || layout.eDataType != type ||
+      layout.bLittleEndianOrder != static_cast<bool>(CPL_IS_LSB))
+    return std::nullopt;
+  return layout;
+}
 
 std::unique_ptr<BandRuns> BandRuns::open(GDALDataset& dataset, GDALDataType type) {
   if (!plainBands(dataset, type)) return nullptr;
   const int64_t rowBytes =
       static_cast<int64_t>(dataset.GetRasterXSize()) * GDALGetDataTypeSizeBytes(type);
-  GDALDataset::RawBinaryLayout layout;
-  const bool raw = dataset.GetRawBinaryLayout(layout) && layout.eDataType == type &&
-                   layout.bLittleEndianOrder == static_cast<bool>(CPL_IS_LSB) &&
-                   layout.nPixelOffset == GDALGetDataTypeSizeBytes(type) &&
-                   layout.eInterleaving != GDALDataset::RawBinaryLayout::Interleaving::BIP;
+  const std::optional<GDALDataset::RawBinaryLayout> found = nativeRawLayout(dataset, type);
+  const bool raw = found && found->nPixelOffset == GDALGetDataTypeSizeBytes(type) &&
+                   found->eInterleaving != GDALDataset::RawBinaryLayout::Interleaving::BIP;
+  const GDALDataset::RawBinaryLayout layout = raw ? *found : GDALDataset::RawBinaryLayout{};
   if (!raw && !tiffStrips(dataset)) return nullptr;
   const std::string path = raw ? layout.osRawFilename : std::string(dataset.GetDescription());
   VSILFILE* file = VSIFOpenL(path.c_str(), "rb");
@@ -113,23 +138,15 @@ std::unique_ptr<PixelRuns> PixelRuns::open(GDALDataset& dataset, GDALDataType ty
   if (static_cast<int>(bands.size()) != count || !plainBands(dataset, type)) return nullptr;
   for (int b = 0; b < count; ++b)
     if (bands[b] != b + 1) return nullptr;
-  // A GeoTIFF whose blocks have no place in the file (sparse) has GDAL 3.6 give it a raw layout
-  // at offset 0, its header: such files go through GDAL, which fills the missing blocks.
-  const char* firstBlock = dataset.GetRasterBand(1)->GetMetadataItem("BLOCK_OFFSET_0_0", "TIFF");
-  GDALDriver* driver = dataset.GetDriver();  // none for a sensor's product
-  const bool tiff = driver && EQUAL(driver->GetDescription(), "GTiff");
-  if (tiff && (!firstBlock || std::strtoull(firstBlock, nullptr, 10) == 0)) return nullptr;
   const int size = GDALGetDataTypeSizeBytes(type);
   const int64_t lineBytes = static_cast<int64_t>(dataset.GetRasterXSize()) * count * size;
-  GDALDataset::RawBinaryLayout layout;
-  if (!dataset.GetRawBinaryLayout(layout) || layout.eDataType != type ||
-      layout.bLittleEndianOrder != static_cast<bool>(CPL_IS_LSB) ||
-      layout.nPixelOffset != int64_t{count} * size || layout.nLineOffset != lineBytes ||
-      (count > 1 && layout.nBandOffset != size))
+  const std::optional<GDALDataset::RawBinaryLayout> layout = nativeRawLayout(dataset, type);
+  if (!layout || layout->nPixelOffset != int64_t{count} * size ||
+      layout->nLineOffset != lineBytes || (count > 1 && layout->nBandOffset != size))
     return nullptr;
-  VSILFILE* file = VSIFOpenL(layout.osRawFilename.c_str(), "rb");
+  VSILFILE* file = VSIFOpenL(layout->osRawFilename.c_str(), "rb");
   if (!file) return nullptr;
-  return std::unique_ptr<PixelRuns>(new PixelRuns(dataset, file, layout.nImageOffset, lineBytes));
+  return std::unique_ptr<PixelRuns>(new PixelRuns(dataset, file, layout->nImageOffset, lineBytes));
 }
 
 PixelRuns::PixelRuns(GDALDataset& dataset, VSILFILE* file, uint64_t imageOffset, int64_t lineBytes)

@@ -8,9 +8,17 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace hyperstream {
+
+// The raw layout GDAL gives `dataset`'s file (GetRawBinaryLayout) where its samples are `type` in
+// this machine's byte order and every block has its place; nullopt otherwise. GDAL 3.6 gives a
+// GeoTIFF none of whose blocks has a place (sparse) a layout at offset 0, its header: a GeoTIFF
+// whose first or last block has no offset has none here.
+std::optional<GDALDataset::RawBinaryLayout> nativeRawLayout(GDALDataset& dataset,
+                                                            GDALDataType type);
 
 class BandRuns {
  public:

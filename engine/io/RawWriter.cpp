@@ -1,10 +1,10 @@
 #include "io/RawWriter.h"
 
 #include "core/Error.h"
+#include "io/BandRuns.h"
 #include "io/Raster.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace hyperstream {
 
@@ -14,30 +14,13 @@ namespace {
 // a band-sequential file's transposed part stays small.
 constexpr int64_t kPartBytes = 8ll << 20;
 
-// Whether a GeoTIFF's first and last blocks have their place in the file (GDAL 3.6 gives a sparse
-// file, whose blocks have none, a raw layout at offset 0: the header's).
-bool blocksPlaced(GDALDataset& dataset) {
-  GDALDriver* driver = dataset.GetDriver();
-  if (!driver || !EQUAL(driver->GetDescription(), "GTiff")) return true;
-  auto placed = [&](int band, int64_t blockRow) {
-    const std::string key = "BLOCK_OFFSET_0_" + std::to_string(blockRow);
-    const char* offset = dataset.GetRasterBand(band)->GetMetadataItem(key.c_str(), "TIFF");
-    return offset && std::strtoull(offset, nullptr, 10) > 0;
-  };
-  int blockWidth = 0, blockHeight = 0;
-  dataset.GetRasterBand(1)->GetBlockSize(&blockWidth, &blockHeight);
-  const int64_t lastBlockRow = (dataset.GetRasterYSize() - 1) / std::max(1, blockHeight);
-  return placed(1, 0) && placed(dataset.GetRasterCount(), lastBlockRow);
-}
-
 }  // namespace
 
 std::unique_ptr<RawWriter> RawWriter::open(GDALDataset& dataset, GDALDataType type,
                                            const std::string& name) {
-  GDALDataset::RawBinaryLayout layout;
-  if (!blocksPlaced(dataset) || !dataset.GetRawBinaryLayout(layout) || layout.eDataType != type ||
-      layout.bLittleEndianOrder != static_cast<bool>(CPL_IS_LSB))
-    return nullptr;
+  const std::optional<GDALDataset::RawBinaryLayout> found = nativeRawLayout(dataset, type);
+  if (!found) return nullptr;
+  const GDALDataset::RawBinaryLayout& layout = *found;
   const int bands = dataset.GetRasterCount();
   const int64_t width = dataset.GetRasterXSize();
   const int64_t height = dataset.GetRasterYSize();
