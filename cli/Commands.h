@@ -1,6 +1,6 @@
 #pragma once
 // The commands of the hyperstream program (PcaCommand.cpp: pca, mnf and denoise; ApplyCommand.cpp:
-// apply and inverse; SppCommand.cpp, UnmixingCommands.cpp: endmembers and abundances;
+// apply and inverse; SppCommand.cpp, UnmixingCommands.cpp: endmembers and abundances; DetectCommands.cpp: rx and detect;
 // SynthCommand.cpp, DevicesCommand.cpp). Each takes its arguments without the command word
 // ("hyperstream ARGS...") and returns the exit status; errors are thrown (see reportingErrors).
 
@@ -34,6 +34,8 @@ int runInverseCommand(const QStringList& arguments);
 int runSppCommand(const QStringList& arguments);
 int runEndmembersCommand(const QStringList& arguments);
 int runAbundancesCommand(const QStringList& arguments);
+int runRxCommand(const QStringList& arguments);
+int runDetectCommand(const QStringList& arguments);
 int runSynthCommand(const QStringList& arguments);
 int runDevicesCommand(const QStringList& arguments);
 

@@ -39,6 +39,12 @@ const Command kCommands[] = {
     {"abundances",
      "abundances INPUT ENDMEMBERS.csv OUTPUT  each pixel's endmember abundances (FCLS, NNLS)",
      runAbundancesCommand},
+    {"rx", "rx INPUT OUTPUT      the RX anomaly detector: each pixel's Mahalanobis distance",
+     runRxCommand},
+    {"detect",
+     "detect INPUT TARGETS.csv OUTPUT --method mf|ace|cem  target detection (matched filter, "
+     "ACE, CEM)",
+     runDetectCommand},
     {"synth",
      "synth OUTPUT         write the synthetic demo scene (512 x 512 x 224 int16 by "
      "default)",
@@ -75,7 +81,7 @@ int main(int argc, char** argv) {
     for (const Command& command : kCommands)
       if (name == command.name) return command.run(arguments);
     usage("unknown command '" + name +
-          "' (pca, mnf, apply, denoise, inverse, spp, endmembers, abundances, synth, devices; "
+          "' (pca, mnf, apply, denoise, inverse, spp, endmembers, abundances, rx, detect, synth, devices; "
           "see --help)");
   });
 }

@@ -232,6 +232,7 @@ class CudaPcaKernels final : public PcaKernels {
                void* output) override {
     context_.select();
     if (projection.rebuilds()) return rebuild(strip, projection, encoding, output);
+    if (projection.scores.active()) return score(strip, projection, encoding, output);
     const int components = projection.components;
     if (encoding.type == OutputType::Byte) {
       std::vector<double> scale(encoding.byteMinimum);
@@ -315,6 +316,42 @@ class CudaPcaKernels final : public PcaKernels {
         else
           rebuildIn(double{});
       });
+      releaseSlot();
+    });
+    context_.synchronize();
+  }
+
+  // Projects in float64 and scores chunk by chunk (DetectionScores); the scores cross the bus.
+  void score(const StripView& strip, const Projection& projection, const OutputEncoding& encoding,
+             void* output) {
+    const DetectionScores& rule = projection.scores;
+    const auto targets = static_cast<int>(rule.targetPower.size());
+    const int outputs = projection.outputCount();
+    if (targets > 0) uploadAsync(offset_.get(), rule.targetPower.data(), rule.targetPower.size(),
+                                 context_.computeStream());
+    auto* out = static_cast<unsigned char*>(output);
+    withSampleType(strip.type, [&](auto sample) {
+      using T = decltype(sample);
+      const T* raw = stripOnDevice<T>(strip);
+      auto scoreAs = [&](auto outputSample) {
+        using Out = decltype(outputSample);
+        Out* encoded = reinterpret_cast<Out*>(encoded_.get());
+        forEachProjectedChunk<T, double>(
+            strip, raw, projection, 0.0, times_.projection,
+            [&](int64_t first, int64_t pixels, double* values) {
+              context_.timed(times_.projection, context_.computeStream(), [&] {
+                cuda::scores(values, pixels, projection.components, rule.whitened,
+                             offset_.get(), targets, valid_.get(), encoding.nodata, encoded,
+                             context_.computeStream());
+              });
+              downloadChunk(out + first * outputs * sizeof(Out), encoded,
+                            static_cast<size_t>(pixels) * outputs * sizeof(Out));
+            });
+      };
+      if (encoding.type == OutputType::Float64)
+        scoreAs(double{});
+      else
+        scoreAs(float{});
       releaseSlot();
     });
     context_.synchronize();

@@ -282,6 +282,36 @@ __global__ void rebuildKernel(const C* __restrict__ values, int64_t pixels, int 
   }
 }
 
+// One thread per pixel: its RX score, or each target's ACE score (DetectionScores), in float64, the
+// whitened components summed in order as the CPU kernels do.
+template <class Out>
+__global__ void scoresKernel(const double* __restrict__ values, int64_t pixels, int components,
+                             int whitened, const double* __restrict__ targetPower, int targets,
+                             const unsigned char* __restrict__ valid, double nodata,
+                             Out* __restrict__ out) {
+  const int outputs = targets > 0 ? targets : 1;
+  for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; p < pixels;
+       p += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    Out* pixelOut = out + p * outputs;
+    if (!valid[p]) {
+      for (int t = 0; t < outputs; ++t) pixelOut[t] = static_cast<Out>(nodata);
+      continue;
+    }
+    const double* pixel = values + p * components;
+    double distance = 0;
+    for (int k = 0; k < whitened; ++k) distance = __fma_rn(pixel[k], pixel[k], distance);
+    if (targets == 0) {
+      pixelOut[0] = static_cast<Out>(distance);
+      continue;
+    }
+    for (int t = 0; t < targets; ++t) {
+      const double filtered = pixel[whitened + t];
+      pixelOut[t] = static_cast<Out>(
+          distance > 0 ? filtered * filtered * targetPower[t] / distance : 0.0);
+    }
+  }
+}
+
 }  // namespace
 
 template <class C, class Out>
@@ -292,6 +322,16 @@ void rebuild(const C* values, int64_t pixels, int components, const unsigned cha
   rebuildKernel<C, Out><<<gridFor(pixels * outputs, kThreads * 8), kThreads, 0, stream>>>(
       values, pixels, components, valid, restore, offset, outputs, nodata, avoidNodata, out);
   checkLaunch("rebuild kernel");
+}
+
+template <class Out>
+void scores(const double* values, int64_t pixels, int components, int whitened,
+            const double* targetPower, int targets, const unsigned char* valid, double nodata,
+            Out* out, cudaStream_t stream) {
+  if (pixels <= 0) return;
+  scoresKernel<Out><<<gridFor(pixels, kThreads), kThreads, 0, stream>>>(
+      values, pixels, components, whitened, targetPower, targets, valid, nodata, out);
+  checkLaunch("detection scores kernel");
 }
 
 int reductionBlocks(int64_t pixels) {
@@ -486,6 +526,10 @@ template void rangePartials<double>(const double*, int64_t, int, const unsigned 
                                      cudaStream_t);
 HYPERSTREAM_FOR_EACH_SAMPLE_TYPE(HYPERSTREAM_REBUILD_TYPE)
 #undef HYPERSTREAM_REBUILD_TYPE
+template void scores<float>(const double*, int64_t, int, int, const double*, int,
+                            const unsigned char*, double, float*, cudaStream_t);
+template void scores<double>(const double*, int64_t, int, int, const double*, int,
+                             const unsigned char*, double, double*, cudaStream_t);
 HYPERSTREAM_DIGIT_TYPE(uint8_t)
 HYPERSTREAM_DIGIT_TYPE(uint16_t)
 HYPERSTREAM_DIGIT_TYPE(int16_t)

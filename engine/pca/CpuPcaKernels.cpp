@@ -777,16 +777,23 @@ class CpuPcaKernels : public PcaKernels {
               out + kb * kComponentBlock, kernel.components, kernel.blockComponents(kb));
   }
 
-  // Projects in precision C, then encodes (or rebuilds and encodes) each chunk into `output`.
+  // Projects in precision C, then encodes (or rebuilds or scores, and encodes) each chunk into
+  // `output`.
   template <class T, class C, class Out>
   void projectInto(const StripView& strip, const Projection& projection,
                    const OutputEncoding& encoding, Out* output) {
     forEachProjectedChunk<T, C>(
         strip, projection, [&](int64_t first, int64_t count, const C* values) {
-          if (projection.rebuilds())
+          if (projection.rebuilds()) {
             rebuild(values, first, count, projection, encoding, output);
-          else if constexpr (std::is_floating_point_v<Out> || std::is_same_v<Out, uint8_t>)
+          } else if constexpr (std::is_floating_point_v<Out>) {
+            if (projection.scores.active())
+              score(values, first, count, projection, encoding, output);
+            else
+              encode(values, first, count, projection.components, encoding, output);
+          } else if constexpr (std::is_same_v<Out, uint8_t>) {
             encode(values, first, count, projection.components, encoding, output);
+          }
         });
   }
 
@@ -804,6 +811,37 @@ class CpuPcaKernels : public PcaKernels {
         std::fill(out, out + components, static_cast<Out>(encoding.nodata));
       }
     }
+  }
+
+  // Detection scores (DetectionScores) of `count` projected pixels, in float64; on every worker.
+  template <class C, class Out>
+  void score(const C* values, int64_t first, int64_t count, const Projection& projection,
+             const OutputEncoding& encoding, Out* output) {
+    const DetectionScores& rule = projection.scores;
+    const int components = projection.components;
+    const int outputs = projection.outputCount();
+    threads_.split(count, [&](int64_t from, int64_t to) {
+      for (int64_t p = from; p < to; ++p) {
+        Out* out = output + (first + p) * outputs;
+        if (!valid_[first + p]) {
+          std::fill(out, out + outputs, static_cast<Out>(encoding.nodata));
+          continue;
+        }
+        const C* pixel = values + p * components;
+        double distance = 0;
+        for (int k = 0; k < rule.whitened; ++k)
+          distance += static_cast<double>(pixel[k]) * static_cast<double>(pixel[k]);
+        if (rule.targetPower.empty()) {
+          out[0] = static_cast<Out>(distance);
+          continue;
+        }
+        for (int t = 0; t < outputs; ++t) {
+          const auto filtered = static_cast<double>(pixel[rule.whitened + t]);
+          out[t] = static_cast<Out>(
+              distance > 0 ? filtered * filtered * rule.targetPower[t] / distance : 0.0);
+        }
+      }
+    });
   }
 
   // Byte components: each rescaled from its range to the encoding's.

@@ -16,6 +16,7 @@
 #include "run/JobGroup.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
+#include "unmixing/EndmemberTable.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -26,6 +27,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <numeric>
 
 namespace hyperstream {
 
@@ -33,6 +35,21 @@ namespace {
 
 constexpr int kInputBuffers = 3;   // one being read, one queued, one being computed
 constexpr int kOutputBuffers = 2;  // one being filled, one being written
+
+// Detection fits the covariance and writes float scores.
+void checkDetectOptions(const PcaOptions& options) {
+  const OutputType type = options.outputType;
+  if (type != OutputType::Float32 && type != OutputType::Float64)
+    throw Error("OUTPUT_TYPE", "detection scores are written as Float32 or Float64");
+  if (options.noise || options.matrix != MatrixType::Covariance || !options.savedTransform.empty())
+    throw Error("METHOD", "detection fits the image's own covariance");
+  if (options.detector.components < 0)
+    throw Error("COMPONENTS", "the number of components must be positive (0: all)");
+  if (!(options.detector.shrinkage >= 0 && options.detector.shrinkage < 1))
+    throw Error("SHRINKAGE", "the shrinkage is a share of the mean band variance, in [0, 1)");
+  if (!options.htmlReport.empty())
+    throw Error("OUTPUT_HTML_FILE", "detection writes no HTML report");
+}
 
 void checkOptions(const PcaOptions& options) {
   if (options.components < kSignalSubspace)
@@ -54,6 +71,7 @@ void checkOptions(const PcaOptions& options) {
   if (components && type != OutputType::Float32 && type != OutputType::Float64 &&
       type != OutputType::Byte)
     throw Error("OUTPUT_TYPE", "components are written as Float32, Float64 or Byte");
+  if (options.kind == PcaJobKind::Detect) checkDetectOptions(options);
 }
 
 // Creation options for an output that several processes write at once, each its own rows: only
@@ -140,6 +158,8 @@ bool sameByteRanges(const std::string& recorded, const SavedTransform& saved) {
                                     {saved.byteMaximum.begin(), saved.byteMaximum.begin() + end});
 }
 
+QString percentText(double percent);
+
 // One worker's run of the job (the whole image, or its rows when it is one of several GPUs or
 // MPI ranks), as named steps: plan, the moments pass, the fit, the range pass (Byte output only),
 // the projection pass, and the reports and commit.
@@ -182,7 +202,9 @@ class PcaRun {
   bool rescalesToByte() const {
     return options_.kind == PcaJobKind::Transform && options_.outputType == OutputType::Byte;
   }
-  bool rebuilds() const { return options_.kind != PcaJobKind::Transform; }
+  bool rebuilds() const {
+    return options_.kind == PcaJobKind::Denoise || options_.kind == PcaJobKind::Inverse;
+  }
   double pass1End() const { return rescalesToByte() ? 40.0 : 50.0; }
   int bandCount() const { return static_cast<int>(result_.bands.size()); }
   // Bands the output has (at most, for components).
@@ -217,6 +239,8 @@ class PcaRun {
                       OutputEncoding& encoding);
   int countComponents() const;
   void chooseComponents();
+  void chooseDetector();
+  std::vector<Target> selectedTargets() const;
   void estimateSubspace(const Moments& moments);
   void checkComponentCount() const;
   OutputEncoding outputEncoding();
@@ -452,7 +476,9 @@ void PcaRun::prepareKernels() {
   layout.bands = bandCount();
   layout.type = input_.sampleType;
   layout.maxStripPixels = plan_.stripRows * info.width;
-  layout.maxComponents = std::max(bandCount(), outputBands());
+  // ACE projects the whitened bands and a filter per target.
+  layout.maxComponents = std::max(bandCount(), outputBands()) +
+                         static_cast<int>(options_.targetTable.targets.size());
   selectionSeconds_ = setup_.nsecsElapsed() * 1e-9;
   setup_.start();
   result_.stripRows = plan_.stripRows;  // as planned, after any copy of the input
@@ -691,6 +717,7 @@ int PcaRun::countComponents() const {
 
 // The components and the projection that writes them, or rebuilds the image from them.
 void PcaRun::chooseComponents() {
+  if (options_.kind == PcaJobKind::Detect) return chooseDetector();
   if (options_.kind == PcaJobKind::Inverse) {
     result_.components = bandCount();  // every band of the component raster read
     projection_ = inverseProjection();
@@ -718,6 +745,59 @@ void PcaRun::chooseComponents() {
                         .arg(model.componentBound(k), 0, 'g', 3)
                         .toStdString());
   projection_ = model.projection(components);
+}
+
+// Detection: the scores' projection from the covariance fit.
+void PcaRun::chooseDetector() {
+  DetectorOptions chosen = options_.detector;
+  chosen.targets = selectedTargets();
+  const Detector& detector = result_.detector.emplace(fitDetector(result_.model, chosen));
+  result_.components = detector.components;
+  projection_ = detector.projection;
+  const PcaModel& model = result_.model;
+  feedback_.info(QString("%1 valid of %2 pixels; %3 over %4 of %5 principal component(s) "
+                         "(%6 % of the variance), shrinkage %7")
+                     .arg(model.validPixels)
+                     .arg(result_.totalPixels)
+                     .arg(QString::fromStdString(detectMethodName(chosen.method)).toUpper())
+                     .arg(detector.components)
+                     .arg(model.componentCount())
+                     .arg(percentText(model.cumulativePercent(detector.components - 1)))
+                     .arg(detector.epsilon > 0
+                              ? QString("ε = %1").arg(detector.epsilon, 0, 'g', 4)
+                              : QString("none")));
+}
+
+// The targets' values in the selected bands: each band's column by its name in the table, or
+// (a table whose columns name no band of the image) the columns in order, one per selected band.
+std::vector<Target> PcaRun::selectedTargets() const {
+  const DetectTargets& table = options_.targetTable;
+  const std::vector<std::string> names = bandColumnNames(result_.input, result_.bands);
+  std::vector<int> columns;
+  for (const std::string& name : names) {
+    const auto found = std::find(table.columns.begin(), table.columns.end(), name);
+    if (found != table.columns.end()) columns.push_back(static_cast<int>(found - table.columns.begin()));
+  }
+  if (columns.empty() && table.columns.size() == names.size()) {
+    columns.resize(names.size());
+    std::iota(columns.begin(), columns.end(), 0);
+  }
+  if (columns.size() != names.size() && !table.targets.empty())
+    throw Error("TARGETS",
+                QString("the targets' columns name %1 of the %2 selected bands (band columns are "
+                        "named as the endmembers' table names them, e.g. '%3'): give a table "
+                        "with a column per selected band")
+                    .arg(columns.size())
+                    .arg(names.size())
+                    .arg(QString::fromStdString(names.front()))
+                    .toStdString());
+  std::vector<Target> targets;
+  for (const Target& target : table.targets) {
+    Target selected{target.name, {}};
+    for (const int column : columns) selected.spectrum.push_back(target.spectrum[column]);
+    targets.push_back(std::move(selected));
+  }
+  return targets;
 }
 
 // Inverting, the component raster's values back to components (undoing a Byte rescale), then
@@ -856,6 +936,8 @@ QString PcaRun::outputBandDescription(int band) const {
       return static_cast<size_t>(band) < saved_->bandDescriptions.size()
                  ? QString::fromStdString(saved_->bandDescriptions[band])
                  : QString();
+    case PcaJobKind::Detect:
+      return QString::fromStdString(result_.detector->bandNames[band]);
   }
   return {};
 }
@@ -1003,9 +1085,9 @@ ReportViews PcaRun::reportViews() {
   output_->dataset().FlushCache();
   ReportViews views;
   if (!rebuilds()) {
-    views.components =
-        makeQuickLook(output_->dataset(),
-                      result_.components >= 3 ? std::vector<int>{1, 2, 3} : std::vector<int>{1});
+    views.components = makeQuickLook(output_->dataset(), projection_.outputCount() >= 3
+                                                             ? std::vector<int>{1, 2, 3}
+                                                             : std::vector<int>{1});
     return views;
   }
   if (options_.kind != PcaJobKind::Denoise) return views;

@@ -3,6 +3,7 @@
 
 #include "core/Feedback.h"
 #include "core/JobOptions.h"
+#include "detect/Detector.h"
 #include "io/Raster.h"
 #include "mnf/NoiseDirection.h"
 #include "pca/PcaKernels.h"
@@ -28,6 +29,14 @@ enum class PcaJobKind {
   Transform,  // writes the components (pca, mnf, apply)
   Denoise,    // writes each pixel rebuilt from its first components (denoise)
   Inverse,    // the input holds components written with savedTransform: rebuilds the image
+  Detect,     // writes detection scores from a covariance fit (rx, detect: `detector`)
+};
+
+// Detection's targets as a table gives them: a spectrum per column, each column named as
+// bandColumnNames names the image's bands (unnamed columns: one per selected band, in order).
+struct DetectTargets {
+  std::vector<std::string> columns;
+  std::vector<Target> targets;
 };
 
 // PCA's options; with `noise` set, the job is an MNF (always of the covariance).
@@ -47,6 +56,10 @@ struct PcaOptions : JobOptions {
   std::string statsJson;  // optional report paths
   std::string tableCsv;
   std::string htmlReport;      // optional HTML report (scree plot, loadings, eigenvalues)
+  // Detect: the method, the components and the shrinkage (its targets are taken from
+  // `targetTable` for the selected bands).
+  DetectorOptions detector;
+  DetectTargets targetTable;
   int64_t gpuMemoryBytes = 0;  // device memory the GPU may use; 0: its free memory less a margin
 };
 
@@ -75,6 +88,7 @@ struct PcaResult {
   double outputNodata = 0;
   bool hasOutputNodata = false;
   std::vector<double> byteMinimum, byteMaximum;  // Byte rescale ranges per component
+  std::optional<Detector> detector;              // Detect: the scores written
   StageTimes seconds;
 };
 

@@ -48,9 +48,24 @@ struct CubeLayout {
 // Image rows per group for an image of this width: enough pixels for BLAS to run at full rate.
 int64_t groupRows(int64_t width);
 
+// Detection scores (rx, detect) written instead of the components, computed in float64: the
+// first `whitened` components are the pixel whitened, y = Λ^-1/2 Vᵀ (x - m), whose squared length
+// is its Mahalanobis distance (the RX score); with `targetPower` (ACE), each further component z_t
+// is a target's matched filter score and becomes z_t² · targetPower[t] / |y|² (0 where |y| = 0).
+struct DetectionScores {
+  int whitened = 0;                 // 0: no scores
+  std::vector<double> targetPower;  // tᵀ C⁻¹ t per target; empty: the RX score alone
+
+  bool active() const { return whitened > 0; }
+  int outputs(int components) const {
+    return targetPower.empty() ? 1 : components - whitened;
+  }
+};
+
 // A linear transform of centred pixels: component k of pixel p = sum_b (x[p,b] - center[b]) *
 // weights[b*components + k]. Rebuilding (denoise, inverse), the components are then taken back:
-// output j of pixel p = offset[j] + sum_k component[k] * restore[k*outputs + j].
+// output j of pixel p = offset[j] + sum_k component[k] * restore[k*outputs + j]. Scoring, they
+// become detection scores (DetectionScores).
 struct Projection {
   int bands = 0;
   int components = 0;
@@ -59,9 +74,12 @@ struct Projection {
   int outputs = 0;              // rebuilding only
   std::vector<double> restore;  // components x outputs, row-major; empty: write the components
   std::vector<double> offset;   // per output
+  DetectionScores scores;
 
   bool rebuilds() const { return !restore.empty(); }
-  int outputCount() const { return rebuilds() ? outputs : components; }
+  int outputCount() const {
+    return rebuilds() ? outputs : scores.active() ? scores.outputs(components) : components;
+  }
 };
 
 // Per component min/max over valid pixels (the range of the Byte rescale).
@@ -85,8 +103,9 @@ struct OutputEncoding {
 };
 
 // The precision projections run in: float32 for Float32 and Byte components, else float64 (so that
-// rebuilt integers round as a float64 reference does).
+// rebuilt integers round as a float64 reference does, and scores match one).
 inline bool projectsInFloat(const Projection& projection, const OutputEncoding& encoding) {
+  if (projection.scores.active()) return false;
   return encoding.type == OutputType::Float32 ||
          (encoding.type == OutputType::Byte && !projection.rebuilds());
 }

@@ -1,0 +1,153 @@
+// hyperstream rx and hyperstream detect: anomaly and target detection from the image's own
+// covariance (engine/detect/Detector.h), one PCA job that writes scores instead of components.
+
+#include "Commands.h"
+#include "ConsoleFeedback.h"
+#include "DeviceOption.h"
+#include "unmixing/EndmemberTable.h"
+
+#include <QCommandLineParser>
+
+#include <cstdio>
+
+namespace hyperstream {
+
+namespace {
+
+void addDetectOptions(QCommandLineParser& parser) {
+  parser.addOptions({
+      {"components",
+       "Score in the first N principal components of the covariance only (default: all of "
+       "them, every band but the constant ones).",
+       "N"},
+      {"shrinkage",
+       "Add S times the mean band variance to the covariance's diagonal (C + eps I) before it "
+       "is inverted: for covariances of few pixels or many correlated bands (default 0, the "
+       "plain inverse; a singular covariance is refused).",
+       "S"},
+      {"type", "Output type: float32 (default) or float64 (scores are computed in float64).",
+       "TYPE"},
+      {"stats", "Write the covariance fit's statistics report (JSON) here.", "FILE.json"},
+      {"gpus",
+       "Several GPUs at once: a list such as 0,1, or all. Each GPU takes a band of rows; the "
+       "output is written as one file.",
+       "LIST"},
+      {"gpu-memory", "GPU memory budget in MiB (default: the GPU's free memory less a margin).",
+       "MiB"},
+  });
+  addSharedOptions(
+      parser, {"1-100,120,130-198", "the output",
+               "auto (default: the GPU when one is usable and the image large enough for it, "
+               "else the CPU), cpu, gpu or gpu:N (GPU number N; an error when no GPU is usable)."});
+}
+
+void readDetectOptions(const QCommandLineParser& parser, PcaOptions& options) {
+  readSharedOptions(parser, options);
+  options.kind = PcaJobKind::Detect;
+  if (parser.isSet("components"))
+    options.detector.components =
+        positiveInt(parser.value("components"), "components", kMaxBandCount);
+  if (parser.isSet("shrinkage"))
+    options.detector.shrinkage = nonNegativeNumber(parser.value("shrinkage"), "shrinkage");
+  options.outputType = outputTypeOption(parser, {OutputType::Float32, OutputType::Float64});
+  options.statsJson = parser.value("stats").toStdString();
+  if (parser.isSet("gpus")) {
+    if (parser.isSet("device")) invalid("device", "give --device or --gpus, not both");
+    options.device = parseDevice("gpu:" + parser.value("gpus").toStdString());
+  }
+  if (parser.isSet("gpu-memory"))
+    options.gpuMemoryBytes = mebibytes(parser.value("gpu-memory"), "gpu-memory");
+}
+
+// The endmembers' CSV as detection's targets.
+DetectTargets readTargets(const std::string& path) {
+  const EndmemberTable table = readEndmembersCsv(path, "TARGETS");
+  DetectTargets targets;
+  targets.columns = table.bandNames;
+  for (const Endmember& endmember : table.endmembers)
+    targets.targets.push_back({endmember.id, endmember.spectrum});
+  return targets;
+}
+
+void printDetectSummary(const PcaResult& result, const PcaOptions& options) {
+  const Detector& detector = *result.detector;
+  std::printf("%s over %d principal component(s)%s, %lld valid pixels, %.2f s on %s\n",
+              detectMethodName(options.detector.method).c_str(), detector.components,
+              detector.epsilon > 0 ? (", shrinkage " + std::to_string(detector.epsilon)).c_str()
+                                   : "",
+              static_cast<long long>(result.model.validPixels), result.seconds.total,
+              result.backend.c_str());
+  std::printf("scores:     %s (%s", options.output.c_str(),
+              outputTypeName(result.outputType).c_str());
+  for (const std::string& name : detector.bandNames) std::printf("; %s", name.c_str());
+  std::printf(")\n");
+  if (!options.statsJson.empty()) std::printf("statistics: %s\n", options.statsJson.c_str());
+}
+
+int runDetectJob(const PcaOptions& options, bool quiet) {
+  const PcaResult result = runPcaJob(options, quiet);
+  if (!quiet) printDetectSummary(result, options);
+  return 0;
+}
+
+const char* const kRxHelp =
+    "usage: hyperstream rx INPUT OUTPUT [options]\n\n"
+    "The Reed-Xiaoli anomaly detector: each valid pixel's Mahalanobis distance\n"
+    "(x - m)' C^-1 (x - m) from the mean m and covariance C of the image's valid pixels\n"
+    "(one pass for the statistics, one for the scores; streamed in strips). Writes one band\n"
+    "of scores to OUTPUT (GeoTIFF unless the extension or --format says otherwise),\n"
+    "georeferencing and nodata kept. Constant bands are left out. For a background of\n"
+    "Gaussian pixels the scores follow a chi-square law with as many degrees of freedom as\n"
+    "components: large scores are anomalies.\n\n";
+
+const char* const kDetectHelp =
+    "usage: hyperstream detect INPUT TARGETS.csv OUTPUT --method mf|ace|cem [options]\n\n"
+    "Target detection with the image's own statistics: one band of scores per target of\n"
+    "TARGETS.csv (the table `hyperstream endmembers` writes: id,row,col, then a column per\n"
+    "band, named as that table names the image's bands; a table of other names needs a\n"
+    "column per selected band, in order). With m and C the mean and covariance of the valid\n"
+    "pixels and t = target - m:\n"
+    "  mf   the matched filter  t' C^-1 (x - m) / t' C^-1 t  (about 1 where the pixel is the\n"
+    "       target, 0 at the background's mean: in units of the target's abundance)\n"
+    "  ace  the adaptive cosine estimator  (t' C^-1 (x - m))^2 / ((t' C^-1 t)(x - m)' C^-1\n"
+    "       (x - m)), in [0, 1]: the squared cosine of the whitened angle\n"
+    "  cem  constrained energy minimisation  t' R^-1 x / t' R^-1 t, R the correlation matrix\n"
+    "       (1/n) sum x x' and t the target itself (no mean taken)\n"
+    "Constant bands are left out. Streamed in strips; georeferencing and nodata kept.\n\n";
+
+}  // namespace
+
+int runRxCommand(const QStringList& arguments) {
+  QCommandLineParser parser;
+  addDetectOptions(parser);
+  parseOrExit(parser, arguments,
+              {{"INPUT", "Input raster (any GDAL format)."},
+               {"OUTPUT", "Output raster: one band of RX scores."}},
+              kRxHelp);
+  PcaOptions options;
+  readDetectOptions(parser, options);
+  options.detector.method = DetectMethod::Rx;
+  return runDetectJob(options, parser.isSet("quiet"));
+}
+
+int runDetectCommand(const QStringList& arguments) {
+  QCommandLineParser parser;
+  parser.addOption({"method", "mf (matched filter), ace or cem; required.", "METHOD"});
+  addDetectOptions(parser);
+  parseOrExit(parser, arguments,
+              {{"INPUT", "Input raster (any GDAL format)."},
+               {"TARGETS", "The targets' spectra (CSV, as hyperstream endmembers writes)."},
+               {"OUTPUT", "Output raster: one band of scores per target."}},
+              kDetectHelp);
+  PcaOptions options;
+  readDetectOptions(parser, options);
+  options.output = parser.positionalArguments()[2].toStdString();
+  if (!parser.isSet("method")) invalid("method", "--method is required: mf, ace or cem");
+  options.detector.method = parseDetectMethod(parser.value("method").toLower().toStdString());
+  if (options.detector.method == DetectMethod::Rx)
+    invalid("method", "--method is mf, ace or cem (RX has its own command: hyperstream rx)");
+  options.targetTable = readTargets(parser.positionalArguments()[1].toStdString());
+  return runDetectJob(options, parser.isSet("quiet"));
+}
+
+}  // namespace hyperstream

@@ -1,0 +1,193 @@
+#include "detect/Detector.h"
+
+#include "core/Error.h"
+
+#include <QString>
+
+#include <cmath>
+#include <numeric>
+
+namespace hyperstream {
+
+namespace {
+
+// Eigenvalue spreads beyond this are singular to working precision: C⁻¹'s last digits would be
+// noise (float64 keeps about 16).
+constexpr double kLargestCondition = 1e13;
+
+// C⁻¹ (or R⁻¹ through it) applied to vectors, in the first K components of the fit.
+class InverseCovariance {
+ public:
+  InverseCovariance(const PcaModel& model, int components, double epsilon, double scale)
+      : model_(model), components_(components), all_(model.componentCount()) {
+    for (int k = 0; k < components_; ++k)
+      variance_.push_back(model.eigenvalues[k] * scale + epsilon);
+  }
+  double variance(int k) const { return variance_[k]; }
+  double loading(int b, int k) const {
+    return model_.eigenvectors[static_cast<size_t>(b) * all_ + k];
+  }
+  // C⁻¹ a = Σ_k v_k (v_kᵀ a) / λ_k.
+  std::vector<double> apply(const std::vector<double>& a) const {
+    std::vector<double> result(a.size(), 0.0);
+    for (int k = 0; k < components_; ++k) {
+      double along = 0;
+      for (size_t b = 0; b < a.size(); ++b) along += loading(static_cast<int>(b), k) * a[b];
+      const double weight = along / variance_[k];
+      for (size_t b = 0; b < a.size(); ++b) result[b] += loading(static_cast<int>(b), k) * weight;
+    }
+    return result;
+  }
+
+ private:
+  const PcaModel& model_;
+  int components_, all_;
+  std::vector<double> variance_;
+};
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  return std::inner_product(a.begin(), a.end(), b.begin(), 0.0);
+}
+
+std::vector<double> minus(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> result(a.size());
+  for (size_t i = 0; i < a.size(); ++i) result[i] = a[i] - b[i];
+  return result;
+}
+
+void checkTargets(const PcaModel& model, const DetectorOptions& options) {
+  if (options.method == DetectMethod::Rx) return;
+  if (options.targets.empty()) throw Error("TARGETS", "no target spectrum given");
+  for (const Target& target : options.targets)
+    if (target.spectrum.size() != static_cast<size_t>(model.bands))
+      throw Error("TARGETS", QString("target '%1' has %2 values, but %3 bands are selected")
+                                 .arg(QString::fromStdString(target.name))
+                                 .arg(target.spectrum.size())
+                                 .arg(model.bands)
+                                 .toStdString());
+}
+
+// Column `column` of the row-major bands x components weights.
+void setColumn(Projection& projection, int column, const std::vector<double>& values) {
+  for (int b = 0; b < projection.bands; ++b)
+    projection.weights[static_cast<size_t>(b) * projection.components + column] = values[b];
+}
+
+// The first K components whitened: y_k = v_kᵀ (x - m) / sqrt(λ_k).
+void setWhitened(Projection& projection, const InverseCovariance& inverse, int components) {
+  for (int k = 0; k < components; ++k) {
+    const double scale = 1.0 / std::sqrt(inverse.variance(k));
+    for (int b = 0; b < projection.bands; ++b)
+      projection.weights[static_cast<size_t>(b) * projection.components + k] =
+          inverse.loading(b, k) * scale;
+  }
+}
+
+// A target's filter: w = A⁻¹ t / tᵀ A⁻¹ t, and tᵀ A⁻¹ t.
+std::vector<double> filterOf(const std::vector<double>& inverseTimesTarget,
+                             const std::vector<double>& target, const std::string& name,
+                             double& power) {
+  power = dot(target, inverseTimesTarget);
+  if (!(power > 0))
+    throw Error("TARGETS", "target '" + name +
+                               "' cannot be told from the background in the bands used (it "
+                               "equals the image's mean there, or lies in left-out components)");
+  std::vector<double> filter(inverseTimesTarget);
+  for (double& value : filter) value /= power;
+  return filter;
+}
+
+}  // namespace
+
+std::string detectMethodName(DetectMethod method) {
+  switch (method) {
+    case DetectMethod::Rx:
+      return "rx";
+    case DetectMethod::MatchedFilter:
+      return "mf";
+    case DetectMethod::Ace:
+      return "ace";
+    case DetectMethod::Cem:
+      return "cem";
+  }
+  return {};
+}
+
+DetectMethod parseDetectMethod(const std::string& name) {
+  for (const DetectMethod method : {DetectMethod::Rx, DetectMethod::MatchedFilter,
+                                    DetectMethod::Ace, DetectMethod::Cem})
+    if (detectMethodName(method) == name) return method;
+  throw Error("METHOD", "the method is mf, ace or cem (or rx), not '" + name + "'");
+}
+
+Detector fitDetector(const PcaModel& model, const DetectorOptions& options) {
+  checkTargets(model, options);
+  const int all = model.componentCount();
+  Detector detector;
+  detector.components = options.components > 0 ? std::min(options.components, all) : all;
+  const int used = detector.components;
+  const double meanVariance =
+      std::accumulate(model.eigenvalues.begin(), model.eigenvalues.end(), 0.0) / all;
+  detector.epsilon = options.shrinkage * meanVariance;
+  const bool correlation = options.method == DetectMethod::Cem;
+  // R = C (n-1)/n + m mᵀ: its covariance part is the biased one.
+  const double n = static_cast<double>(model.validPixels);
+  const InverseCovariance inverse(model, used, detector.epsilon,
+                                  correlation && n > 1 ? (n - 1) / n : 1.0);
+  if (inverse.variance(used - 1) * kLargestCondition < inverse.variance(0))
+    throw Error("SHRINKAGE",
+                QString("the covariance is singular to working precision (its eigenvalues span "
+                        "%1 to %2: fewer valid pixels than bands, or bands that are combinations "
+                        "of others): give a shrinkage (e.g. 1e-6) or fewer components")
+                    .arg(inverse.variance(used - 1), 0, 'g', 3)
+                    .arg(inverse.variance(0), 0, 'g', 3)
+                    .toStdString());
+
+  Projection& projection = detector.projection;
+  projection.bands = model.bands;
+  projection.center = correlation ? std::vector<double>(model.bands, 0.0) : model.mean;
+  const auto targets = static_cast<int>(options.targets.size());
+  switch (options.method) {
+    case DetectMethod::Rx:
+      projection.components = used;
+      break;
+    case DetectMethod::Ace:
+      projection.components = used + targets;
+      break;
+    default:
+      projection.components = targets;
+  }
+  projection.weights.assign(static_cast<size_t>(model.bands) * projection.components, 0.0);
+  if (options.method == DetectMethod::Rx || options.method == DetectMethod::Ace) {
+    setWhitened(projection, inverse, used);
+    projection.scores.whitened = used;
+  }
+  if (options.method == DetectMethod::Rx) {
+    detector.bandNames.push_back("RX (Mahalanobis distance)");
+    return detector;
+  }
+  // CEM: R⁻¹ a = C⁻¹ a - C⁻¹ m (mᵀ C⁻¹ a) / (1 + mᵀ C⁻¹ m) (Sherman-Morrison).
+  const std::vector<double> inverseMean = correlation ? inverse.apply(model.mean) : std::vector<double>();
+  const double meanPower = correlation ? 1.0 + dot(model.mean, inverseMean) : 1.0;
+  const int first = options.method == DetectMethod::Ace ? used : 0;
+  const std::string label = options.method == DetectMethod::MatchedFilter ? "MF"
+                            : options.method == DetectMethod::Ace          ? "ACE"
+                                                                           : "CEM";
+  for (int t = 0; t < targets; ++t) {
+    const Target& target = options.targets[t];
+    const std::vector<double> direction =
+        correlation ? target.spectrum : minus(target.spectrum, model.mean);
+    std::vector<double> applied = inverse.apply(direction);
+    if (correlation) {
+      const double along = dot(model.mean, applied) / meanPower;
+      for (size_t b = 0; b < applied.size(); ++b) applied[b] -= inverseMean[b] * along;
+    }
+    double power = 0;
+    setColumn(projection, first + t, filterOf(applied, direction, target.name, power));
+    if (options.method == DetectMethod::Ace) projection.scores.targetPower.push_back(power);
+    detector.bandNames.push_back(label + ": " + target.name);
+  }
+  return detector;
+}
+
+}  // namespace hyperstream

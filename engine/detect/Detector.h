@@ -1,0 +1,51 @@
+#pragma once
+// Target and anomaly detection from a PCA fit of the covariance: the RX detector, the matched
+// filter, ACE and CEM, each a projection of every pixel (pca/PcaKernels.h's Projection, with a
+// DetectionScores for RX and ACE) built from the covariance's eigen-decomposition C = V Λ Vᵀ, so that
+// C⁻¹ a = Σ_k v_k (v_kᵀ a) / λ_k. Constant bands (left out of the fit) are left out of every
+// score; with `components` K only the first K principal components are (C⁻¹ in their subspace).
+// The shrinkage adds ε = shrinkage × the mean band variance to every eigenvalue (C + εI).
+
+#include "pca/PcaModel.h"
+
+#include <string>
+#include <vector>
+
+namespace hyperstream {
+
+enum class DetectMethod {
+  Rx,             // (x - m)ᵀ C⁻¹ (x - m)
+  MatchedFilter,  // tᵀ C⁻¹ (x - m) / tᵀ C⁻¹ t, t = target - m
+  Ace,            // (tᵀ C⁻¹ (x - m))² / ((tᵀ C⁻¹ t) (x - m)ᵀ C⁻¹ (x - m))
+  Cem,            // tᵀ R⁻¹ x / tᵀ R⁻¹ t, R = (1/n) Σ x xᵀ the correlation matrix, t the target
+};
+// "rx", "mf", "ace", "cem"; parseDetectMethod throws Error("METHOD") for another name.
+std::string detectMethodName(DetectMethod method);
+DetectMethod parseDetectMethod(const std::string& name);
+
+struct Target {
+  std::string name;
+  std::vector<double> spectrum;  // per selected band, in the image's units
+};
+
+struct DetectorOptions {
+  DetectMethod method = DetectMethod::Rx;
+  std::vector<Target> targets;  // none for RX
+  int components = 0;           // the first K principal components; 0: all
+  double shrinkage = 0;         // ε = shrinkage × mean band variance
+};
+
+struct Detector {
+  Projection projection;
+  int components = 0;  // principal components the scores use
+  double epsilon = 0;  // added to each eigenvalue
+  std::vector<std::string> bandNames;  // one per output band
+};
+
+// The detector of a covariance fit (matrix Covariance, Transform Pca). Throws Error("TARGETS")
+// for a target of another length or one the scores cannot tell from the background,
+// Error("SHRINKAGE") for a covariance singular to working precision (fewer valid pixels than
+// bands, or bands that are combinations of others) unless a shrinkage makes it regular.
+Detector fitDetector(const PcaModel& model, const DetectorOptions& options);
+
+}  // namespace hyperstream
