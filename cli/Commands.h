@@ -1,7 +1,8 @@
 #pragma once
 // The commands of the hyperstream program (PcaCommand.cpp: pca, mnf and denoise; ApplyCommand.cpp:
-// apply and inverse; SppCommand.cpp, UnmixingCommands.cpp: endmembers and abundances; DetectCommands.cpp: rx and detect;
-// SynthCommand.cpp, DevicesCommand.cpp). Each takes its arguments without the command word
+// apply and inverse; SppCommand.cpp, UnmixingCommands.cpp: endmembers and abundances;
+// DetectCommands.cpp: rx and detect; SynthCommand.cpp, DevicesCommand.cpp). Each takes its
+// arguments without the command word
 // ("hyperstream ARGS...") and returns the exit status; errors are thrown (see reportingErrors).
 
 #include "Arguments.h"

@@ -71,12 +71,12 @@ DetectTargets readTargets(const std::string& path) {
 
 void printDetectSummary(const PcaResult& result, const PcaOptions& options) {
   const Detector& detector = *result.detector;
-  std::printf("%s over %d principal component(s)%s, %lld valid pixels, %.2f s on %s\n",
-              detectMethodName(options.detector.method).c_str(), detector.components,
-              detector.epsilon > 0 ? (", shrinkage " + std::to_string(detector.epsilon)).c_str()
-                                   : "",
-              static_cast<long long>(result.model.validPixels), result.seconds.total,
-              result.backend.c_str());
+  std::printf(
+      "%s over %d principal component(s)%s, %lld valid pixels, %.2f s on %s\n",
+      detectMethodName(options.detector.method).c_str(), detector.components,
+      detector.epsilon > 0 ? (", shrinkage " + std::to_string(detector.epsilon)).c_str() : "",
+      static_cast<long long>(result.model.validPixels), result.seconds.total,
+      result.backend.c_str());
   std::printf("scores:     %s (%s", options.output.c_str(),
               outputTypeName(result.outputType).c_str());
   for (const std::string& name : detector.bandNames) std::printf("; %s", name.c_str());

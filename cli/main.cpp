@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
     for (const Command& command : kCommands)
       if (name == command.name) return command.run(arguments);
     usage("unknown command '" + name +
-          "' (pca, mnf, apply, denoise, inverse, spp, endmembers, abundances, rx, detect, synth, devices; "
+          "' (pca, mnf, apply, denoise, inverse, spp, endmembers, abundances, rx, detect, synth, "
+          "devices; "
           "see --help)");
   });
 }

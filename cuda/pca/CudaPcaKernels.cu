@@ -327,8 +327,9 @@ class CudaPcaKernels final : public PcaKernels {
     const DetectionScores& rule = projection.scores;
     const auto targets = static_cast<int>(rule.targetPower.size());
     const int outputs = projection.outputCount();
-    if (targets > 0) uploadAsync(offset_.get(), rule.targetPower.data(), rule.targetPower.size(),
-                                 context_.computeStream());
+    if (targets > 0)
+      uploadAsync(offset_.get(), rule.targetPower.data(), rule.targetPower.size(),
+                  context_.computeStream());
     auto* out = static_cast<unsigned char*>(output);
     withSampleType(strip.type, [&](auto sample) {
       using T = decltype(sample);
@@ -340,8 +341,8 @@ class CudaPcaKernels final : public PcaKernels {
             strip, raw, projection, 0.0, times_.projection,
             [&](int64_t first, int64_t pixels, double* values) {
               context_.timed(times_.projection, context_.computeStream(), [&] {
-                cuda::scores(values, pixels, projection.components, rule.whitened,
-                             offset_.get(), targets, valid_.get(), encoding.nodata, encoded,
+                cuda::scores(values, pixels, projection.components, rule.whitened, offset_.get(),
+                             targets, valid_.get(), encoding.nodata, encoded,
                              context_.computeStream());
               });
               downloadChunk(out + first * outputs * sizeof(Out), encoded,

@@ -306,8 +306,8 @@ __global__ void scoresKernel(const double* __restrict__ values, int64_t pixels, 
     }
     for (int t = 0; t < targets; ++t) {
       const double filtered = pixel[whitened + t];
-      pixelOut[t] = static_cast<Out>(
-          distance > 0 ? filtered * filtered * targetPower[t] / distance : 0.0);
+      pixelOut[t] =
+          static_cast<Out>(distance > 0 ? filtered * filtered * targetPower[t] / distance : 0.0);
     }
   }
 }

@@ -114,8 +114,8 @@ std::string detectMethodName(DetectMethod method) {
 }
 
 DetectMethod parseDetectMethod(const std::string& name) {
-  for (const DetectMethod method : {DetectMethod::Rx, DetectMethod::MatchedFilter,
-                                    DetectMethod::Ace, DetectMethod::Cem})
+  for (const DetectMethod method :
+       {DetectMethod::Rx, DetectMethod::MatchedFilter, DetectMethod::Ace, DetectMethod::Cem})
     if (detectMethodName(method) == name) return method;
   throw Error("METHOD", "the method is mf, ace or cem (or rx), not '" + name + "'");
 }
@@ -167,12 +167,13 @@ Detector fitDetector(const PcaModel& model, const DetectorOptions& options) {
     return detector;
   }
   // CEM: R⁻¹ a = C⁻¹ a - C⁻¹ m (mᵀ C⁻¹ a) / (1 + mᵀ C⁻¹ m) (Sherman-Morrison).
-  const std::vector<double> inverseMean = correlation ? inverse.apply(model.mean) : std::vector<double>();
+  const std::vector<double> inverseMean =
+      correlation ? inverse.apply(model.mean) : std::vector<double>();
   const double meanPower = correlation ? 1.0 + dot(model.mean, inverseMean) : 1.0;
   const int first = options.method == DetectMethod::Ace ? used : 0;
   const std::string label = options.method == DetectMethod::MatchedFilter ? "MF"
-                            : options.method == DetectMethod::Ace          ? "ACE"
-                                                                           : "CEM";
+                            : options.method == DetectMethod::Ace         ? "ACE"
+                                                                          : "CEM";
   for (int t = 0; t < targets; ++t) {
     const Target& target = options.targets[t];
     const std::vector<double> direction =

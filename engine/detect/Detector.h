@@ -1,8 +1,8 @@
 #pragma once
 // Target and anomaly detection from a PCA fit of the covariance: the RX detector, the matched
 // filter, ACE and CEM, each a projection of every pixel (pca/PcaKernels.h's Projection, with a
-// DetectionScores for RX and ACE) built from the covariance's eigen-decomposition C = V Λ Vᵀ, so that
-// C⁻¹ a = Σ_k v_k (v_kᵀ a) / λ_k. Constant bands (left out of the fit) are left out of every
+// DetectionScores for RX and ACE) built from the covariance's eigen-decomposition C = V Λ Vᵀ, so
+// that C⁻¹ a = Σ_k v_k (v_kᵀ a) / λ_k. Constant bands (left out of the fit) are left out of every
 // score; with `components` K only the first K principal components are (C⁻¹ in their subspace).
 // The shrinkage adds ε = shrinkage × the mean band variance to every eigenvalue (C + εI).
 
@@ -17,7 +17,7 @@ enum class DetectMethod {
   Rx,             // (x - m)ᵀ C⁻¹ (x - m)
   MatchedFilter,  // tᵀ C⁻¹ (x - m) / tᵀ C⁻¹ t, t = target - m
   Ace,            // (tᵀ C⁻¹ (x - m))² / ((tᵀ C⁻¹ t) (x - m)ᵀ C⁻¹ (x - m))
-  Cem,            // tᵀ R⁻¹ x / tᵀ R⁻¹ t, R = (1/n) Σ x xᵀ the correlation matrix, t the target
+  Cem,  // tᵀ R⁻¹ x / tᵀ R⁻¹ t, R = (1/n) Σ x xᵀ the correlation matrix, t the target
 };
 // "rx", "mf", "ace", "cem"; parseDetectMethod throws Error("METHOD") for another name.
 std::string detectMethodName(DetectMethod method);
@@ -37,8 +37,8 @@ struct DetectorOptions {
 
 struct Detector {
   Projection projection;
-  int components = 0;  // principal components the scores use
-  double epsilon = 0;  // added to each eigenvalue
+  int components = 0;                  // principal components the scores use
+  double epsilon = 0;                  // added to each eigenvalue
   std::vector<std::string> bandNames;  // one per output band
 };
 

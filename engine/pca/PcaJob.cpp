@@ -477,8 +477,8 @@ void PcaRun::prepareKernels() {
   layout.type = input_.sampleType;
   layout.maxStripPixels = plan_.stripRows * info.width;
   // ACE projects the whitened bands and a filter per target.
-  layout.maxComponents = std::max(bandCount(), outputBands()) +
-                         static_cast<int>(options_.targetTable.targets.size());
+  layout.maxComponents =
+      std::max(bandCount(), outputBands()) + static_cast<int>(options_.targetTable.targets.size());
   selectionSeconds_ = setup_.nsecsElapsed() * 1e-9;
   setup_.start();
   result_.stripRows = plan_.stripRows;  // as planned, after any copy of the input
@@ -763,22 +763,23 @@ void PcaRun::chooseDetector() {
                      .arg(detector.components)
                      .arg(model.componentCount())
                      .arg(percentText(model.cumulativePercent(detector.components - 1)))
-                     .arg(detector.epsilon > 0
-                              ? QString("ε = %1").arg(detector.epsilon, 0, 'g', 4)
-                              : QString("none")));
+                     .arg(detector.epsilon > 0 ? QString("ε = %1").arg(detector.epsilon, 0, 'g', 4)
+                                               : QString("none")));
 }
 
 // The targets' values in the selected bands: each band's column by its name in the table, or
-// (a table whose columns name no band of the image) the columns in order, one per selected band.
+// (a table whose columns name no band of the image, or are not named) the columns in order, one
+// per selected band.
 std::vector<Target> PcaRun::selectedTargets() const {
   const DetectTargets& table = options_.targetTable;
   const std::vector<std::string> names = bandColumnNames(result_.input, result_.bands);
   std::vector<int> columns;
   for (const std::string& name : names) {
     const auto found = std::find(table.columns.begin(), table.columns.end(), name);
-    if (found != table.columns.end()) columns.push_back(static_cast<int>(found - table.columns.begin()));
+    if (found != table.columns.end())
+      columns.push_back(static_cast<int>(found - table.columns.begin()));
   }
-  if (columns.empty() && table.columns.size() == names.size()) {
+  if (columns.empty() && (table.columns.empty() || table.columns.size() == names.size())) {
     columns.resize(names.size());
     std::iota(columns.begin(), columns.end(), 0);
   }
@@ -791,8 +792,15 @@ std::vector<Target> PcaRun::selectedTargets() const {
                     .arg(names.size())
                     .arg(QString::fromStdString(names.front()))
                     .toStdString());
+  const size_t width = table.columns.empty() ? names.size() : table.columns.size();
   std::vector<Target> targets;
   for (const Target& target : table.targets) {
+    if (target.spectrum.size() != width)
+      throw Error("TARGETS", QString("target '%1' has %2 values, but the table has %3 columns")
+                                 .arg(QString::fromStdString(target.name))
+                                 .arg(target.spectrum.size())
+                                 .arg(width)
+                                 .toStdString());
     Target selected{target.name, {}};
     for (const int column : columns) selected.spectrum.push_back(target.spectrum[column]);
     targets.push_back(std::move(selected));
@@ -1085,9 +1093,9 @@ ReportViews PcaRun::reportViews() {
   output_->dataset().FlushCache();
   ReportViews views;
   if (!rebuilds()) {
-    views.components = makeQuickLook(output_->dataset(), projection_.outputCount() >= 3
-                                                             ? std::vector<int>{1, 2, 3}
-                                                             : std::vector<int>{1});
+    views.components =
+        makeQuickLook(output_->dataset(), projection_.outputCount() >= 3 ? std::vector<int>{1, 2, 3}
+                                                                         : std::vector<int>{1});
     return views;
   }
   if (options_.kind != PcaJobKind::Denoise) return views;

@@ -32,8 +32,8 @@ enum class PcaJobKind {
   Detect,     // writes detection scores from a covariance fit (rx, detect: `detector`)
 };
 
-// Detection's targets as a table gives them: a spectrum per column, each column named as
-// bandColumnNames names the image's bands (unnamed columns: one per selected band, in order).
+// Detection's targets as a table gives them: a value per column, each column named as
+// bandColumnNames names the image's bands (no names: one column per selected band, in order).
 struct DetectTargets {
   std::vector<std::string> columns;
   std::vector<Target> targets;
@@ -55,7 +55,7 @@ struct PcaOptions : JobOptions {
   std::string savedTransform;
   std::string statsJson;  // optional report paths
   std::string tableCsv;
-  std::string htmlReport;      // optional HTML report (scree plot, loadings, eigenvalues)
+  std::string htmlReport;  // optional HTML report (scree plot, loadings, eigenvalues)
   // Detect: the method, the components and the shrinkage (its targets are taken from
   // `targetTable` for the selected bands).
   DetectorOptions detector;

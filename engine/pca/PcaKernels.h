@@ -57,9 +57,7 @@ struct DetectionScores {
   std::vector<double> targetPower;  // tᵀ C⁻¹ t per target; empty: the RX score alone
 
   bool active() const { return whitened > 0; }
-  int outputs(int components) const {
-    return targetPower.empty() ? 1 : components - whitened;
-  }
+  int outputs(int components) const { return targetPower.empty() ? 1 : components - whitened; }
 };
 
 // A linear transform of centred pixels: component k of pixel p = sum_b (x[p,b] - center[b]) *

@@ -1,0 +1,515 @@
+// Target and anomaly detection (hyperstream rx and detect) against a float64 reference written
+// here: two-pass moments in long double over the valid pixels, the covariance (or correlation
+// matrix) of the non-constant bands inverted explicitly by Gauss-Jordan elimination in long
+// double, and each score as its formula reads. Scenes are generated with planted anomalies and
+// targets at known pixels, nodata pixels and a constant band; strips and RAM budgets must give
+// the same bits.
+
+#include "DeviceOption.h"
+#include "TestFeedback.h"
+#include "TestSupport.h"
+#include "core/Error.h"
+#include "pca/PcaJob.h"
+
+#include <QFile>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+using namespace hyperstream;
+
+namespace {
+
+constexpr double kNodata = -9999.0;
+constexpr int kConstantBand = 3;
+
+using Matrix = std::vector<long double>;  // row-major, n x n
+
+// The inverse of a symmetric positive definite n x n matrix by Gauss-Jordan with partial pivoting.
+Matrix inverse(Matrix a, int n) {
+  Matrix result(static_cast<size_t>(n) * n, 0.0L);
+  for (int i = 0; i < n; ++i) result[static_cast<size_t>(i) * n + i] = 1.0L;
+  for (int column = 0; column < n; ++column) {
+    int pivot = column;
+    for (int row = column + 1; row < n; ++row)
+      if (std::fabs(a[static_cast<size_t>(row) * n + column]) >
+          std::fabs(a[static_cast<size_t>(pivot) * n + column]))
+        pivot = row;
+    for (int j = 0; j < n; ++j) {
+      std::swap(a[static_cast<size_t>(column) * n + j], a[static_cast<size_t>(pivot) * n + j]);
+      std::swap(result[static_cast<size_t>(column) * n + j],
+                result[static_cast<size_t>(pivot) * n + j]);
+    }
+    const long double scale = 1.0L / a[static_cast<size_t>(column) * n + column];
+    for (int j = 0; j < n; ++j) {
+      a[static_cast<size_t>(column) * n + j] *= scale;
+      result[static_cast<size_t>(column) * n + j] *= scale;
+    }
+    for (int row = 0; row < n; ++row) {
+      if (row == column) continue;
+      const long double factor = a[static_cast<size_t>(row) * n + column];
+      for (int j = 0; j < n; ++j) {
+        a[static_cast<size_t>(row) * n + j] -= factor * a[static_cast<size_t>(column) * n + j];
+        result[static_cast<size_t>(row) * n + j] -=
+            factor * result[static_cast<size_t>(column) * n + j];
+      }
+    }
+  }
+  return result;
+}
+
+// aᵀ M b over n values.
+long double form(const std::vector<long double>& a, const Matrix& m,
+                 const std::vector<long double>& b) {
+  const auto n = static_cast<int>(a.size());
+  long double sum = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) sum += a[i] * m[static_cast<size_t>(i) * n + j] * b[j];
+  return sum;
+}
+
+// The reference detector: the valid pixels' statistics over the non-constant bands.
+struct ReferenceDetector {
+  std::vector<int> used;  // non-constant bands
+  std::vector<long double> mean;
+  Matrix inverseCovariance, inverseCorrelation;
+
+  ReferenceDetector(const testing::Cube& cube, double shrinkage) {
+    const int bands = cube.bands;
+    int64_t n = 0;
+    std::vector<long double> sum(bands, 0.0L);
+    for (int64_t p = 0; p < cube.pixels(); ++p) {
+      if (!testing::referenceValid(cube, p)) continue;
+      ++n;
+      for (int b = 0; b < bands; ++b) sum[b] += cube.values[static_cast<size_t>(p * bands + b)];
+    }
+    std::vector<long double> fullMean(bands);
+    for (int b = 0; b < bands; ++b) fullMean[b] = sum[b] / n;
+    Matrix comoment(static_cast<size_t>(bands) * bands, 0.0L);
+    for (int64_t p = 0; p < cube.pixels(); ++p) {
+      if (!testing::referenceValid(cube, p)) continue;
+      for (int i = 0; i < bands; ++i)
+        for (int j = 0; j < bands; ++j)
+          comoment[static_cast<size_t>(i) * bands + j] +=
+              (cube.values[static_cast<size_t>(p * bands + i)] - fullMean[i]) *
+              (cube.values[static_cast<size_t>(p * bands + j)] - fullMean[j]);
+    }
+    for (int b = 0; b < bands; ++b)
+      if (comoment[static_cast<size_t>(b) * bands + b] > 0) used.push_back(b);
+    const auto m = static_cast<int>(used.size());
+    for (const int b : used) mean.push_back(fullMean[b]);
+    Matrix covariance(static_cast<size_t>(m) * m), correlation(static_cast<size_t>(m) * m);
+    long double trace = 0;
+    for (int i = 0; i < m; ++i) trace += comoment[static_cast<size_t>(used[i]) * bands + used[i]];
+    const long double epsilon = shrinkage * trace / (n - 1) / m;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < m; ++j) {
+        const long double c = comoment[static_cast<size_t>(used[i]) * bands + used[j]];
+        const long double diagonal = i == j ? epsilon : 0.0L;
+        covariance[static_cast<size_t>(i) * m + j] = c / (n - 1) + diagonal;
+        correlation[static_cast<size_t>(i) * m + j] = c / n + diagonal + mean[i] * mean[j];
+      }
+    inverseCovariance = inverse(covariance, m);
+    inverseCorrelation = inverse(correlation, m);
+  }
+
+  std::vector<long double> usedValues(const double* values) const {
+    std::vector<long double> result;
+    for (const int b : used) result.push_back(values[b]);
+    return result;
+  }
+  std::vector<long double> centred(const double* values) const {
+    std::vector<long double> result = usedValues(values);
+    for (size_t i = 0; i < result.size(); ++i) result[i] -= mean[i];
+    return result;
+  }
+
+  // The score of `method` for pixel values x and a target spectrum (all bands).
+  double score(DetectMethod method, const double* x, const std::vector<double>& target) const {
+    const std::vector<long double> d = centred(x);
+    if (method == DetectMethod::Rx) return static_cast<double>(form(d, inverseCovariance, d));
+    if (method == DetectMethod::Cem) {
+      const std::vector<long double> t = usedValues(target.data());
+      return static_cast<double>(form(t, inverseCorrelation, usedValues(x)) /
+                                 form(t, inverseCorrelation, t));
+    }
+    const std::vector<long double> t = centred(target.data());
+    const long double filtered = form(t, inverseCovariance, d);
+    const long double power = form(t, inverseCovariance, t);
+    if (method == DetectMethod::MatchedFilter) return static_cast<double>(filtered / power);
+    return static_cast<double>(filtered * filtered / (power * form(d, inverseCovariance, d)));
+  }
+};
+
+// A background of correlated Gaussian pixels (28 bands, one constant), two targets planted at
+// known pixels with abundances 0.3-0.9, five anomalies (a spike in a few bands), and nodata
+// pixels (one band, or all) marked by kNodata.
+struct Scene {
+  testing::Cube cube;
+  std::vector<std::vector<double>> targets;
+  std::vector<int64_t> targetPixels[2], anomalies, invalid;
+};
+
+Scene plantedScene(int64_t rows, int64_t cols, uint64_t seed) {
+  Scene scene;
+  scene.cube = testing::correlatedCube(rows, cols, 28, seed, 3000.0, 300.0);
+  testing::Cube& cube = scene.cube;
+  std::mt19937_64 random(seed + 1);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::uniform_int_distribution<int64_t> anyPixel(0, cube.pixels() - 1);
+  for (int t = 0; t < 2; ++t) {
+    std::vector<double> target(cube.bands);
+    for (int b = 0; b < cube.bands; ++b) target[b] = 2000.0 + 3000.0 * unit(random);
+    scene.targets.push_back(target);
+  }
+  auto taken = [&](int64_t p) {
+    for (const auto* list :
+         {&scene.targetPixels[0], &scene.targetPixels[1], &scene.anomalies, &scene.invalid})
+      if (std::find(list->begin(), list->end(), p) != list->end()) return true;
+    return false;
+  };
+  auto freePixel = [&] {
+    int64_t p = anyPixel(random);
+    while (taken(p)) p = anyPixel(random);
+    return p;
+  };
+  for (int t = 0; t < 2; ++t)
+    for (int k = 0; k < 6; ++k) {
+      const int64_t p = freePixel();
+      const double abundance = 0.3 + 0.1 * k;
+      for (int b = 0; b < cube.bands; ++b) {
+        double& v = cube.values[static_cast<size_t>(p * cube.bands + b)];
+        v = (1 - abundance) * v + abundance * scene.targets[t][b];
+      }
+      scene.targetPixels[t].push_back(p);
+    }
+  for (int k = 0; k < 5; ++k) {
+    const int64_t p = freePixel();
+    for (int b = 5 * k; b < 5 * k + 3; ++b)
+      cube.values[static_cast<size_t>(p * cube.bands + b)] += 400.0;
+    scene.anomalies.push_back(p);
+  }
+  for (int k = 0; k < 9; ++k) {
+    const int64_t p = freePixel();
+    for (int b = 0; b < cube.bands; ++b)
+      if (k % 3 == 0 || b == k) cube.values[static_cast<size_t>(p * cube.bands + b)] = kNodata;
+    scene.invalid.push_back(p);
+  }
+  for (int64_t p = 0; p < cube.pixels(); ++p)
+    if (cube.values[static_cast<size_t>(p * cube.bands + kConstantBand)] != kNodata)
+      cube.values[static_cast<size_t>(p * cube.bands + kConstantBand)] = 1234.0;
+  cube.nodata.assign(cube.bands, kNodata);
+  return scene;
+}
+
+PcaOptions detectOptions(const QString& input, const QString& output, DetectMethod method,
+                         const std::vector<std::vector<double>>& targets) {
+  PcaOptions options;
+  options.kind = PcaJobKind::Detect;
+  options.input = input.toStdString();
+  options.output = output.toStdString();
+  options.device = parseDevice("cpu");
+  options.outputType = OutputType::Float64;
+  options.detector.method = method;
+  if (method != DetectMethod::Rx)
+    for (size_t t = 0; t < targets.size(); ++t)
+      options.targetTable.targets.push_back({"target " + std::to_string(t + 1), targets[t]});
+  return options;
+}
+
+PcaResult runQuietly(const PcaOptions& options) {
+  TestFeedback feedback;
+  return runPca(options, feedback);
+}
+
+QByteArray fileBytes(const QString& path) {
+  QFile file(path);
+  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+const char* methodName(DetectMethod method) {
+  static const std::string names[] = {"rx", "mf", "ace", "cem"};
+  return names[static_cast<int>(method)].c_str();
+}
+
+}  // namespace
+
+class TestDetect : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void scoresMatchReference_data();
+  void scoresMatchReference();
+  void plantedPixelsStandOut();
+  void componentsAndShrinkage();
+  void stripsAndBudgetsGiveTheSameBits();
+  void realSceneMatchesReference();
+  void targetsByBandName();
+  void clearErrors();
+};
+
+void TestDetect::scoresMatchReference_data() {
+  QTest::addColumn<int>("method");
+  QTest::addColumn<int>("type");
+  for (const DetectMethod method :
+       {DetectMethod::Rx, DetectMethod::MatchedFilter, DetectMethod::Ace, DetectMethod::Cem})
+    for (const GDALDataType type : {GDT_Float64, GDT_Int16}) {
+      const std::string name = std::string(methodName(method)) + " " + GDALGetDataTypeName(type);
+      QTest::newRow(name.c_str()) << static_cast<int>(method) << static_cast<int>(type);
+    }
+}
+
+// Every valid pixel's scores within 1e-9 of the reference's largest score of that band (scores
+// near 0 have no relative precision in either); nodata where a band is nodata.
+void TestDetect::scoresMatchReference() {
+  QFETCH(int, method);
+  QFETCH(int, type);
+  const auto detect = static_cast<DetectMethod>(method);
+  Scene scene = plantedScene(61, 47, 11 + method);
+  if (type == GDT_Int16) testing::roundValues(scene.cube);  // within Int16, nodata kept
+  const QString dir = testing::tempDir();
+  testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), static_cast<GDALDataType>(type));
+  const PcaResult result =
+      runQuietly(detectOptions(dir + "/in.tif", dir + "/scores.tif", detect, scene.targets));
+  QCOMPARE(result.detector->components, scene.cube.bands - 1);  // the constant band left out
+  const testing::Cube written = testing::readCube((dir + "/scores.tif").toStdString());
+  const int outputs = detect == DetectMethod::Rx ? 1 : 2;
+  QCOMPARE(written.bands, outputs);
+  const ReferenceDetector reference(scene.cube, 0.0);
+  for (int k = 0; k < outputs; ++k) {
+    std::vector<double> expected(static_cast<size_t>(scene.cube.pixels()), std::nan(""));
+    double largest = 0;
+    for (int64_t p = 0; p < scene.cube.pixels(); ++p) {
+      if (!testing::referenceValid(scene.cube, p)) continue;
+      expected[p] =
+          reference.score(detect, &scene.cube.values[static_cast<size_t>(p * scene.cube.bands)],
+                          detect == DetectMethod::Rx ? std::vector<double>() : scene.targets[k]);
+      largest = std::max(largest, std::fabs(expected[p]));
+    }
+    double worst = 0;
+    for (int64_t p = 0; p < scene.cube.pixels(); ++p) {
+      const double got = written.at(p / scene.cube.cols, p % scene.cube.cols, k);
+      if (std::isnan(expected[p])) {
+        QCOMPARE(got, kNodata);
+        continue;
+      }
+      worst = std::max(worst, std::fabs(got - expected[p]) / largest);
+    }
+    qInfo("%s band %d: largest difference %.3g of the largest score %.6g", methodName(detect),
+          k + 1, worst, largest);
+    QVERIFY2(worst <= 1e-9, qPrintable(QString("%1 relative to the largest score").arg(worst)));
+  }
+}
+
+// The anomalies have the largest RX scores; each target's planted pixels have the largest MF
+// and ACE scores of their band, MF about their abundance.
+void TestDetect::plantedPixelsStandOut() {
+  const Scene scene = plantedScene(80, 70, 5);
+  const QString dir = testing::tempDir();
+  testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDT_Float32);
+  auto topPixels = [&](const QString& path, int band, size_t count) {
+    const testing::Cube written = testing::readCube(path.toStdString());
+    std::vector<int64_t> order(static_cast<size_t>(written.pixels()));
+    std::iota(order.begin(), order.end(), 0);
+    auto value = [&](int64_t p) {
+      const double v = written.at(p / written.cols, p % written.cols, band);
+      return v == kNodata ? -1e300 : v;
+    };
+    std::partial_sort(order.begin(), order.begin() + static_cast<int64_t>(count), order.end(),
+                      [&](int64_t a, int64_t b) { return value(a) > value(b); });
+    order.resize(count);
+    std::sort(order.begin(), order.end());
+    return order;
+  };
+  runQuietly(detectOptions(dir + "/in.tif", dir + "/rx.tif", DetectMethod::Rx, {}));
+  std::vector<int64_t> anomalies = scene.anomalies;
+  std::sort(anomalies.begin(), anomalies.end());
+  // The targets' pixels are anomalies too: the five spikes are among the 17 largest.
+  const std::vector<int64_t> top = topPixels(dir + "/rx.tif", 0, 17);
+  for (const int64_t p : anomalies) QVERIFY(std::binary_search(top.begin(), top.end(), p));
+  for (const DetectMethod method : {DetectMethod::MatchedFilter, DetectMethod::Ace}) {
+    const QString path = dir + "/" + methodName(method) + ".tif";
+    runQuietly(detectOptions(dir + "/in.tif", path, method, scene.targets));
+    for (int t = 0; t < 2; ++t) {
+      std::vector<int64_t> planted = scene.targetPixels[t];
+      std::sort(planted.begin(), planted.end());
+      QCOMPARE(topPixels(path, t, planted.size()), planted);
+    }
+  }
+  const testing::Cube mf = testing::readCube((dir + "/mf.tif").toStdString());
+  for (int t = 0; t < 2; ++t)
+    for (int k = 0; k < 6; ++k) {
+      const int64_t p = scene.targetPixels[t][k];
+      QVERIFY(std::fabs(mf.at(p / mf.cols, p % mf.cols, t) - (0.3 + 0.1 * k)) < 0.05);
+    }
+}
+
+// --components K: RX in the first K principal components (the reference's eigenvectors by
+// Jacobi); the shrinkage: the reference's C + εI.
+void TestDetect::componentsAndShrinkage() {
+  const Scene scene = plantedScene(40, 40, 23);
+  const QString dir = testing::tempDir();
+  testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDT_Float64);
+  PcaOptions options = detectOptions(dir + "/in.tif", dir + "/rx5.tif", DetectMethod::Rx, {});
+  options.detector.components = 5;
+  runQuietly(options);
+  const testing::Reference pca = testing::referencePca(scene.cube);
+  const testing::Cube rx5 = testing::readCube((dir + "/rx5.tif").toStdString());
+  double worst = 0, largest = 0;
+  std::vector<double> expected(static_cast<size_t>(scene.cube.pixels()), std::nan(""));
+  for (int64_t p = 0; p < scene.cube.pixels(); ++p) {
+    if (!testing::referenceValid(scene.cube, p)) continue;
+    double sum = 0;
+    for (int k = 0; k < 5; ++k) {
+      double along = 0;
+      for (int b = 0; b < scene.cube.bands; ++b)
+        along += (scene.cube.values[static_cast<size_t>(p * scene.cube.bands + b)] - pca.mean[b]) *
+                 pca.vectors[k][b];
+      sum += along * along / pca.eigenvalues[k];
+    }
+    expected[p] = sum;
+    largest = std::max(largest, sum);
+  }
+  for (int64_t p = 0; p < scene.cube.pixels(); ++p)
+    if (!std::isnan(expected[p]))
+      worst =
+          std::max(worst, std::fabs(rx5.at(p / rx5.cols, p % rx5.cols, 0) - expected[p]) / largest);
+  QVERIFY2(worst < 1e-9, qPrintable(QString::number(worst)));
+
+  for (const DetectMethod method : {DetectMethod::Rx, DetectMethod::Cem}) {
+    options = detectOptions(dir + "/in.tif", dir + "/shrunk.tif", method, scene.targets);
+    options.detector.shrinkage = 0.01;
+    QFile::remove(dir + "/shrunk.tif");
+    const PcaResult result = runQuietly(options);
+    QVERIFY(result.detector->epsilon > 0);
+    const ReferenceDetector reference(scene.cube, 0.01);
+    const testing::Cube shrunk = testing::readCube((dir + "/shrunk.tif").toStdString());
+    worst = 0;
+    largest = 0;
+    std::vector<double> scores(static_cast<size_t>(scene.cube.pixels()), std::nan(""));
+    for (int64_t p = 0; p < scene.cube.pixels(); ++p) {
+      if (!testing::referenceValid(scene.cube, p)) continue;
+      scores[p] = reference.score(
+          method, &scene.cube.values[static_cast<size_t>(p * scene.cube.bands)], scene.targets[0]);
+      largest = std::max(largest, std::fabs(scores[p]));
+    }
+    for (int64_t p = 0; p < scene.cube.pixels(); ++p)
+      if (!std::isnan(scores[p]))
+        worst = std::max(
+            worst, std::fabs(shrunk.at(p / shrunk.cols, p % shrunk.cols, 0) - scores[p]) / largest);
+    QVERIFY2(worst < 1e-9, qPrintable(QString("%1 %2").arg(methodName(method)).arg(worst)));
+  }
+}
+
+// Strips of 1, 7 and all rows and a RAM budget of 16 MiB give files of the same bytes.
+void TestDetect::stripsAndBudgetsGiveTheSameBits() {
+  const Scene scene = plantedScene(53, 37, 31);
+  const QString dir = testing::tempDir();
+  testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDT_UInt16);
+  for (const DetectMethod method : {DetectMethod::Rx, DetectMethod::Ace, DetectMethod::Cem}) {
+    QByteArray first;
+    for (const int strip : {0, 1, 7, 53}) {
+      const QString output = dir + QString("/%1_%2.tif").arg(methodName(method)).arg(strip);
+      PcaOptions options = detectOptions(dir + "/in.tif", output, method, scene.targets);
+      options.stripRows = strip;
+      if (strip == 7) options.ramBytes = 16ll << 20;
+      runQuietly(options);
+      const std::vector<double> values = testing::samplesOf(output);
+      const QByteArray bytes(reinterpret_cast<const char*>(values.data()),
+                             static_cast<int>(values.size() * sizeof(double)));
+      if (strip == 0)
+        first = bytes;
+      else
+        QVERIFY2(bytes == first,
+                 qPrintable(QString("%1, strips of %2 rows").arg(methodName(method)).arg(strip)));
+    }
+  }
+}
+
+// Jasper Ridge (AVIRIS, uint16 DN): RX against the reference, within 1e-9 of the largest score.
+void TestDetect::realSceneMatchesReference() {
+  const QString data = testing::sharedDataDir();
+  if (data.isEmpty()) QSKIP("../shared/data is absent");
+  const QString input = data + "/jasper_ridge_100x100x198_uint16.tif";
+  const testing::Cube cube = testing::readCube(input.toStdString());
+  const QString dir = testing::tempDir();
+  runQuietly(detectOptions(input, dir + "/rx.tif", DetectMethod::Rx, {}));
+  const testing::Cube written = testing::readCube((dir + "/rx.tif").toStdString());
+  const ReferenceDetector reference(cube, 0.0);
+  double worst = 0, largest = 0;
+  std::vector<double> expected(static_cast<size_t>(cube.pixels()));
+  for (int64_t p = 0; p < cube.pixels(); ++p) {
+    expected[p] =
+        reference.score(DetectMethod::Rx, &cube.values[static_cast<size_t>(p * cube.bands)], {});
+    largest = std::max(largest, expected[p]);
+  }
+  for (int64_t p = 0; p < cube.pixels(); ++p)
+    worst = std::max(
+        worst, std::fabs(written.at(p / cube.cols, p % cube.cols, 0) - expected[p]) / largest);
+  qInfo("Jasper Ridge RX: largest difference %.3g of the largest score %.6g", worst, largest);
+  QVERIFY2(worst < 1e-9, qPrintable(QString::number(worst)));
+}
+
+// A table whose columns name the image's bands (as the endmembers' table does) is read by name:
+// its columns in another order, and extra columns, give the same scores.
+void TestDetect::targetsByBandName() {
+  const Scene scene = plantedScene(30, 30, 41);
+  const QString dir = testing::tempDir();
+  testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDT_Float32);
+  PcaOptions options = detectOptions(dir + "/in.tif", dir + "/plain.tif",
+                                     DetectMethod::MatchedFilter, scene.targets);
+  runQuietly(options);
+  PcaOptions named =
+      detectOptions(dir + "/in.tif", dir + "/named.tif", DetectMethod::MatchedFilter, {});
+  for (int b = scene.cube.bands - 1; b >= 0; --b)
+    named.targetTable.columns.push_back("band " + std::to_string(b + 1));
+  named.targetTable.columns.push_back("extra");
+  for (size_t t = 0; t < scene.targets.size(); ++t) {
+    std::vector<double> reversed(scene.targets[t].rbegin(), scene.targets[t].rend());
+    reversed.push_back(1e9);
+    named.targetTable.targets.push_back({"target " + std::to_string(t + 1), reversed});
+  }
+  runQuietly(named);
+  QCOMPARE(testing::samplesOf(dir + "/named.tif"), testing::samplesOf(dir + "/plain.tif"));
+}
+
+void TestDetect::clearErrors() {
+  const Scene scene = plantedScene(20, 20, 43);
+  const QString dir = testing::tempDir();
+  testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDT_Float32);
+  auto parameterOf = [&](const PcaOptions& options) -> std::string {
+    try {
+      runQuietly(options);
+    } catch (const Error& error) {
+      return error.parameter();
+    }
+    return "none";
+  };
+  std::vector<std::vector<double>> shortTargets = scene.targets;
+  shortTargets[1].pop_back();
+  QCOMPARE(
+      parameterOf(detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::Ace, shortTargets)),
+      std::string("TARGETS"));
+  PcaOptions noTargets =
+      detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::MatchedFilter, {});
+  QCOMPARE(parameterOf(noTargets), std::string("TARGETS"));
+  PcaOptions byte = detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::Rx, {});
+  byte.outputType = OutputType::Byte;
+  QCOMPARE(parameterOf(byte), std::string("OUTPUT_TYPE"));
+  // 12 valid pixels of 28 bands: a singular covariance, refused unless shrunk.
+  testing::Cube few = testing::correlatedCube(3, 4, 28, 3);
+  testing::writeCube(few, (dir + "/few.tif").toStdString(), GDT_Float32);
+  PcaOptions singular = detectOptions(dir + "/few.tif", dir + "/a.tif", DetectMethod::Rx, {});
+  QCOMPARE(parameterOf(singular), std::string("SHRINKAGE"));
+  singular.detector.shrinkage = 1e-3;
+  QCOMPARE(parameterOf(singular), std::string("none"));
+  QVERIFY(!QFile::exists(dir + "/a.tif.tmp"));
+  const QStringList left = testing::filesIn(dir);
+  QVERIFY2(left.size() == 3, qPrintable(left.join(", ")));  // in.tif, few.tif, a.tif
+}
+
+QTEST_GUILESS_MAIN(TestDetect)
+#include "test_detect.moc"
