@@ -4,7 +4,6 @@
 #include "Commands.h"
 #include "ConsoleFeedback.h"
 #include "DeviceOption.h"
-#include "unmixing/EndmemberTable.h"
 
 #include <QCommandLineParser>
 
@@ -57,16 +56,6 @@ void readDetectOptions(const QCommandLineParser& parser, PcaOptions& options) {
   }
   if (parser.isSet("gpu-memory"))
     options.gpuMemoryBytes = mebibytes(parser.value("gpu-memory"), "gpu-memory");
-}
-
-// The endmembers' CSV as detection's targets.
-DetectTargets readTargets(const std::string& path) {
-  const EndmemberTable table = readEndmembersCsv(path, "TARGETS");
-  DetectTargets targets;
-  targets.columns = table.bandNames;
-  for (const Endmember& endmember : table.endmembers)
-    targets.targets.push_back({endmember.id, endmember.spectrum});
-  return targets;
 }
 
 void printDetectSummary(const PcaResult& result, const PcaOptions& options) {
@@ -146,7 +135,7 @@ int runDetectCommand(const QStringList& arguments) {
   options.detector.method = parseDetectMethod(parser.value("method").toLower().toStdString());
   if (options.detector.method == DetectMethod::Rx)
     invalid("method", "--method is mf, ace or cem (RX has its own command: hyperstream rx)");
-  options.targetTable = readTargets(parser.positionalArguments()[1].toStdString());
+  options.targetTable = readTargetTable(parser.positionalArguments()[1].toStdString());
   return runDetectJob(options, parser.isSet("quiet"));
 }
 

@@ -1,6 +1,7 @@
 #include "HyperstreamProvider.h"
 
 #include "ApplyAlgorithm.h"
+#include "DetectAlgorithms.h"
 #include "HelpPages.h"
 #include "SppAlgorithm.h"
 #include "TransformAlgorithm.h"
@@ -14,8 +15,9 @@ namespace hyperstream {
 
 QString HyperstreamProvider::longName() const {
   return QStringLiteral(
-             "Hyperstream %1 (hyperspectral PCA, MNF, denoising, SPP and unmixing, streamed, GPU "
-             "or CPU)")
+             "Hyperstream %1 (hyperspectral PCA, MNF, denoising, SPP, unmixing and target "
+             "detection, "
+             "streamed, GPU or CPU)")
       .arg(HYPERSTREAM_VERSION);
 }
 
@@ -36,6 +38,8 @@ void HyperstreamProvider::loadAlgorithms() {
   addAlgorithm(new SppAlgorithm());
   addAlgorithm(new EndmembersAlgorithm());
   addAlgorithm(new AbundancesAlgorithm());
+  addAlgorithm(new DetectAlgorithm(DetectAlgorithm::Finds::Anomalies));
+  addAlgorithm(new DetectAlgorithm(DetectAlgorithm::Finds::Targets));
 }
 
 }  // namespace hyperstream

@@ -41,24 +41,39 @@ QString uniqueName(const QString& name, const QgsMapLayer& layer) {
   return unique;
 }
 
-void styleAbundances(QgsRasterLayer& layer) {
-  std::unique_ptr<QgsColorRamp> ramp(
-      QgsStyle::defaultStyle()->colorRamp(QStringLiteral("Viridis")));
+// Band 1 from `low` to `high` on the style's ramp `rampName` (else its ends, `first` to `last`).
+void styleOnRamp(QgsRasterLayer& layer, double low, double high, const QString& rampName,
+                 const QColor& first, const QColor& last) {
+  std::unique_ptr<QgsColorRamp> ramp(QgsStyle::defaultStyle()->colorRamp(rampName));
   if (!ramp)  // a profile whose style has none: its ends
-    ramp = std::make_unique<QgsGradientColorRamp>(QColor(68, 1, 84), QColor(253, 231, 37));
-  auto colors = std::make_unique<QgsColorRampShader>(0.0, 1.0);
+    ramp = std::make_unique<QgsGradientColorRamp>(first, last);
+  auto colors = std::make_unique<QgsColorRampShader>(low, high);
   QList<QgsColorRampShader::ColorRampItem> items;
-  for (int i = 0; i <= 4; ++i)
-    items << QgsColorRampShader::ColorRampItem(i / 4.0, ramp->color(i / 4.0),
-                                               QString::number(i / 4.0, 'f', 2));
+  for (int i = 0; i <= 4; ++i) {
+    const double value = low + (high - low) * i / 4.0;
+    items << QgsColorRampShader::ColorRampItem(value, ramp->color(i / 4.0),
+                                               QString::number(value, 'g', 3));
+  }
   colors->setColorRampItemList(items);
   colors->setSourceColorRamp(ramp.release());
-  auto shader = std::make_unique<QgsRasterShader>(0.0, 1.0);
+  auto shader = std::make_unique<QgsRasterShader>(low, high);
   shader->setRasterShaderFunction(colors.release());
   auto* renderer = new QgsSingleBandPseudoColorRenderer(layer.dataProvider(), 1, shader.release());
-  renderer->setClassificationMin(0.0);
-  renderer->setClassificationMax(1.0);
+  renderer->setClassificationMin(low);
+  renderer->setClassificationMax(high);
   layer.setRenderer(renderer);
+}
+
+void styleAbundances(QgsRasterLayer& layer) {
+  styleOnRamp(layer, 0.0, 1.0, QStringLiteral("Viridis"), QColor(68, 1, 84), QColor(253, 231, 37));
+}
+
+// Detection scores: most pixels are background, the few high ones are what is looked for.
+void styleScores(QgsRasterLayer& layer) {
+  double low = 0, high = 0;
+  layer.dataProvider()->cumulativeCut(1, 0.02, 0.998, low, high);
+  if (!(high > low)) return;
+  styleOnRamp(layer, low, high, QStringLiteral("Inferno"), QColor(0, 0, 4), QColor(252, 255, 164));
 }
 
 void stretchToPercentiles(QgsRasterLayer& layer) {
@@ -105,6 +120,7 @@ void OutputLook::postProcessLayer(QgsMapLayer* layer, QgsProcessingContext&,
   if (style_ == OutputStyle::Abundances && raster) styleAbundances(*raster);
   if (style_ == OutputStyle::PercentileStretch && raster) stretchToPercentiles(*raster);
   if (style_ == OutputStyle::LabelledPoints && vector) labelPoints(*vector);
+  if (style_ == OutputStyle::Scores && raster) styleScores(*raster);
   layer->triggerRepaint();
 }
 

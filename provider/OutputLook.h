@@ -14,6 +14,7 @@ enum class OutputStyle {
   Abundances,         // band 1 from 0 to 1 on a colour ramp
   PercentileStretch,  // band 1 in grey between its 2nd and 98th percentiles (SPP's alpha, RMSE)
   LabelledPoints,     // endmember pixels: a marker that stands out, labelled by id
+  Scores,             // band 1 on a heat ramp between its 2nd and 99.8th percentiles (detection)
 };
 
 class OutputLook : public QgsProcessingLayerPostProcessorInterface {

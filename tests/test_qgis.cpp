@@ -665,6 +665,71 @@ class QgisTests : public QObject {
     }
   }
 
+  // Detection from the dialog: endmembers found in a scene, then the matched filter of each
+  // (TARGETS picked from the layer list) and RX; the score rasters load, named and on a ramp,
+  // and hold what the engine writes.
+  void detectionFromTheDialog() {
+    for (const char* id : {"hyperstream:rx", "hyperstream:detect"}) {
+      const QgsProcessingAlgorithm* algorithm =
+          QgsApplication::processingRegistry()->algorithmById(id);
+      QVERIFY2(algorithm, id);
+      QCOMPARE(algorithm->group(), QString("Target detection"));
+      QVERIFY(algorithm->svgIconPath().endsWith(QString(id).mid(12) + ".svg"));
+    }
+    const QString dir = testing::tempDir();
+    hyperstream::SynthOptions synth;
+    synth.output = (dir + "/scene.tif").toStdString();
+    synth.rows = synth.cols = 60;
+    synth.bands = 30;
+    synth.endmembers = 3;
+    synth.purePatch = 4;
+    TestFeedback synthFeedback;
+    hyperstream::synthesizeScene(synth, synthFeedback);
+    QgsProject project;
+    bool ok = false;
+    runAsTheDialogDoes("hyperstream:endmembers",
+                       {{"INPUT", dir + "/scene.tif"}, {"COUNT", 3}, {"OUTPUT", dir + "/em.csv"}},
+                       {}, project, ok);
+    QVERIFY(ok);
+    const QgsMapLayer* table = nullptr;
+    for (QgsMapLayer* layer : project.mapLayers())
+      if (layer->source().startsWith(dir + "/em.csv")) table = layer;
+    QVERIFY(table && table->isValid());
+    QStringList loaded = runAsTheDialogDoes(
+        "hyperstream:detect",
+        {{"INPUT", dir + "/scene.tif"}, {"TARGETS", table->id()}, {"OUTPUT", dir + "/mf.tif"}},
+        {"OUTPUT"}, project, ok);
+    QVERIFY(ok);
+    QVERIFY(loaded.contains(dir + "/mf.tif"));
+    loaded = runAsTheDialogDoes("hyperstream:rx",
+                                {{"INPUT", dir + "/scene.tif"}, {"OUTPUT", dir + "/rx.tif"}},
+                                {"OUTPUT"}, project, ok);
+    QVERIFY(ok);
+    QVERIFY(loaded.contains(dir + "/rx.tif"));
+    for (const char* name : {"Target scores of scene", "RX scores of scene"}) {
+      const QList<QgsMapLayer*> layers = project.mapLayersByName(name);
+      QVERIFY2(layers.size() == 1, name);
+      const auto* raster = qobject_cast<QgsRasterLayer*>(layers.front());
+      QVERIFY(raster && raster->isValid());
+      const auto* ramp = dynamic_cast<const QgsSingleBandPseudoColorRenderer*>(raster->renderer());
+      QVERIFY2(ramp && ramp->classificationMax() > ramp->classificationMin(), name);
+    }
+    // What the engine writes with the same options.
+    hyperstream::PcaOptions options;
+    options.kind = hyperstream::PcaJobKind::Detect;
+    options.input = (dir + "/scene.tif").toStdString();
+    options.output = (dir + "/engine.tif").toStdString();
+    options.detector.method = hyperstream::DetectMethod::MatchedFilter;
+    options.targetTable = hyperstream::readTargetTable((dir + "/em.csv").toStdString());
+    TestFeedback engineFeedback;
+    hyperstream::runPca(options, engineFeedback);
+    QCOMPARE(testing::samplesOf(dir + "/mf.tif"), testing::samplesOf(dir + "/engine.tif"));
+    const hyperstream::DatasetPtr scores =
+        hyperstream::openRaster((dir + "/mf.tif").toStdString(), "");
+    QCOMPARE(scores->GetRasterCount(), 3);
+    QCOMPARE(QString(scores->GetRasterBand(1)->GetDescription()), QString("MF: endmember_1"));
+  }
+
   // The unmixing chain from the dialog: SPP, endmembers searched in its output (the points layer
   // loads), FCLS abundances (the raster loads, a band per endmember summing to one); then the
   // shipped model of the same chain validates and runs.

@@ -1,6 +1,7 @@
 #include "detect/Detector.h"
 
 #include "core/Error.h"
+#include "unmixing/EndmemberTable.h"
 
 #include <QString>
 
@@ -118,6 +119,15 @@ DetectMethod parseDetectMethod(const std::string& name) {
        {DetectMethod::Rx, DetectMethod::MatchedFilter, DetectMethod::Ace, DetectMethod::Cem})
     if (detectMethodName(method) == name) return method;
   throw Error("METHOD", "the method is mf, ace or cem (or rx), not '" + name + "'");
+}
+
+DetectTargets readTargetTable(const std::string& path) {
+  const EndmemberTable table = readEndmembersCsv(path, "TARGETS");
+  DetectTargets targets;
+  targets.columns = table.bandNames;
+  for (const Endmember& endmember : table.endmembers)
+    targets.targets.push_back({endmember.id, endmember.spectrum});
+  return targets;
 }
 
 Detector fitDetector(const PcaModel& model, const DetectorOptions& options) {

@@ -28,6 +28,15 @@ struct Target {
   std::vector<double> spectrum;  // per selected band, in the image's units
 };
 
+// Targets as a table gives them: a value per column, each column named as bandColumnNames names
+// the image's bands (no names: one column per selected band, in order).
+struct DetectTargets {
+  std::vector<std::string> columns;
+  std::vector<Target> targets;
+};
+// The endmembers' CSV (unmixing/EndmemberTable.h) as targets; throws Error("TARGETS").
+DetectTargets readTargetTable(const std::string& path);
+
 struct DetectorOptions {
   DetectMethod method = DetectMethod::Rx;
   std::vector<Target> targets;  // none for RX

@@ -32,13 +32,6 @@ enum class PcaJobKind {
   Detect,     // writes detection scores from a covariance fit (rx, detect: `detector`)
 };
 
-// Detection's targets as a table gives them: a value per column, each column named as
-// bandColumnNames names the image's bands (no names: one column per selected band, in order).
-struct DetectTargets {
-  std::vector<std::string> columns;
-  std::vector<Target> targets;
-};
-
 // PCA's options; with `noise` set, the job is an MNF (always of the covariance).
 struct PcaOptions : JobOptions {
   PcaJobKind kind = PcaJobKind::Transform;

@@ -1,0 +1,91 @@
+#include "DetectAlgorithms.h"
+
+#include "ProcessingSupport.h"
+#include "QgisCompat.h"
+
+#include <qgsprocessingoutputs.h>
+#include <qgsprocessingparameters.h>
+
+#include <algorithm>
+
+namespace hyperstream {
+
+namespace {
+
+constexpr DetectMethod kTargetMethods[] = {DetectMethod::MatchedFilter, DetectMethod::Ace,
+                                           DetectMethod::Cem};
+
+}  // namespace
+
+DetectAlgorithm::DetectAlgorithm(Finds finds)
+    : JobAlgorithm(finds == Finds::Anomalies ? QStringLiteral("rx") : QStringLiteral("detect")),
+      finds_(finds) {}
+
+void DetectAlgorithm::addJobParameters() {
+  if (finds_ == Finds::Targets) {
+    // A layer parameter, so that the table hyperstream:endmembers loaded can be picked from the
+    // layer list; a CSV path is taken as it is.
+    addDocumented(new QgsProcessingParameterVectorLayer(
+        QStringLiteral("TARGETS"), QObject::tr("Targets (table of hyperstream:endmembers)"),
+        {static_cast<int>(compat::kVectorOrTable)}));
+    addDocumented(new QgsProcessingParameterEnum(
+        QStringLiteral("METHOD"), QObject::tr("Detector"),
+        {QObject::tr("Matched filter (MF)"), QObject::tr("Adaptive cosine estimator (ACE)"),
+         QObject::tr("Constrained energy minimisation (CEM)")},
+        false, 0));
+  }
+  addDocumented(new QgsProcessingParameterNumber(
+      QStringLiteral("COMPONENTS"), QObject::tr("Principal components scored (0: all)"),
+      compat::kInteger, 0, false, 0));
+  auto* shrinkage = new QgsProcessingParameterNumber(
+      QStringLiteral("SHRINKAGE"), QObject::tr("Shrinkage (share of the mean band variance)"),
+      compat::kDouble, 0.0, false, 0.0, 0.999);
+  shrinkage->setMetadata(
+      {{QStringLiteral("widget_wrapper"), QVariantMap{{QStringLiteral("decimals"), 8}}}});
+  addDocumented(shrinkage);
+  addDocumented(new QgsProcessingParameterEnum(
+      QStringLiteral("OUTPUT_TYPE"), QObject::tr("Output data type"),
+      {QStringLiteral("Float32"), QStringLiteral("Float64")}, false, 0));
+}
+
+// Band 1's scores on a colour ramp, not an RGB of three targets' scores.
+std::string DetectAlgorithm::resolveOutput(OutputFiles& files) {
+  return files.layer(QStringLiteral("OUTPUT"), OutputStyle::Scores);
+}
+
+void DetectAlgorithm::addJobOutputs() {
+  addOptionalFileOutput(QStringLiteral("OUTPUT_STATS"), QObject::tr("Statistics (JSON)"),
+                        QObject::tr("JSON files (*.json)"));
+  addOutput(new QgsProcessingOutputNumber(QStringLiteral("N_COMPONENTS"),
+                                          QObject::tr("Principal components scored")));
+}
+
+void DetectAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
+  options_.kind = PcaJobKind::Detect;
+  options_.detector = DetectorOptions{};
+  options_.targetTable = DetectTargets{};
+  if (finds_ == Finds::Targets) {
+    options_.detector.method = kTargetMethods[std::clamp(
+        parameterAsEnum(parameters, QStringLiteral("METHOD"), context), 0, 2)];
+    targetsPath_ = tablePath(*this, parameters, context, QStringLiteral("TARGETS"));
+  }
+  options_.detector.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
+  options_.detector.shrinkage = parameterAsDouble(parameters, QStringLiteral("SHRINKAGE"), context);
+  options_.outputType = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context) == 1
+                            ? OutputType::Float64
+                            : OutputType::Float32;
+}
+
+EngineAlgorithm::RunReport DetectAlgorithm::runJob(OutputFiles& files,
+                                                   QgsProcessingFeedback* feedback) {
+  options_.statsJson = files.file(QStringLiteral("OUTPUT_STATS"));
+  const PcaResult result = runEngineJob(feedback, [&](Feedback& engine) {
+    if (finds_ == Finds::Targets) options_.targetTable = readTargetTable(targetsPath_);
+    return runPca(options_, engine);
+  });
+  return {result.model.validPixels,
+          result.backend,
+          {{QStringLiteral("N_COMPONENTS"), result.detector ? result.detector->components : 0}}};
+}
+
+}  // namespace hyperstream

@@ -1,0 +1,30 @@
+#pragma once
+// hyperstream:rx and hyperstream:detect, the Processing algorithms around the engine's detection
+// job (a PCA job that writes scores from the image's covariance: engine/detect/Detector.h).
+
+#include "EngineAlgorithm.h"
+#include "pca/PcaJob.h"
+
+namespace hyperstream {
+
+class DetectAlgorithm : public JobAlgorithm<DetectAlgorithm, PcaOptions> {
+ public:
+  // RX (anomalies, no targets) or target detection (a method and a table of targets).
+  enum class Finds { Anomalies, Targets };
+  explicit DetectAlgorithm(Finds finds = Finds::Anomalies);
+  QgsProcessingAlgorithm* createInstance() const override { return new DetectAlgorithm(finds_); }
+
+ protected:
+  bool runsOnSeveralGpus() const override { return true; }
+  void addJobParameters() override;
+  std::string resolveOutput(OutputFiles& files) override;
+  void addJobOutputs() override;
+  void prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) override;
+  RunReport runJob(OutputFiles& files, QgsProcessingFeedback* feedback) override;
+
+ private:
+  Finds finds_;
+  std::string targetsPath_;  // the targets' table, read on the worker thread
+};
+
+}  // namespace hyperstream
