@@ -2,9 +2,10 @@
 # Installs the plugin folder into a throwaway QGIS profile and drives it as users do:
 # qgis_process.bin (plugins enable, list, help, run, --json run) and PyQGIS processing.run.
 # Results must equal the hyperstream command line's for the same options.
-#   test_qgis_process.sh PLUGIN_DIR HYPERSTREAM_CLI MODEL3 UNMIXING_MODEL3 WRITE_PRODUCTS
+#   test_qgis_process.sh PLUGIN_DIR HYPERSTREAM_CLI MODEL3 UNMIXING_MODEL3 WRITE_PRODUCTS \
+#     DETECT_MODEL3
 set -euo pipefail
-plugin=$1 cli=$2 model=$3 unmixing_model=$4 write_products=$5
+plugin=$1 cli=$2 model=$3 unmixing_model=$4 write_products=$5 detect_model=$6
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$work/xdg QGIS_CUSTOM_CONFIG_PATH=$work/config
@@ -257,6 +258,36 @@ assert np.nanmax(np.abs(a - b)) <= 1e-9, "QGIS's abundances differ from the comm
 chain = gdal.Open(f"{work}/chain.tif").ReadAsArray()
 assert chain.shape == (4, 60, 60)
 assert np.allclose(np.nansum(chain, 0)[valid], 1, atol=1e-5), "FCLS abundances do not sum to one"
+PY
+# Detection: RX and ACE of the endmembers above as the command line's (to LAPACK's last bits,
+# which QGIS's own BLAS may change), then the shipped model (ATGP endmembers -> ACE scores).
+$qp help hyperstream:detect 2>/dev/null | grep -q "TARGETS" || fail "help detect"
+$qp run hyperstream:rx -- INPUT="$work/patches.tif" OUTPUT_TYPE=1 OUTPUT="$work/rx_qgis.tif" \
+  >"$work/rx.log" 2>&1 || { cat "$work/rx.log"; fail "run rx"; }
+"$cli" rx "$work/patches.tif" "$work/rx_cli.tif" --type float64 --quiet
+$qp run hyperstream:detect -- INPUT="$work/patches.tif" TARGETS="$work/em_cli.csv" METHOD=1 \
+  OUTPUT_TYPE=1 OUTPUT="$work/ace_qgis.tif" >"$work/ace.log" 2>&1 ||
+  { cat "$work/ace.log"; fail "run detect"; }
+"$cli" detect "$work/patches.tif" "$work/em_cli.csv" "$work/ace_cli.tif" --method ace \
+  --type float64 --quiet
+$qp run "$detect_model" -- image="$work/patches.tif" number_of_targets=4 \
+  endmembers:targets="$work/model_targets.csv" detect:scores="$work/model_ace.tif" \
+  >"$work/detect_model.log" 2>&1 || { cat "$work/detect_model.log"; fail "the detection model"; }
+/usr/bin/python3 - "$work" <<'PY' || fail "the detection results"
+import sys
+import numpy as np
+from osgeo import gdal
+work = sys.argv[1]
+for name in ("rx", "ace"):
+    a = gdal.Open(f"{work}/{name}_qgis.tif").ReadAsArray()
+    b = gdal.Open(f"{work}/{name}_cli.tif").ReadAsArray()
+    assert a.shape == b.shape, name
+    assert np.nanmax(np.abs(a - b)) <= 1e-9 * np.nanmax(np.abs(b)), name
+model = gdal.Open(f"{work}/model_ace.tif")
+assert model.RasterCount == 4 and model.GetRasterBand(1).GetDescription().startswith("ACE: ")
+ace = model.ReadAsArray()
+ace = ace[ace != model.GetRasterBand(1).GetNoDataValue()]
+assert ace.size > 3000 and ace.min() >= 0 and ace.max() <= 1 + 1e-9, (ace.min(), ace.max())
 PY
 # Sensors' products as downloaded (EMIT, PRISMA, EnMAP, DESIS; tests/ProductFixtures.h): each
 # product file as INPUT gives the components of the plain GeoTIFF of its expected cube, and
