@@ -480,6 +480,80 @@ class GpuTests : public QObject {
     }
   }
 
+  // Detection on the GPU (RX and ACE scored there, MF and CEM projected there): the CPU's scores
+  // within 1e-9 of the largest, the same nodata, resident or streamed, one worker or three.
+  void detection_data() {
+    QTest::addColumn<int>("fileType");
+    QTest::addColumn<int>("method");
+    QTest::addColumn<int>("gpuMiB");
+    QTest::addColumn<int>("workers");
+    QTest::newRow("rx uint16 with nodata, resident")
+        << int(GDT_UInt16) << int(DetectMethod::Rx) << 0 << 1;
+    QTest::newRow("ace float32 streamed") << int(GDT_Float32) << int(DetectMethod::Ace) << 10 << 1;
+    QTest::newRow("mf int16, three workers")
+        << int(GDT_Int16) << int(DetectMethod::MatchedFilter) << 0 << 3;
+    QTest::newRow("cem float64") << int(GDT_Float64) << int(DetectMethod::Cem) << 0 << 1;
+    QTest::newRow("rx float32, 5 components, streamed")
+        << int(GDT_Float32) << int(DetectMethod::Rx) << 10 << 1;
+  }
+  void detection() {
+    QFETCH(int, fileType);
+    QFETCH(int, method);
+    QFETCH(int, gpuMiB);
+    QFETCH(int, workers);
+    testing::Cube cube = testing::smoothScene(300, 200, 14, 6, 3000);
+    if (fileType != GDT_Float32 && fileType != GDT_Float64) {
+      testing::roundValues(cube);
+      cube.nodata.assign(14, 0);
+      for (int64_t c = 5; c < 20; ++c) cube.at(30, c, 3) = 0;
+    }
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDALDataType(fileType));
+    PcaOptions options = optionsFor(dir + "/in.tif", dir + "/cpu.tif", "cpu");
+    options.kind = PcaJobKind::Detect;
+    options.components = 0;
+    options.outputType = OutputType::Float64;
+    options.detector.method = DetectMethod(method);
+    if (gpuMiB > 0 && options.detector.method == DetectMethod::Rx) options.detector.components = 5;
+    if (options.detector.method != DetectMethod::Rx)
+      for (const int64_t pixel : {int64_t{1234}, int64_t{40000}}) {
+        Target target{"pixel " + std::to_string(pixel), {}};
+        for (int b = 0; b < 14; ++b) target.spectrum.push_back(cube.values[pixel * 14 + b]);
+        options.targetTable.targets.push_back(target);
+      }
+    TestFeedback feedback;
+    runPca(options, feedback);
+    options.output = (dir + "/gpu.tif").toStdString();
+    options.device = parseDevice("gpu");
+    options.gpuMemoryBytes = int64_t{gpuMiB} << 20;
+    if (gpuMiB > 0) options.stripRows = 5;  // strips that fit the small budget
+    ThreadGroup threads(workers);
+    threads.run([&](JobGroup& group) {
+      TestFeedback mine;
+      const PcaResult result = runPca(options, mine, group);
+      QVERIFY(QString::fromStdString(result.backend).contains("gpu"));
+    });
+    const testing::Cube cpu = testing::readCube(dir.toStdString() + "/cpu.tif");
+    const testing::Cube gpu = testing::readCube(dir.toStdString() + "/gpu.tif");
+    QCOMPARE(gpu.bands, cpu.bands);
+    for (int k = 0; k < cpu.bands; ++k) {
+      const std::vector<double> a = testing::bandValues(cpu, k), b = testing::bandValues(gpu, k);
+      double largest = 0, worst = 0;
+      for (size_t p = 0; p < a.size(); ++p) {
+        QCOMPARE(b[p] == gpu.nodata[k] || std::isnan(b[p]),
+                 a[p] == cpu.nodata[k] || std::isnan(a[p]));
+        if (a[p] == cpu.nodata[k] || std::isnan(a[p])) continue;
+        largest = std::max(largest, std::abs(a[p]));
+        worst = std::max(worst, std::abs(a[p] - b[p]));
+      }
+      QVERIFY2(
+          worst <= 1e-9 * largest,
+          qPrintable(
+              QString("band %1: largest difference %2 of %3").arg(k + 1).arg(worst).arg(largest)));
+      qInfo("band %d: GPU vs CPU largest difference %.3g of %.3g", k + 1, worst, largest);
+    }
+  }
+
   void constantBands() {
     testing::Cube cube = testing::correlatedCube(40, 30, 8, 19);
     testing::roundValues(cube);

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Detection beside PCA on the same cube, interleaved round by round: `pca --components 10`,
+# `rx`, and `detect --method mf|ace|cem` with three ATGP endmembers of the cube as targets (all
+# Float32 scores). Prints every round, the medians and the ratios to PCA. With SPY=1, also
+# Spectral Python's rx, matched_filter and ace (in memory, float64, one process) against
+# `hyperstream rx/detect --type float64` on SPY_INPUT (a cube Spectral Python can hold; default
+# a 600 x 600 tile of Jasper Ridge), timed from reading the file to the scores, and the largest
+# difference of their scores relative to the largest score.
+#
+#   bench/detect_bench.sh BUILD [ROUNDS=5] [DEVICE=cpu] [INPUT=/tmp/hyperstream-bench/jasper_2300.tif]
+#
+# BUILD is a build folder, or (on the GPU machine) a device bundle's run.sh. Outputs go beside the
+# input (OUT_DIR to choose another folder).
+set -euo pipefail
+source "$(dirname "$(realpath "$0")")/common.sh"
+program_of "$1"
+rounds=${2:-5} device=${3:-cpu} input=${4:-/tmp/hyperstream-bench/jasper_2300.tif}
+ensure_cube "$input"
+out=$(mktemp -d "${OUT_DIR:-$(dirname "$input")}/detect_bench.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+"${program[@]}" endmembers "$input" "$out/targets.csv" --count 3 --method atgp -q
+
+seconds() {  # seconds ARGS...: wall time of one hyperstream run
+  local start end
+  rm -f "$out"/*.tif
+  start=$(date +%s%N)
+  "${program[@]}" "$@" --device "$device" -q >/dev/null
+  end=$(date +%s%N)
+  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f\n", (b - a) / 1e9 }'
+}
+median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2)}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+declare -A times
+jobs=(pca rx mf ace cem)
+for ((r = 1; r <= rounds; r++)); do
+  line="round $r:"
+  for job in "${jobs[@]}"; do
+    case $job in
+      pca) t=$(seconds pca "$input" "$out/pcs.tif" --components 10) ;;
+      rx) t=$(seconds rx "$input" "$out/rx.tif") ;;
+      *) t=$(seconds detect "$input" "$out/targets.csv" "$out/$job.tif" --method "$job") ;;
+    esac
+    times[$job]+="$t "
+    line+=" $job $t s,"
+  done
+  echo "${line%,}"
+done
+mp=$(tr ' ' '\n' <<<"${times[pca]}" | grep . | median)
+line="median: pca $mp s"
+for job in rx mf ace cem; do
+  m=$(tr ' ' '\n' <<<"${times[$job]}" | grep . | median)
+  line+=", $job $m s ($(ratio "$m" "$mp")x)"
+done
+echo "$line"
+
+if [[ ${SPY:-0} == 1 ]]; then
+  spy_input=${SPY_INPUT:-$out/spy.tif}
+  [[ -f $spy_input ]] || ensure_cube "$spy_input" 600
+  "${program[@]}" endmembers "$spy_input" "$out/spy_targets.csv" --count 3 --method atgp -q
+  for job in rx mf ace; do
+    start=$(date +%s%N)
+    if [[ $job == rx ]]; then
+      "${program[@]}" rx "$spy_input" "$out/spy_rx.tif" --type float64 --device "$device" -q
+    else
+      "${program[@]}" detect "$spy_input" "$out/spy_targets.csv" "$out/spy_$job.tif" \
+        --method "$job" --type float64 --device "$device" -q
+    fi
+    awk -v a="$start" -v b="$(date +%s%N)" -v j="$job" \
+      'BEGIN { printf "hyperstream %s (float64 scores): %.2f s\n", j, (b - a) / 1e9 }'
+  done
+  /usr/bin/python3 "$(dirname "$(realpath "$0")")/detect_spectral.py" "$spy_input" \
+    "$out/spy_targets.csv" "$out"
+fi
