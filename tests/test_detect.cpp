@@ -246,6 +246,7 @@ class TestDetect : public QObject {
   void plantedPixelsStandOut();
   void componentsAndShrinkage();
   void stripsAndBudgetsGiveTheSameBits();
+  void manyBandsThroughBlas();
   void realSceneMatchesReference();
   void targetsByBandName();
   void clearErrors();
@@ -426,6 +427,51 @@ void TestDetect::stripsAndBudgetsGiveTheSameBits() {
         QVERIFY2(bytes == first,
                  qPrintable(QString("%1, strips of %2 rows").arg(methodName(method)).arg(strip)));
     }
+  }
+}
+
+// 60 bands (projections of 32 components or more go through DGEMM): RX and ACE against the
+// reference, and the same bits from strips of 1, 7 and all rows, pixel- and band-interleaved
+// files.
+void TestDetect::manyBandsThroughBlas() {
+  testing::Cube cube = testing::correlatedCube(41, 29, 60, 51, 3000.0, 300.0);
+  testing::roundValues(cube);
+  cube.nodata.assign(60, 0.0);
+  for (int b = 0; b < 60; ++b) cube.at(7, 11, b) = 0.0;
+  const std::vector<std::vector<double>> targets = {
+      std::vector<double>(cube.values.begin() + 600 * 60, cube.values.begin() + 601 * 60)};
+  const QString dir = testing::tempDir();
+  testing::writeCube(cube, (dir + "/pixel.tif").toStdString(), GDT_UInt16);
+  testing::writeCube(cube, (dir + "/band.tif").toStdString(), GDT_UInt16, "GTiff",
+                     {"INTERLEAVE=BAND"});
+  const ReferenceDetector reference(cube, 0.0);
+  for (const DetectMethod method : {DetectMethod::Rx, DetectMethod::Ace}) {
+    std::vector<double> first;
+    for (const QString& file : {QString("pixel"), QString("band")})
+      for (const int strip : {0, 1, 7}) {
+        const QString output =
+            dir + QString("/%1_%2_%3.tif").arg(methodName(method), file).arg(strip);
+        PcaOptions options = detectOptions(dir + "/" + file + ".tif", output, method, targets);
+        options.stripRows = strip;
+        runQuietly(options);
+        const std::vector<double> values = testing::samplesOf(output);
+        if (first.empty()) {
+          first = values;
+          double worst = 0, largest = 0;
+          for (int64_t p = 0; p < cube.pixels(); ++p) {
+            if (!testing::referenceValid(cube, p)) continue;
+            const double expected =
+                reference.score(method, &cube.values[static_cast<size_t>(p * 60)], targets[0]);
+            largest = std::max(largest, std::fabs(expected));
+            worst = std::max(worst, std::fabs(values[p] - expected));
+          }
+          QVERIFY2(
+              worst <= 1e-9 * largest,
+              qPrintable(QString("%1: %2 of %3").arg(methodName(method)).arg(worst).arg(largest)));
+        } else {
+          QVERIFY2(values == first, qPrintable(output));
+        }
+      }
   }
 }
 
