@@ -5,9 +5,6 @@
 
 #include <QString>
 
-#include <lapacke.h>
-
-#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -85,38 +82,6 @@ void setWhitened(Projection& projection, const InverseCovariance& inverse, int c
       projection.weights[static_cast<size_t>(b) * projection.components + k] =
           inverse.loading(b, k) * scale;
   }
-}
-
-// The whitening by the Cholesky factor of C + εI over the non-constant bands, y = L⁻¹ (x - m):
-// component k weighs only the bands up to the k-th non-constant one (Projection::triangularBands),
-// half the work of the eigenvectors' whitening, where every band weighs into every component. C
-// is taken back from the fit's eigenpairs. False (nothing set) where C + εI is not positive
-// definite to working precision.
-bool setCholeskyWhitening(Projection& projection, const PcaModel& model, double epsilon) {
-  std::vector<int> used;
-  for (int b = 0; b < model.bands; ++b)
-    if (!std::binary_search(model.constantBands.begin(), model.constantBands.end(), b))
-      used.push_back(b);
-  const auto m = static_cast<int>(used.size());
-  const int all = model.componentCount();
-  std::vector<double> factor(static_cast<size_t>(m) * m, 0.0);
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j <= i; ++j) {
-      double sum = 0;
-      for (int k = 0; k < all; ++k)
-        sum += model.eigenvectors[static_cast<size_t>(used[i]) * all + k] * model.eigenvalues[k] *
-               model.eigenvectors[static_cast<size_t>(used[j]) * all + k];
-      factor[static_cast<size_t>(i) * m + j] = sum + (i == j ? epsilon : 0.0);
-    }
-  if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', m, factor.data(), m) != 0 ||
-      LAPACKE_dtrtri(LAPACK_ROW_MAJOR, 'L', 'N', m, factor.data(), m) != 0)
-    return false;
-  for (int k = 0; k < m; ++k)
-    for (int i = 0; i <= k; ++i)
-      projection.weights[static_cast<size_t>(used[i]) * projection.components + k] =
-          factor[static_cast<size_t>(k) * m + i];
-  projection.triangularBands = used;
-  return true;
 }
 
 // A target's filter: w = A⁻¹ t / tᵀ A⁻¹ t, and tᵀ A⁻¹ t.
@@ -204,8 +169,7 @@ Detector fitDetector(const PcaModel& model, const DetectorOptions& options) {
   }
   projection.weights.assign(static_cast<size_t>(model.bands) * projection.components, 0.0);
   if (options.method == DetectMethod::Rx || options.method == DetectMethod::Ace) {
-    if (used < all || !setCholeskyWhitening(projection, model, detector.epsilon))
-      setWhitened(projection, inverse, used);
+    setWhitened(projection, inverse, used);
     projection.scores.whitened = used;
   }
   if (options.method == DetectMethod::Rx) {

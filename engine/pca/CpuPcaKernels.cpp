@@ -120,21 +120,6 @@ HYPERSTREAM_VECTOR_CLONES void shiftPixel(const T* __restrict pixel,
     row[b] = static_cast<C>(static_cast<ShiftInteger<T>>(pixel[b]) - shift[b]);
 }
 
-// Σ values[k]² in float64, in eight running sums (a vector's lanes) added at the end.
-template <class C>
-HYPERSTREAM_VECTOR_CLONES double sumOfSquares(const C* __restrict values, int count) {
-  double sums[8] = {};
-  int k = 0;
-  for (; k + 8 <= count; k += 8)
-    for (int lane = 0; lane < 8; ++lane) {
-      const auto value = static_cast<double>(values[k + lane]);
-      sums[lane] += value * value;
-    }
-  for (; k < count; ++k)
-    sums[k % 8] += static_cast<double>(values[k]) * static_cast<double>(values[k]);
-  return ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]));
-}
-
 // W values of C in one vector (GCC/clang vector extension).
 template <class C, int W>
 struct ComponentLanes {
@@ -749,12 +734,9 @@ class CpuPcaKernels : public PcaKernels {
                              Consume&& consume) {
     markValid<T>(strip);
     const KernelProjection<T, C> kernel(projection, strip.bands);
-    if constexpr (std::is_same_v<C, double>) {
-      if (!projection.triangularBands.empty())
-        return forEachTriangularBatch(strip, projection, kernel, consume);
+    if constexpr (std::is_same_v<C, double>)
       if (projection.components >= kBlasComponents)
         return forEachBlasBatch(strip, projection, kernel, consume);
-    }
     std::vector<C>& result = buffers<C>(0).result;
     const int64_t batchPixels = kBatchPixelsPerWorker * workers_;
     for (int64_t batchFirst = 0; batchFirst < strip.pixels; batchFirst += batchPixels) {
@@ -801,76 +783,6 @@ class CpuPcaKernels : public PcaKernels {
                   components, bands, 1.0, centred.data(), bands, projection.weights.data(),
                   components, 1.0, result.data(), components);
       consume(batchFirst, batch, result.data());
-    }
-  }
-
-  // forEachBlasBatch for a triangular whitening (Projection::triangularBands): each batch centred
-  // in the listed bands only; the components after the whitened ones by DGEMM, the whitened ones
-  // by DTRMM in place (half DGEMM's work), each the same number of rows for the same reason.
-  template <class T, class Consume>
-  void forEachTriangularBatch(const StripView& strip, const Projection& projection,
-                              const KernelProjection<T, double>& kernel, Consume&& consume) {
-    const std::vector<int>& used = projection.triangularBands;
-    const auto m = static_cast<int>(used.size());
-    const int components = projection.components;
-    const int extra = components - m;
-    std::vector<double> triangle(static_cast<size_t>(m) * m),
-        filters(static_cast<size_t>(m) * extra);
-    for (int i = 0; i < m; ++i) {
-      const double* row = projection.weights.data() + static_cast<size_t>(used[i]) * components;
-      std::copy(row, row + m, triangle.begin() + static_cast<int64_t>(i) * m);
-      std::copy(row + m, row + components, filters.begin() + static_cast<int64_t>(i) * extra);
-    }
-    const int64_t batchPixels = blasBatchPixels(m, components);
-    std::vector<double>& centred = doubleBuffers_[0].block;
-    std::vector<double>& result = doubleBuffers_[0].result;
-    std::vector<double> full(static_cast<size_t>(strip.bands));
-    for (int64_t batchFirst = 0; batchFirst < strip.pixels; batchFirst += batchPixels) {
-      const int64_t batch = std::min(batchPixels, strip.pixels - batchFirst);
-      centred.resize(static_cast<size_t>(batchPixels * m));
-      result.resize(static_cast<size_t>(batchPixels * components));
-      threads_.split(batch, [&](int64_t from, int64_t to) {
-        for (int64_t p = from; p < to; ++p) {
-          std::transform(kernel.bias.begin(), kernel.bias.begin() + components,
-                         result.begin() + p * components, std::negate<>());
-          centreBands(strip, kernel, batchFirst + p, used, centred.data() + p * m);
-        }
-      });
-      const auto rows = static_cast<int>(batchPixels);
-      if (extra > 0)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, extra, m, 1.0, centred.data(),
-                    m, filters.data(), extra, 1.0, result.data() + m, components);
-      cblas_dtrmm(CblasRowMajor, CblasRight, CblasUpper, CblasNoTrans, CblasNonUnit, rows, m, 1.0,
-                  triangle.data(), m, centred.data(), m);
-      threads_.split(batch, [&](int64_t from, int64_t to) {
-        for (int64_t p = from; p < to; ++p)
-          for (int k = 0; k < m; ++k)
-            result[static_cast<size_t>(p * components + k)] +=
-                centred[static_cast<size_t>(p * m + k)];
-      });
-      consume(batchFirst, batch, result.data());
-    }
-  }
-
-  // The listed bands of pixel `pixel` centred into `row` as projectPixels centres them.
-  template <class T>
-  void centreBands(const StripView& strip, const KernelProjection<T, double>& kernel, int64_t pixel,
-                   const std::vector<int>& bands, double* row) const {
-    const auto count = static_cast<int>(bands.size());
-    if (!valid_[pixel]) {
-      std::fill(row, row + count, 0.0);
-      return;
-    }
-    const T* data = static_cast<const T*>(strip.data);
-    const int64_t first = strip.bandMajor ? pixel : pixel * strip.bands;
-    const int64_t step = strip.bandMajor ? strip.pixels : 1;
-    for (int i = 0; i < count; ++i) {
-      const int b = bands[i];
-      const T value = data[first + b * step];
-      if constexpr (std::is_integral_v<T>)
-        row[i] = static_cast<double>(static_cast<ShiftInteger<T>>(value) - kernel.shift[b]);
-      else
-        row[i] = static_cast<double>(value) - kernel.center[b];
     }
   }
 
@@ -982,7 +894,9 @@ class CpuPcaKernels : public PcaKernels {
           continue;
         }
         const C* pixel = values + p * components;
-        const double distance = sumOfSquares(pixel, rule.whitened);
+        double distance = 0;
+        for (int k = 0; k < rule.whitened; ++k)
+          distance += static_cast<double>(pixel[k]) * static_cast<double>(pixel[k]);
         if (rule.targetPower.empty()) {
           out[0] = static_cast<Out>(distance);
           continue;

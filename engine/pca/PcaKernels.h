@@ -73,11 +73,6 @@ struct Projection {
   std::vector<double> restore;  // components x outputs, row-major; empty: write the components
   std::vector<double> offset;   // per output
   DetectionScores scores;
-  // A whitening by a triangular factor (DetectionScores): the first triangularBands.size()
-  // components, and any after them, weigh only the bands listed (increasing), component k of the
-  // first ones only the listed bands up to its k-th. Empty: nothing promised. Kernels may skip
-  // the zeros (half the work of full weights).
-  std::vector<int> triangularBands;
 
   bool rebuilds() const { return !restore.empty(); }
   int outputCount() const {
