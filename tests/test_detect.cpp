@@ -246,7 +246,7 @@ class TestDetect : public QObject {
   void plantedPixelsStandOut();
   void componentsAndShrinkage();
   void stripsAndBudgetsGiveTheSameBits();
-  void manyBandsThroughBlas();
+  void manyBands();
   void realSceneMatchesReference();
   void targetsByBandName();
   void clearErrors();
@@ -430,10 +430,10 @@ void TestDetect::stripsAndBudgetsGiveTheSameBits() {
   }
 }
 
-// 60 bands (projections of 32 components or more go through DGEMM): RX and ACE against the
+// 60 bands (four blocks of components in the CPU's projection): RX and ACE against the
 // reference, and the same bits from strips of 1, 7 and all rows, pixel- and band-interleaved
 // files.
-void TestDetect::manyBandsThroughBlas() {
+void TestDetect::manyBands() {
   testing::Cube cube = testing::correlatedCube(41, 29, 60, 51, 3000.0, 300.0);
   testing::roundValues(cube);
   cube.nodata.assign(60, 0.0);

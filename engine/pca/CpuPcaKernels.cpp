@@ -47,14 +47,6 @@ constexpr int64_t kBatchPixelsPerWorker = 8192;
 constexpr int64_t kProjectBlockPixels = 256;
 // Components per pass of the projection kernel: one AVX-512 register of floats.
 constexpr int kComponentBlock = 16;
-// Float64 projections to this many components or more (RX and ACE whiten every band) go through
-// OpenBLAS's DGEMM on every core: the own loops reach a few GFLOP/s a core there.
-constexpr int kBlasComponents = 32;
-
-// Pixels per DGEMM call: their centred values and projections take about 16 MiB.
-int64_t blasBatchPixels(int bands, int components) {
-  return std::max<int64_t>(256, (int64_t{16} << 20) / (8 * (int64_t{bands} + components)));
-}
 
 // row = pixel - shift, and the running sum and range of the band values. Separate, unaliased
 // arrays let the compiler vectorise over the bands.
@@ -118,6 +110,21 @@ HYPERSTREAM_VECTOR_CLONES void shiftPixel(const T* __restrict pixel,
                                           C* __restrict row, int bands) {
   for (int b = 0; b < bands; ++b)
     row[b] = static_cast<C>(static_cast<ShiftInteger<T>>(pixel[b]) - shift[b]);
+}
+
+// Σ values[k]² in float64, in eight running sums (a vector's lanes) added at the end.
+template <class C>
+HYPERSTREAM_VECTOR_CLONES double sumOfSquares(const C* __restrict values, int count) {
+  double sums[8] = {};
+  int k = 0;
+  for (; k + 8 <= count; k += 8)
+    for (int lane = 0; lane < 8; ++lane) {
+      const auto value = static_cast<double>(values[k + lane]);
+      sums[lane] += value * value;
+    }
+  for (; k < count; ++k)
+    sums[k % 8] += static_cast<double>(values[k]) * static_cast<double>(values[k]);
+  return ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]));
 }
 
 // W values of C in one vector (GCC/clang vector extension).
@@ -734,9 +741,6 @@ class CpuPcaKernels : public PcaKernels {
                              Consume&& consume) {
     markValid<T>(strip);
     const KernelProjection<T, C> kernel(projection, strip.bands);
-    if constexpr (std::is_same_v<C, double>)
-      if (projection.components >= kBlasComponents)
-        return forEachBlasBatch(strip, projection, kernel, consume);
     std::vector<C>& result = buffers<C>(0).result;
     const int64_t batchPixels = kBatchPixelsPerWorker * workers_;
     for (int64_t batchFirst = 0; batchFirst < strip.pixels; batchFirst += batchPixels) {
@@ -751,61 +755,6 @@ class CpuPcaKernels : public PcaKernels {
                         result.data() + (first - batchFirst) * projection.components);
       });
       consume(batchFirst, batch, result.data());
-    }
-  }
-
-  // forEachProjectedChunk through DGEMM: the worker threads centre each batch as projectPixels
-  // does (invalid pixels as the zero row), OpenBLAS multiplies it by the weights on every core,
-  // each value its sum over the bands less the bias, whatever the batch.
-  template <class T, class Consume>
-  void forEachBlasBatch(const StripView& strip, const Projection& projection,
-                        const KernelProjection<T, double>& kernel, Consume&& consume) {
-    const int bands = strip.bands;
-    const int components = projection.components;
-    const int64_t batchPixels = blasBatchPixels(bands, components);
-    std::vector<double>& centred = doubleBuffers_[0].block;
-    std::vector<double>& result = doubleBuffers_[0].result;
-    for (int64_t batchFirst = 0; batchFirst < strip.pixels; batchFirst += batchPixels) {
-      const int64_t batch = std::min(batchPixels, strip.pixels - batchFirst);
-      // Every call multiplies batchPixels rows (a last batch padded with what the buffers hold):
-      // OpenBLAS takes another path for small matrices, which rounds differently, and a pixel's
-      // scores must not depend on how the image was cut into strips.
-      centred.resize(static_cast<size_t>(batchPixels * bands));
-      result.resize(static_cast<size_t>(batchPixels * components));
-      threads_.split(batch, [&](int64_t from, int64_t to) {
-        for (int64_t p = from; p < to; ++p) {
-          std::transform(kernel.bias.begin(), kernel.bias.begin() + components,
-                         result.begin() + p * components, std::negate<>());
-          centreForBlas(strip, kernel, batchFirst + p, centred.data() + p * bands);
-        }
-      });
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(batchPixels),
-                  components, bands, 1.0, centred.data(), bands, projection.weights.data(),
-                  components, 1.0, result.data(), components);
-      consume(batchFirst, batch, result.data());
-    }
-  }
-
-  // Pixel `pixel` of the strip centred into `row` as projectPixels centres it.
-  template <class T>
-  void centreForBlas(const StripView& strip, const KernelProjection<T, double>& kernel,
-                     int64_t pixel, double* row) const {
-    const T* data = static_cast<const T*>(strip.data);
-    const int bands = strip.bands;
-    if (!valid_[pixel]) {
-      std::fill(row, row + bands, 0.0);
-    } else if (strip.bandMajor) {
-      for (int b = 0; b < bands; ++b) {
-        const T value = data[b * strip.pixels + pixel];
-        if constexpr (std::is_integral_v<T>)
-          row[b] = static_cast<double>(static_cast<ShiftInteger<T>>(value) - kernel.shift[b]);
-        else
-          row[b] = static_cast<double>(value) - kernel.center[b];
-      }
-    } else if constexpr (std::is_integral_v<T>) {
-      shiftPixel(data + pixel * bands, kernel.shift.data(), row, bands);
-    } else {
-      centrePixel(data + pixel * bands, kernel.center, row, bands);
     }
   }
 
@@ -894,9 +843,7 @@ class CpuPcaKernels : public PcaKernels {
           continue;
         }
         const C* pixel = values + p * components;
-        double distance = 0;
-        for (int k = 0; k < rule.whitened; ++k)
-          distance += static_cast<double>(pixel[k]) * static_cast<double>(pixel[k]);
+        const double distance = sumOfSquares(pixel, rule.whitened);
         if (rule.targetPower.empty()) {
           out[0] = static_cast<Out>(distance);
           continue;
