@@ -33,7 +33,7 @@ results = {
     "rx": run("rx", lambda X: spectral.rx(X)[np.newaxis]),
     "mf": run("matched_filter", lambda X: np.stack(
         [spectral.matched_filter(X, t) for t in targets])),
-    "ace": run("ace", lambda X: np.moveaxis(np.atleast_3d(spectral.ace(X, targets)), 2, 0)),
+    "ace": run("ace", lambda X: np.stack([spectral.ace(X, t) for t in targets])),
 }
 for name, theirs in results.items():
     ours = gdal.Open(f"{folder}/spy_{name}.tif").ReadAsArray().reshape(theirs.shape)
