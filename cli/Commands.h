@@ -24,6 +24,10 @@ PcaCommand parsePcaArguments(const QStringList& arguments, const char* program, 
 PcaCommand parseDenoiseArguments(const QStringList& arguments, const char* program,
                                  const char* extraHelp = "");
 void printPcaSummary(const PcaResult& result, const PcaOptions& options);
+// --gpus and --gpu-memory, then the shared options (with the PCA job's --device help), and
+// their values.
+void addGpuAndSharedOptions(QCommandLineParser& parser);
+void readGpuOptions(const QCommandLineParser& parser, PcaOptions& options);
 // Runs the job with the console's progress and messages (none when `quiet`).
 PcaResult runPcaJob(const PcaOptions& options, bool quiet);
 

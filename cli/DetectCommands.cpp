@@ -3,7 +3,6 @@
 
 #include "Commands.h"
 #include "ConsoleFeedback.h"
-#include "DeviceOption.h"
 
 #include <QCommandLineParser>
 
@@ -27,17 +26,8 @@ void addDetectOptions(QCommandLineParser& parser) {
       {"type", "Output type: float32 (default) or float64 (scores are computed in float64).",
        "TYPE"},
       {"stats", "Write the covariance fit's statistics report (JSON) here.", "FILE.json"},
-      {"gpus",
-       "Several GPUs at once: a list such as 0,1, or all. Each GPU takes a band of rows; the "
-       "output is written as one file.",
-       "LIST"},
-      {"gpu-memory", "GPU memory budget in MiB (default: the GPU's free memory less a margin).",
-       "MiB"},
   });
-  addSharedOptions(
-      parser, {"1-100,120,130-198", "the output",
-               "auto (default: the GPU when one is usable and the image large enough for it, "
-               "else the CPU), cpu, gpu or gpu:N (GPU number N; an error when no GPU is usable)."});
+  addGpuAndSharedOptions(parser);
 }
 
 void readDetectOptions(const QCommandLineParser& parser, PcaOptions& options) {
@@ -50,12 +40,7 @@ void readDetectOptions(const QCommandLineParser& parser, PcaOptions& options) {
     options.detector.shrinkage = nonNegativeNumber(parser.value("shrinkage"), "shrinkage");
   options.outputType = outputTypeOption(parser, {OutputType::Float32, OutputType::Float64});
   options.statsJson = parser.value("stats").toStdString();
-  if (parser.isSet("gpus")) {
-    if (parser.isSet("device")) invalid("device", "give --device or --gpus, not both");
-    options.device = parseDevice("gpu:" + parser.value("gpus").toStdString());
-  }
-  if (parser.isSet("gpu-memory"))
-    options.gpuMemoryBytes = mebibytes(parser.value("gpu-memory"), "gpu-memory");
+  readGpuOptions(parser, options);
 }
 
 void printDetectSummary(const PcaResult& result, const PcaOptions& options) {

@@ -59,6 +59,14 @@ void addRunOptions(QCommandLineParser& parser) {
       {"stats", "Write the statistics report (JSON) here.", "FILE.json"},
       {"table", "Write one row per component (CSV) here.", "FILE.csv"},
       {"html", "Write the HTML report (scree plot, loadings, eigenvalues) here.", "FILE.html"},
+  });
+  addGpuAndSharedOptions(parser);
+}
+
+}  // namespace
+
+void addGpuAndSharedOptions(QCommandLineParser& parser) {
+  parser.addOptions({
       {"gpus",
        "Several GPUs at once: a list such as 0,1, or all. Each GPU takes a band of rows (and "
        "keeps it in its memory when it fits); the output is written as one file.",
@@ -71,6 +79,17 @@ void addRunOptions(QCommandLineParser& parser) {
                "auto (default: the GPU when one is usable and the image large enough for it, "
                "else the CPU), cpu, gpu or gpu:N (GPU number N; an error when no GPU is usable)."});
 }
+
+void readGpuOptions(const QCommandLineParser& parser, PcaOptions& options) {
+  if (parser.isSet("gpus")) {
+    if (parser.isSet("device")) invalid("device", "give --device or --gpus, not both");
+    options.device = parseDevice("gpu:" + parser.value("gpus").toStdString());
+  }
+  if (parser.isSet("gpu-memory"))
+    options.gpuMemoryBytes = mebibytes(parser.value("gpu-memory"), "gpu-memory");
+}
+
+namespace {
 
 // The options of PCA or MNF, then the shared ones.
 void addTransformOptions(QCommandLineParser& parser, Transform transform) {
@@ -147,12 +166,7 @@ void readPcaOptions(const QCommandLineParser& parser, const std::vector<OutputTy
   options.statsJson = parser.value("stats").toStdString();
   options.tableCsv = parser.value("table").toStdString();
   options.htmlReport = parser.value("html").toStdString();
-  if (parser.isSet("gpus")) {
-    if (parser.isSet("device")) invalid("device", "give --device or --gpus, not both");
-    options.device = parseDevice("gpu:" + parser.value("gpus").toStdString());
-  }
-  if (parser.isSet("gpu-memory"))
-    options.gpuMemoryBytes = mebibytes(parser.value("gpu-memory"), "gpu-memory");
+  readGpuOptions(parser, options);
 }
 
 // MNF's and denoising's default count: the signal subspace (the variance's 99 % keeps too few

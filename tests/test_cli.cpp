@@ -226,6 +226,39 @@ class CliTests : public QObject {
     QVERIFY(!QFileInfo::exists(dir + "/x.tif"));
   }
 
+  // rx and detect: help, a run whose summary names the scores, the targets picked by the
+  // endmembers' band names when fewer bands are selected, and errors naming the parameter.
+  void detectionFromTheCommandLine() {
+    const QString dir = testing::tempDir();
+    QCOMPARE(run({"synth", dir + "/s.tif", "--rows", "40", "--cols", "50", "--bands", "24",
+                  "--endmembers", "3", "--quiet"})
+                 .exitCode,
+             0);
+    for (const char* command : {"rx", "detect"}) {
+      const Run help = run({command, "--help"});
+      QCOMPARE(help.exitCode, 0);
+      for (const char* option : {"--components", "--shrinkage", "--type", "--gpus", "--device"})
+        QVERIFY2(help.out.contains(option), option);
+    }
+    const Run rx = run({"rx", dir + "/s.tif", dir + "/rx.tif"});
+    QCOMPARE(rx.exitCode, 0);
+    QVERIFY2(rx.out.contains("RX (Mahalanobis distance)"), qPrintable(rx.out));
+    QCOMPARE(run({"endmembers", dir + "/s.tif", dir + "/em.csv", "--count", "3", "-q"}).exitCode,
+             0);
+    const Run ace = run({"detect", dir + "/s.tif", dir + "/em.csv", dir + "/ace.tif", "--method",
+                         "ace", "--bands", "2-20"});
+    QCOMPARE(ace.exitCode, 0);
+    QVERIFY2(ace.out.contains("ACE: endmember_3"), qPrintable(ace.out));
+    expectError({"detect", dir + "/s.tif", dir + "/em.csv", dir + "/x.tif"}, "METHOD");
+    expectError({"detect", dir + "/s.tif", dir + "/em.csv", dir + "/x.tif", "--method", "rx"},
+                "METHOD");
+    expectError({"detect", dir + "/s.tif", dir + "/none.csv", dir + "/x.tif", "--method", "mf"},
+                "TARGETS");
+    expectError({"rx", dir + "/s.tif", dir + "/x.tif", "--type", "byte"}, "OUTPUT_TYPE");
+    expectError({"rx", dir + "/s.tif", dir + "/x.tif", "--shrinkage", "-1"}, "SHRINKAGE");
+    QVERIFY(!QFileInfo::exists(dir + "/x.tif"));
+  }
+
   // Without the CUDA library (a CPU-only build or machine): auto runs on the CPU, gpu is an error.
   void withoutTheGpuBackend() {
     const QString dir = testing::tempDir();
