@@ -438,8 +438,8 @@ void TestDetect::manyBands() {
   testing::roundValues(cube);
   cube.nodata.assign(60, 0.0);
   for (int b = 0; b < 60; ++b) cube.at(7, 11, b) = 0.0;
-  const std::vector<std::vector<double>> targets = {
-      std::vector<double>(cube.values.begin() + 600 * 60, cube.values.begin() + 601 * 60)};
+  const std::vector<std::vector<double>> targets = {std::vector<double>(
+      cube.values.begin() + int64_t{600} * 60, cube.values.begin() + int64_t{601} * 60)};
   const QString dir = testing::tempDir();
   testing::writeCube(cube, (dir + "/pixel.tif").toStdString(), GDT_UInt16);
   testing::writeCube(cube, (dir + "/band.tif").toStdString(), GDT_UInt16, "GTiff",
