@@ -282,8 +282,8 @@ __global__ void rebuildKernel(const C* __restrict__ values, int64_t pixels, int 
   }
 }
 
-// One thread per pixel: its RX score, or each target's ACE score (DetectionScores), in float64, the
-// whitened components summed in order as the CPU kernels do.
+// One thread per pixel: its RX score, or each target's ACE score (DetectionScores), in float64
+// (the sum of squares in order; the CPU kernels sum in eight lanes: the last bits may differ).
 template <class Out>
 __global__ void scoresKernel(const double* __restrict__ values, int64_t pixels, int components,
                              int whitened, const double* __restrict__ targetPower, int targets,
