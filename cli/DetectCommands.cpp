@@ -15,9 +15,11 @@ namespace {
 void addDetectOptions(QCommandLineParser& parser) {
   parser.addOptions({
       {"components",
-       "Score in the first N principal components of the covariance only (default: all of "
-       "them, every band but the constant ones).",
-       "N"},
+       "Score in the first N principal components of the covariance only, or 'auto': as many "
+       "as the signal subspace has dimensions (HySime's estimate; where the targets are among "
+       "the image's own materials, the noise of the other components drowns ACE and the "
+       "matched filter). Default: all of them, every band but the constant ones.",
+       "N|all|auto"},
       {"shrinkage",
        "Add S times the mean band variance to the covariance's diagonal (C + eps I) before it "
        "is inverted: for covariances of few pixels or many correlated bands (default 0, the "
@@ -33,9 +35,13 @@ void addDetectOptions(QCommandLineParser& parser) {
 void readDetectOptions(const QCommandLineParser& parser, PcaOptions& options) {
   readSharedOptions(parser, options);
   options.kind = PcaJobKind::Detect;
-  if (parser.isSet("components"))
-    options.detector.components =
-        positiveInt(parser.value("components"), "components", kMaxBandCount);
+  if (parser.isSet("components")) {
+    const QString value = parser.value("components");
+    options.detector.components = value == "all" ? 0
+                                  : value == "auto"
+                                      ? kSignalSubspace
+                                      : positiveInt(value, "components", kMaxBandCount);
+  }
   if (parser.isSet("shrinkage"))
     options.detector.shrinkage = nonNegativeNumber(parser.value("shrinkage"), "shrinkage");
   options.outputType = outputTypeOption(parser, {OutputType::Float32, OutputType::Float64});

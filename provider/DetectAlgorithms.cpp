@@ -37,6 +37,10 @@ void DetectAlgorithm::addJobParameters() {
   addDocumented(new QgsProcessingParameterNumber(
       QStringLiteral("COMPONENTS"), QObject::tr("Principal components scored (0: all)"),
       compat::kInteger, 0, false, 0));
+  // Optional, so that models saved without it stay valid.
+  addDocumented(new QgsProcessingParameterBoolean(
+      QStringLiteral("SIGNAL_SUBSPACE"),
+      QObject::tr("When COMPONENTS is 0, score in the signal subspace (HySime)"), false, true));
   auto* shrinkage = new QgsProcessingParameterNumber(
       QStringLiteral("SHRINKAGE"), QObject::tr("Shrinkage (share of the mean band variance)"),
       compat::kDouble, 0.0, false, 0.0, 0.999);
@@ -70,6 +74,9 @@ void DetectAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingCon
     targetsPath_ = tablePath(*this, parameters, context, QStringLiteral("TARGETS"));
   }
   options_.detector.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
+  if (options_.detector.components == 0 &&
+      parameterAsBoolean(parameters, QStringLiteral("SIGNAL_SUBSPACE"), context))
+    options_.detector.components = kSignalSubspace;
   options_.detector.shrinkage = parameterAsDouble(parameters, QStringLiteral("SHRINKAGE"), context);
   options_.outputType = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context) == 1
                             ? OutputType::Float64

@@ -5,7 +5,7 @@ mandatory one is unset), validated before it is written.
   - spp_endmembers_abundances.model3: noise-adjusted SPP, N-FINDR endmembers searched in the SPP
     output with their spectra taken from the image, then FCLS abundances.
   - endmembers_detect.model3: endmembers found by ATGP, then each one's ACE scores over the image
-    (where else each material lies).
+    in its signal subspace (where else each material lies).
 
 Run with QGIS's Python and the plugin installed (its algorithms must be known):
     python3 scripts/make_models.py PLUGINS_DIR OUTPUT_DIR
@@ -115,7 +115,8 @@ write(chain, "spp_endmembers_abundances.model3")
 detect = QgsProcessingModelAlgorithm("Detect targets found by endmembers", "Hyperstream examples")
 detect.setHelpContent({"ALG_DESC": "Endmembers found in the image by ATGP (the pixels most unlike "
                        "the others, in turn), then each one's adaptive cosine estimator (ACE) over "
-                       "the whole image: where else each material lies, whatever its brightness."})
+                       "the whole image, in the image's signal subspace (HySime): where else each material "
+                       "lies, whatever its brightness."})
 add_input(detect, QgsProcessingParameterRasterLayer("image", "Hyperspectral image"), 120, 60)
 add_input(detect, QgsProcessingParameterNumber("number_of_targets",
                                                "Number of targets (0: the signal subspace's)",
@@ -128,6 +129,6 @@ add_child(detect, "endmembers", "hyperstream:endmembers", "ATGP endmembers", 260
           {"OUTPUT": ("targets", "Target table", 560, 160)})
 add_child(detect, "detect", "hyperstream:detect", "ACE scores", 260, 330,
           {"INPUT": image, "TARGETS": Source.fromChildOutput("endmembers", "OUTPUT"),
-           "METHOD": Source.fromStaticValue(1)},
+           "METHOD": Source.fromStaticValue(1), "SIGNAL_SUBSPACE": Source.fromStaticValue(True)},
           {"OUTPUT": ("scores", "ACE scores", 560, 360)})
 write(detect, "endmembers_detect.model3")

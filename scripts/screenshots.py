@@ -72,9 +72,9 @@ def designer(path):
 
 
 def styled_outputs():
-    """SPP, endmembers and abundances of the mixed scene run as the dialog's Run does
-    (runAndLoadResults loads and post-processes the outputs), then the map: the abundances with
-    the endmember pixels on top, and SPP's alpha."""
+    """SPP, endmembers, abundances and the endmembers' ACE scores of the mixed scene run as the
+    dialog's Run does (runAndLoadResults loads and post-processes the outputs), then the map: the
+    abundances with the endmember pixels on top, SPP's alpha, and the first endmember's scores."""
     import processing
     from qgis.core import QgsProject
     work = os.path.dirname(mixed)
@@ -88,6 +88,10 @@ def styled_outputs():
     processing.runAndLoadResults("hyperstream:abundances", {
         "INPUT": mixed, "ENDMEMBERS": os.path.join(work, "shot_em.csv"),
         "OUTPUT": os.path.join(work, "shot_ab.tif")})
+    processing.runAndLoadResults("hyperstream:detect", {
+        "INPUT": mixed, "TARGETS": os.path.join(work, "shot_em.csv"), "METHOD": 1,
+        "SIGNAL_SUBSPACE": True,
+        "OUTPUT": os.path.join(work, "shot_ace.tif")})
     root = QgsProject.instance().layerTreeRoot()
 
     def show_only(*names):
@@ -99,10 +103,15 @@ def styled_outputs():
     canvas.setExtent(QgsProject.instance().mapLayersByName("Abundances of mixed")[0].extent())
     canvas.refresh()
 
+    def scores():
+        show_only("Target scores of mixed", "Endmember pixels of mixed")
+        canvas.refresh()
+        steps.insert(0, lambda: grab_later(iface.mainWindow(), "styled_scores.png"))
+
     def alpha():
         show_only("Alpha (mean neighbour angle) of mixed", "Endmember pixels of mixed")
         canvas.refresh()
-        steps.insert(0, lambda: grab_later(iface.mainWindow(), "styled_alpha.png"))
+        steps.insert(0, lambda: grab_later(iface.mainWindow(), "styled_alpha.png", scores))
     grab_later(iface.mainWindow(), "styled_abundances.png", alpha)
 
 

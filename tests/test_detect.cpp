@@ -349,7 +349,7 @@ void TestDetect::plantedPixelsStandOut() {
 }
 
 // --components K: RX in the first K principal components (the reference's eigenvectors by
-// Jacobi); the shrinkage: the reference's C + εI.
+// Jacobi), auto in as many as HySime estimates; the shrinkage: the reference's C + εI.
 void TestDetect::componentsAndShrinkage() {
   const Scene scene = plantedScene(40, 40, 23);
   const QString dir = testing::tempDir();
@@ -379,6 +379,17 @@ void TestDetect::componentsAndShrinkage() {
       worst =
           std::max(worst, std::fabs(rx5.at(p / rx5.cols, p % rx5.cols, 0) - expected[p]) / largest);
   QVERIFY2(worst < 1e-9, qPrintable(QString::number(worst)));
+
+  // auto: as many components as HySime's estimate, the same scores as that count given.
+  options.output = (dir + "/auto.tif").toStdString();
+  options.detector.components = kSignalSubspace;
+  const PcaResult automatic = runQuietly(options);
+  QVERIFY(automatic.subspace);
+  QCOMPARE(automatic.detector->components, automatic.subspace->dimension);
+  options.output = (dir + "/counted.tif").toStdString();
+  options.detector.components = automatic.subspace->dimension;
+  runQuietly(options);
+  QCOMPARE(testing::samplesOf(dir + "/auto.tif"), testing::samplesOf(dir + "/counted.tif"));
 
   for (const DetectMethod method : {DetectMethod::Rx, DetectMethod::Cem}) {
     options = detectOptions(dir + "/in.tif", dir + "/shrunk.tif", method, scene.targets);

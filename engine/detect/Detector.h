@@ -40,8 +40,10 @@ DetectTargets readTargetTable(const std::string& path);
 struct DetectorOptions {
   DetectMethod method = DetectMethod::Rx;
   std::vector<Target> targets;  // none for RX
-  int components = 0;           // the first K principal components; 0: all
-  double shrinkage = 0;         // ε = shrinkage × mean band variance
+  // The first K principal components; 0: all (the PCA job also takes kSignalSubspace: as many
+  // as HySime's estimate).
+  int components = 0;
+  double shrinkage = 0;  // ε = shrinkage × mean band variance
 };
 
 struct Detector {

@@ -43,8 +43,8 @@ void checkDetectOptions(const PcaOptions& options) {
     throw Error("OUTPUT_TYPE", "detection scores are written as Float32 or Float64");
   if (options.noise || options.matrix != MatrixType::Covariance || !options.savedTransform.empty())
     throw Error("METHOD", "detection fits the image's own covariance");
-  if (options.detector.components < 0)
-    throw Error("COMPONENTS", "the number of components must be positive (0: all)");
+  if (options.detector.components < 0 && options.detector.components != kSignalSubspace)
+    throw Error("COMPONENTS", "the number of components must be positive (0: all), or auto");
   if (!(options.detector.shrinkage >= 0 && options.detector.shrinkage < 1))
     throw Error("SHRINKAGE", "the shrinkage is a share of the mean band variance, in [0, 1)");
   if (!options.htmlReport.empty())
@@ -751,6 +751,11 @@ void PcaRun::chooseComponents() {
 void PcaRun::chooseDetector() {
   DetectorOptions chosen = options_.detector;
   chosen.targets = selectedTargets();
+  if (chosen.components == kSignalSubspace) {
+    if (!result_.subspace)
+      throw Error("COMPONENTS", "no signal subspace estimate to score in (see the warning above)");
+    chosen.components = std::max(1, result_.subspace->dimension);
+  }
   const Detector& detector = result_.detector.emplace(fitDetector(result_.model, chosen));
   result_.components = detector.components;
   projection_ = detector.projection;
