@@ -1,7 +1,7 @@
 #pragma once
 // The commands of the hyperstream program (PcaCommand.cpp: pca, mnf and denoise; ApplyCommand.cpp:
 // apply and inverse; SppCommand.cpp, UnmixingCommands.cpp: endmembers and abundances;
-// DetectCommands.cpp: rx and detect; SynthCommand.cpp, DevicesCommand.cpp). Each takes its
+// DetectCommands.cpp: rx, detect and sam; SynthCommand.cpp, DevicesCommand.cpp). Each takes its
 // arguments without the command word
 // ("hyperstream ARGS...") and returns the exit status; errors are thrown (see reportingErrors).
 
@@ -41,6 +41,7 @@ int runEndmembersCommand(const QStringList& arguments);
 int runAbundancesCommand(const QStringList& arguments);
 int runRxCommand(const QStringList& arguments);
 int runDetectCommand(const QStringList& arguments);
+int runSamCommand(const QStringList& arguments);
 int runSynthCommand(const QStringList& arguments);
 int runDevicesCommand(const QStringList& arguments);
 

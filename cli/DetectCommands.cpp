@@ -1,8 +1,10 @@
 // hyperstream rx and hyperstream detect: anomaly and target detection from the image's own
-// covariance (engine/detect/Detector.h), one PCA job that writes scores instead of components.
+// covariance (engine/detect/Detector.h), one PCA job that writes scores instead of components;
+// hyperstream sam: the spectral angle mapper against a library (engine/detect/SamJob.h).
 
 #include "Commands.h"
 #include "ConsoleFeedback.h"
+#include "detect/SamJob.h"
 
 #include <QCommandLineParser>
 
@@ -95,7 +97,79 @@ const char* const kDetectHelp =
     "       (1/n) sum x x' and t the target itself (no mean taken)\n"
     "Constant bands are left out. Streamed in strips; georeferencing and nodata kept.\n\n";
 
+const char* const kSamDeviceHelp =
+    "auto (default: the GPU when one is usable and the image large enough for it, else the "
+    "CPU), cpu, gpu or gpu:N.";
+
+const char* const kSamHelp =
+    "usage: hyperstream sam INPUT LIBRARY OUTPUT [options]\n\n"
+    "The spectral angle mapper: each valid pixel's angle (radians) to each spectrum of\n"
+    "LIBRARY, and a class map of the nearest spectrum (UInt16, 1 for the library's first\n"
+    "spectrum; 0 is nodata: invalid pixels, and pixels farther than --max-angle from every\n"
+    "spectrum). The angle does not depend on scale: the library may be reflectance in any\n"
+    "units. LIBRARY is one of\n"
+    "  a CSV table as hyperstream endmembers writes it (a column per band, named as the\n"
+    "    image's bands),\n"
+    "  an ENVI spectral library (.sli and its .hdr, with wavelengths),\n"
+    "  USGS splib07 ASCII spectra (a .txt file, or a folder of them, measured by one\n"
+    "    spectrometer; --library-wavelengths gives that spectrometer's wavelength file).\n"
+    "Spectra on wavelengths are resampled to the image's bands by each band's Gaussian\n"
+    "response (its wavelength and FWHM from the image's metadata). Streamed in strips;\n"
+    "georeferencing kept.\n\n";
+
 }  // namespace
+
+int runSamCommand(const QStringList& arguments) {
+  QCommandLineParser parser;
+  parser.addOptions({
+      {"library-wavelengths",
+       "USGS ASCII spectra: the wavelength file of the spectrometer they were measured with "
+       "(e.g. splib07a_Wavelengths_ASD_0.35-2.5_microns_2151_ch.txt).",
+       "FILE"},
+      {"max-angle",
+       "Leave a pixel unclassified (0) where its smallest angle exceeds this, in radians "
+       "(default: none; ENVI's default is 0.1).",
+       "RADIANS"},
+      {"angle", "Also write each pixel's angle to its class (one band) here.", "FILE"},
+      {"angles", "Also write each pixel's angle to every spectrum (a band each) here.", "FILE"},
+      {"counts", "Write the classes' pixel counts (CSV) here.", "FILE.csv"},
+      {"type", "Angles: float32 (default) or float64 (computed in float64).", "TYPE"},
+  });
+  addSharedOptions(parser, {"1-100,120", "the outputs", kSamDeviceHelp});
+  parseOrExit(parser, arguments,
+              {{"INPUT", "Input raster (any GDAL format)."},
+               {"LIBRARY", "Reference spectra: CSV, ENVI .sli, USGS .txt or a folder of them."},
+               {"OUTPUT", "Output raster: the class map."}},
+              kSamHelp);
+  SamOptions options;
+  readSharedOptions(parser, options);
+  options.library.library = parser.positionalArguments()[1].toStdString();
+  options.output = parser.positionalArguments()[2].toStdString();
+  options.library.wavelengths = parser.value("library-wavelengths").toStdString();
+  if (parser.isSet("max-angle"))
+    options.maxAngle = nonNegativeNumber(parser.value("max-angle"), "max-angle");
+  options.angleOutput = parser.value("angle").toStdString();
+  options.anglesOutput = parser.value("angles").toStdString();
+  options.countsCsv = parser.value("counts").toStdString();
+  options.outputType = outputTypeOption(parser, {OutputType::Float32, OutputType::Float64});
+  const bool quiet = parser.isSet("quiet");
+  ConsoleFeedback feedback(quiet);
+  const SamResult result = runSpectralAngles(options, feedback);
+  feedback.finish();
+  if (quiet) return 0;
+  std::printf("%zu spectra (%s), %lld valid pixels, %.2f s on %s\n", result.library.size(),
+              result.libraryFormat.c_str(), static_cast<long long>(result.validPixels),
+              result.seconds, result.backend.c_str());
+  for (size_t k = 0; k < result.classCounts.size(); ++k)
+    std::printf("  class %zu %s: %lld pixels\n", k,
+                k == 0 ? "(unclassified)" : result.library[k - 1].name.c_str(),
+                static_cast<long long>(result.classCounts[k]));
+  std::printf("classes: %s\n", options.output.c_str());
+  if (!options.angleOutput.empty()) std::printf("angle:   %s\n", options.angleOutput.c_str());
+  if (!options.anglesOutput.empty()) std::printf("angles:  %s\n", options.anglesOutput.c_str());
+  if (!options.countsCsv.empty()) std::printf("counts:  %s\n", options.countsCsv.c_str());
+  return 0;
+}
 
 int runRxCommand(const QStringList& arguments) {
   QCommandLineParser parser;

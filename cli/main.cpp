@@ -45,6 +45,8 @@ const Command kCommands[] = {
      "detect INPUT TARGETS.csv OUTPUT --method mf|ace|cem  target detection (matched filter, "
      "ACE, CEM)",
      runDetectCommand},
+    {"sam", "sam INPUT LIBRARY OUTPUT  the spectral angle mapper: classes from a spectral library",
+     runSamCommand},
     {"synth",
      "synth OUTPUT         write the synthetic demo scene (512 x 512 x 224 int16 by "
      "default)",
@@ -81,7 +83,8 @@ int main(int argc, char** argv) {
     for (const Command& command : kCommands)
       if (name == command.name) return command.run(arguments);
     usage("unknown command '" + name +
-          "' (pca, mnf, apply, denoise, inverse, spp, endmembers, abundances, rx, detect, synth, "
+          "' (pca, mnf, apply, denoise, inverse, spp, endmembers, abundances, rx, detect, sam, "
+          "synth, "
           "devices; "
           "see --help)");
   });

@@ -161,6 +161,50 @@ class CudaUnmixingKernels final : public UnmixingKernels {
     return stats;
   }
 
+  int64_t classify(const StripView& strip, const AngleLibrary& library, uint16_t* classes,
+                   void* bestAngle, void* angles) override {
+    context_.select();
+    grow(units_, library.units.size());
+    uploadAsync(units_.get(), library.units.data(), library.units.size(), context_.computeStream());
+    const int size = library.type == OutputType::Float64 ? 8 : 4;
+    const int perPixel = angles ? 1 + library.spectra : 1;
+    int64_t valid = 0;
+    forEachChunk(strip, nullptr, [&](int64_t first, int64_t count) {
+      valid += validCount(count);
+      // The angles first (aligned for float64), the classes after them.
+      const size_t angleBytes = static_cast<size_t>(count) * perPixel * size;
+      grow(encoded_, angleBytes + static_cast<size_t>(count) * 2);
+      unsigned char* best = encoded_.get();
+      unsigned char* all = angles ? best + static_cast<size_t>(count) * size : nullptr;
+      auto* deviceClasses = reinterpret_cast<unsigned short*>(best + angleBytes);
+      context_.timed(times_.unmix, context_.computeStream(), [&] {
+        if (size == 8)
+          spectralAngles(rows_.get(), energy_.get(), valid_.get(), count, library.bands,
+                         units_.get(), library.spectra, library.maxAngle, deviceClasses,
+                         reinterpret_cast<double*>(best), reinterpret_cast<double*>(all),
+                         context_.computeStream());
+        else
+          spectralAngles(rows_.get(), energy_.get(), valid_.get(), count, library.bands,
+                         units_.get(), library.spectra, library.maxAngle, deviceClasses,
+                         reinterpret_cast<float*>(best), reinterpret_cast<float*>(all),
+                         context_.computeStream());
+      });
+      context_.timed(times_.download, context_.computeStream(), [&] {
+        downloadAsync(classes + first, deviceClasses, static_cast<size_t>(count),
+                      context_.computeStream());
+        downloadAsync(static_cast<unsigned char*>(bestAngle) + first * size, best,
+                      static_cast<size_t>(count) * size, context_.computeStream());
+        if (angles)
+          downloadAsync(static_cast<unsigned char*>(angles) + first * library.spectra * size, all,
+                        static_cast<size_t>(count) * library.spectra * size,
+                        context_.computeStream());
+      });
+      times_.downloadBytes += static_cast<int64_t>(angleBytes + count * 2);
+    });
+    context_.synchronize();
+    return valid;
+  }
+
  private:
   // Uploads the strip and makes its float64 rows chunk by chunk (centred on `center` when not
   // null): rows_, valid_, weight_, energy_; calls work(first pixel of the chunk, pixels in it).
@@ -406,7 +450,8 @@ class CudaUnmixingKernels final : public UnmixingKernels {
   // Grown to the largest strip or chunk.
   DeviceArray<unsigned char> raw_, nodata_, hasNodata_, valid_, encoded_;
   DeviceArray<double> rows_, weight_, energy_, ones_, center_, sums_, comoment_, weights_,
-      constants_, coefficients_, products_, spectra_, gram_, solved_, kept_, offset_, low_, high_;
+      constants_, coefficients_, products_, spectra_, gram_, solved_, kept_, offset_, low_, high_,
+      units_;
   DeviceArray<Candidate> candidates_;
   DeviceArray<unsigned long long> unsolved_;
 };

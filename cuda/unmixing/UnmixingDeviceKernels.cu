@@ -189,7 +189,65 @@ __global__ void encodeKernel(const double* __restrict__ solved, const double* __
   }
 }
 
+// A warp per pixel: its direction x/|x| against each unit spectrum, |u - s|² summed over the
+// lanes, the angle 2 asin(|u - s|/2) and the nearest spectrum.
+template <class Out>
+__global__ void anglesKernel(const double* __restrict__ rows, const double* __restrict__ energy,
+                             const unsigned char* __restrict__ valid, int64_t pixels, int bands,
+                             const double* __restrict__ units, int spectra, double maxAngle,
+                             unsigned short* __restrict__ classes, Out* __restrict__ bestAngle,
+                             Out* __restrict__ angles) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
+  const Out nan = static_cast<Out>(__builtin_nan(""));
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); p < pixels;
+       p += warps) {
+    const double norm = sqrt(energy[p]);
+    if (!valid[p] || !(norm > 0)) {
+      if (lane == 0) {
+        classes[p] = 0;
+        bestAngle[p] = nan;
+      }
+      if (angles)
+        for (int s = lane; s < spectra; s += 32) angles[p * spectra + s] = nan;
+      continue;
+    }
+    const double* row = rows + p * bands;
+    double best = kInfinity;
+    int bestClass = 0;
+    for (int s = 0; s < spectra; ++s) {
+      const double* unit = units + static_cast<int64_t>(s) * bands;
+      double sum = 0;
+      for (int b = lane; b < bands; b += 32) {
+        const double d = row[b] / norm - unit[b];
+        sum += d * d;
+      }
+      for (int offset = 16; offset > 0; offset /= 2)
+        sum += __shfl_xor_sync(0xFFFFFFFFu, sum, offset);
+      const double angle = 2 * asin(fmin(1.0, sqrt(sum) / 2));
+      if (angles && lane == 0) angles[p * spectra + s] = static_cast<Out>(angle);
+      if (angle < best) {
+        best = angle;
+        bestClass = s;
+      }
+    }
+    if (lane == 0) {
+      classes[p] = best <= maxAngle ? static_cast<unsigned short>(bestClass + 1) : 0;
+      bestAngle[p] = static_cast<Out>(best);
+    }
+  }
+}
+
 }  // namespace
+
+template <class Out>
+void spectralAngles(const double* rows, const double* energy, const unsigned char* valid,
+                    int64_t pixels, int bands, const double* units, int spectra, double maxAngle,
+                    unsigned short* classes, Out* bestAngle, Out* angles, cudaStream_t stream) {
+  anglesKernel<<<gridFor(pixels, kWarps), kThreads, 0, stream>>>(
+      rows, energy, valid, pixels, bands, units, spectra, maxAngle, classes, bestAngle, angles);
+  checkLaunch("spectralAngles");
+}
 
 void bandRanges(const double* rows, const unsigned char* valid, int64_t pixels, int bands,
                 double* low, double* high, cudaStream_t stream) {
@@ -280,5 +338,11 @@ template void encodeAbundances<float>(const double*, const double*, const unsign
                                       int, int, float*, float*, cudaStream_t);
 template void encodeAbundances<double>(const double*, const double*, const unsigned char*, int64_t,
                                        int, int, double*, double*, cudaStream_t);
+template void spectralAngles<float>(const double*, const double*, const unsigned char*, int64_t,
+                                    int, const double*, int, double, unsigned short*, float*,
+                                    float*, cudaStream_t);
+template void spectralAngles<double>(const double*, const double*, const unsigned char*, int64_t,
+                                     int, const double*, int, double, unsigned short*, double*,
+                                     double*, cudaStream_t);
 
 }  // namespace hyperstream::cuda

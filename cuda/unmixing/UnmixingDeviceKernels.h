@@ -55,4 +55,12 @@ void encodeAbundances(const double* solved, const double* energy, const unsigned
                       int64_t pixels, int endmembers, int bands, Out* abundances, Out* rmse,
                       cudaStream_t stream);
 
+// The spectral angle mapper (engine/unmixing/UnmixingKernels.h's classify) over `pixels` rows of
+// a chunk (their validity and energies |x|² from unmixingRows without a centre): `units` spectra x
+// bands unit spectra on the device; `angles` may be null.
+template <class Out>
+void spectralAngles(const double* rows, const double* energy, const unsigned char* valid,
+                    int64_t pixels, int bands, const double* units, int spectra, double maxAngle,
+                    unsigned short* classes, Out* bestAngle, Out* angles, cudaStream_t stream);
+
 }  // namespace hyperstream::cuda

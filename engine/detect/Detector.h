@@ -34,8 +34,14 @@ struct DetectTargets {
   std::vector<std::string> columns;
   std::vector<Target> targets;
 };
-// The endmembers' CSV (unmixing/EndmemberTable.h) as targets; throws Error("TARGETS").
-DetectTargets readTargetTable(const std::string& path);
+// The endmembers' CSV (unmixing/EndmemberTable.h) as targets; throws Error(parameter).
+DetectTargets readTargetTable(const std::string& path, const std::string& parameter = "TARGETS");
+// The table's targets on the selected bands named `bandNames` (bandColumnNames): columns matched
+// by name, or in order where the table names none of them and has a column per band; throws
+// Error(parameter) when the columns do not give every band a value.
+std::vector<Target> targetsOnBands(const DetectTargets& table,
+                                   const std::vector<std::string>& bandNames,
+                                   const std::string& parameter);
 
 struct DetectorOptions {
   DetectMethod method = DetectMethod::Rx;

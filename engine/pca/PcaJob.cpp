@@ -776,41 +776,8 @@ void PcaRun::chooseDetector() {
 // (a table whose columns name no band of the image, or are not named) the columns in order, one
 // per selected band.
 std::vector<Target> PcaRun::selectedTargets() const {
-  const DetectTargets& table = options_.targetTable;
-  const std::vector<std::string> names = bandColumnNames(result_.input, result_.bands);
-  std::vector<int> columns;
-  for (const std::string& name : names) {
-    const auto found = std::find(table.columns.begin(), table.columns.end(), name);
-    if (found != table.columns.end())
-      columns.push_back(static_cast<int>(found - table.columns.begin()));
-  }
-  if (columns.empty() && (table.columns.empty() || table.columns.size() == names.size())) {
-    columns.resize(names.size());
-    std::iota(columns.begin(), columns.end(), 0);
-  }
-  if (columns.size() != names.size() && !table.targets.empty())
-    throw Error("TARGETS",
-                QString("the targets' columns name %1 of the %2 selected bands (band columns are "
-                        "named as the endmembers' table names them, e.g. '%3'): give a table "
-                        "with a column per selected band")
-                    .arg(columns.size())
-                    .arg(names.size())
-                    .arg(QString::fromStdString(names.front()))
-                    .toStdString());
-  const size_t width = table.columns.empty() ? names.size() : table.columns.size();
-  std::vector<Target> targets;
-  for (const Target& target : table.targets) {
-    if (target.spectrum.size() != width)
-      throw Error("TARGETS", QString("target '%1' has %2 values, but the table has %3 columns")
-                                 .arg(QString::fromStdString(target.name))
-                                 .arg(target.spectrum.size())
-                                 .arg(width)
-                                 .toStdString());
-    Target selected{target.name, {}};
-    for (const int column : columns) selected.spectrum.push_back(target.spectrum[column]);
-    targets.push_back(std::move(selected));
-  }
-  return targets;
+  return targetsOnBands(options_.targetTable, bandColumnNames(result_.input, result_.bands),
+                        "TARGETS");
 }
 
 // Inverting, the component raster's values back to components (undoing a Byte rescale), then

@@ -37,6 +37,38 @@ __attribute__((always_inline)) inline double dot(const double* __restrict a,
          ((partial[4] + partial[5]) + (partial[6] + partial[7]));
 }
 
+// Σ (a[i] - b[i])² over `n` (a multiple of 8), in the partial sums of dot().
+__attribute__((always_inline)) inline double squaredDistance(const double* __restrict a,
+                                                             const double* __restrict b, int n) {
+  double partial[kPartialSums] = {};
+  for (int i = 0; i < n; i += kPartialSums)
+    for (int j = 0; j < kPartialSums; ++j) {
+      const double d = a[i + j] - b[i + j];
+      partial[j] += d * d;
+    }
+  return ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
+         ((partial[4] + partial[5]) + (partial[6] + partial[7]));
+}
+
+// A pixel's angles to `spectra` unit rows of padded(bands) values: its direction x/|x| into `u`
+// (padded), then 2 asin(|u - s|/2) per row into `angles`; false for a pixel of zero norm.
+template <class T>
+HYPERSTREAM_VECTOR_CLONES bool pixelAngles(const T* __restrict x, int bands,
+                                           const double* __restrict units, int spectra,
+                                           double* __restrict u, double* __restrict angles) {
+  const int n = padded(bands);
+  for (int b = 0; b < bands; ++b) u[b] = static_cast<double>(x[b]);
+  for (int b = bands; b < n; ++b) u[b] = 0;
+  const double norm = std::sqrt(dot(u, u, n));
+  if (!(norm > 0)) return false;
+  for (int b = 0; b < bands; ++b) u[b] /= norm;
+  for (int k = 0; k < spectra; ++k)
+    angles[k] =
+        2 * std::asin(std::min(
+                1.0, std::sqrt(squaredDistance(u, units + static_cast<int64_t>(k) * n, n)) / 2));
+  return true;
+}
+
 // A pixel's deviations d = x − center into `d` (zero-padded to a multiple of 8), its energy |d|²
 // (unless `energy` is null) and its products z[c] = d · rows[c] for `columns` rows of
 // padded(bands) values.
@@ -216,6 +248,26 @@ class CpuUnmixingKernels : public UnmixingKernels {
     return stats;
   }
 
+  int64_t classify(const StripView& strip, const AngleLibrary& library, uint16_t* classes,
+                   void* bestAngle, void* angles) override {
+    int64_t valid = 0;
+    const std::vector<double> units =
+        paddedRows(library.units.data(), library.bands, library.spectra, false);
+    withOutputType(library.type, [&](auto sample) {
+      using Out = decltype(sample);
+      threads_.split(strip.pixels, [&](int64_t p0, int64_t p1) {
+        const int64_t mine = withSampleType(strip.type, [&](auto value) {
+          using T = decltype(value);
+          return classifyRange<T, Out>(strip, library, units.data(), p0, p1, classes,
+                                       static_cast<Out*>(bestAngle), static_cast<Out*>(angles));
+        });
+        QMutexLocker lock(&mergeLock_);
+        valid += mine;
+      });
+    });
+    return valid;
+  }
+
  private:
   struct PartialSearch {
     std::vector<Candidate> best;
@@ -312,6 +364,41 @@ class CpuUnmixingKernels : public UnmixingKernels {
                         : nan;
     }
     return stats;
+  }
+
+  // Pixels [p0, p1) of the strip: their angles, the smallest and its class.
+  template <class T, class Out>
+  int64_t classifyRange(const StripView& strip, const AngleLibrary& library, const double* units,
+                        int64_t p0, int64_t p1, uint16_t* classes, Out* bestAngle, Out* angles) {
+    const int k = library.spectra, bands = strip.bands;
+    const ValidPixel<T> isValid(strip.nodata, bands);
+    const Out nan = std::numeric_limits<Out>::quiet_NaN();
+    std::vector<T> gathered;
+    std::vector<double> direction(static_cast<size_t>(padded(bands)));
+    std::vector<double> found(static_cast<size_t>(k));
+    int64_t valid = 0;
+    for (int64_t first = p0; first < p1; first += kGatherPixels) {
+      const int count = static_cast<int>(std::min<int64_t>(kGatherPixels, p1 - first));
+      const T* block = pixelsOf(strip, first, count, gathered);
+      for (int i = 0; i < count; ++i) {
+        const int64_t p = first + i;
+        const T* x = block + static_cast<int64_t>(i) * bands;
+        const bool isPixel = isValid(x);
+        valid += isPixel ? 1 : 0;
+        const bool measured =
+            isPixel && pixelAngles(x, bands, units, k, direction.data(), found.data());
+        int best = 0;
+        for (int s = 1; s < k; ++s)
+          if (found[s] < found[best]) best = s;
+        classes[p] = measured && found[best] <= library.maxAngle ? static_cast<uint16_t>(best + 1)
+                                                                 : uint16_t{0};
+        bestAngle[p] = measured ? static_cast<Out>(found[best]) : nan;
+        if (angles)
+          for (int s = 0; s < k; ++s)
+            angles[p * k + s] = measured ? static_cast<Out>(found[s]) : nan;
+      }
+    }
+    return valid;
   }
 
   WorkerThreads threads_;

@@ -72,6 +72,16 @@ struct Unmixing {
   bool rmse = false;                      // also each pixel's reconstruction error
 };
 
+// The spectral angle mapper's library on the image's bands.
+struct AngleLibrary {
+  int bands = 0;
+  int spectra = 0;
+  std::vector<double> units;  // spectra x bands, row-major, each of norm 1
+  // Radians: a pixel farther than this from every spectrum is left unclassified (class 0).
+  double maxAngle = 3.141592653589793;
+  OutputType type = OutputType::Float32;  // of the angles: Float32 or Float64
+};
+
 // What unmix() did on a strip.
 struct UnmixStats {
   int64_t validPixels = 0;
@@ -110,6 +120,14 @@ class UnmixingKernels : public Kernels {
   // pixel, unmixing.type) and, with unmixing.rmse, its RMSE into `rmse`; invalid pixels get NaN.
   virtual UnmixStats unmix(const StripView& strip, const Unmixing& unmixing, void* abundances,
                            void* rmse) = 0;
+  // Each valid pixel's spectral angle to each spectrum, 2 asin(|x/|x| - s| / 2) (as exact for
+  // small angles as for large ones, where acos of the cosine loses half the digits), into
+  // `angles` (pixel-interleaved, library.spectra per pixel; may be null), the smallest into
+  // `bestAngle` and its spectrum (the first of equal ones) as class 1..spectra into `classes`, 0
+  // where the smallest angle exceeds library.maxAngle. Invalid pixels and pixels of zero norm:
+  // class 0, angles NaN. Returns the number of valid pixels.
+  virtual int64_t classify(const StripView& strip, const AngleLibrary& library, uint16_t* classes,
+                           void* bestAngle, void* angles) = 0;
 };
 
 // On every CPU core (the worker threads).

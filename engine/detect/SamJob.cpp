@@ -1,0 +1,345 @@
+#include "detect/SamJob.h"
+
+#include "core/AddressSpace.h"
+#include "core/Error.h"
+#include "io/OutputCheck.h"
+#include "io/PendingRaster.h"
+#include "io/TextFile.h"
+#include "run/DeviceSelection.h"
+#include "run/Pipeline.h"
+#include "run/StripPlan.h"
+#include "unmixing/JobStrips.h"
+#include "unmixing/UnmixingKernels.h"
+
+#include <QElapsedTimer>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+namespace hyperstream {
+
+namespace {
+
+constexpr int kInputBuffers = 3;
+constexpr int kOutputBuffers = 2;
+constexpr int kMostSpectra = 65535;  // classes of a UInt16 map, 0 kept for none
+
+// The class map's colours: ColorBrewer's "Paired" and "Set1", then hues a golden angle apart.
+GDALColorEntry classColour(int k) {
+  static constexpr unsigned char kPalette[][3] = {
+      {31, 120, 180},  {51, 160, 44},   {227, 26, 28},   {255, 127, 0},
+      {106, 61, 154},  {177, 89, 40},   {166, 206, 227}, {178, 223, 138},
+      {251, 154, 153}, {253, 191, 111}, {202, 178, 214}, {255, 255, 153}};
+  constexpr int kColours = sizeof kPalette / sizeof kPalette[0];
+  if (k < kColours) return {kPalette[k][0], kPalette[k][1], kPalette[k][2], 255};
+  const double hue = std::fmod(k * 137.508, 360.0) / 60.0;
+  const double x = 1 - std::abs(std::fmod(hue, 2.0) - 1);
+  const int sector = static_cast<int>(hue);
+  const double rgb[6][3] = {{1, x, 0}, {x, 1, 0}, {0, 1, x}, {0, x, 1}, {x, 0, 1}, {1, 0, x}};
+  const auto level = [](double v) { return static_cast<short>(40 + 190 * v); };
+  return {level(rgb[sector][0]), level(rgb[sector][1]), level(rgb[sector][2]), 255};
+}
+
+class SamRun {
+ public:
+  SamRun(const SamOptions& options, const DeviceChoice& device, Feedback& feedback)
+      : options_(options),
+        feedback_(feedback),
+        starting_(device, 0, {makeCpuUnmixingKernels, &GpuRuntime::createUnmixingKernels}) {
+    total_.start();
+  }
+
+  SamResult run() {
+    openInput();
+    readLibrary();
+    checkOutputs();
+    planMemory();
+    startKernels();
+    createOutputs();
+    classifyPass();
+    return finish();
+  }
+
+ private:
+  int bandCount() const { return static_cast<int>(result_.bands.size()); }
+  int spectra() const { return library_.spectra; }
+  GDALDataType angleType() const { return gdalType(options_.outputType); }
+  void openInput();
+  void readLibrary();
+  void checkOutputs();
+  void planMemory();
+  void startKernels();
+  void createOutputs();
+  void classifyPass();
+  void countClasses(const uint16_t* classes, int64_t pixels);
+  SamResult finish();
+
+  const SamOptions& options_;
+  Feedback& feedback_;
+  QElapsedTimer total_;
+  KernelStart<UnmixingKernels> starting_;
+  JobInput input_;
+  SamResult result_;
+  AngleLibrary library_;
+  RasterFormat format_, angleFormat_, anglesFormat_;
+  StripPlan plan_;
+  int64_t groupRows_ = 1;
+  int64_t inputRowBytes_ = 0, classRowBytes_ = 0, angleRowBytes_ = 0, anglesRowBytes_ = 0;
+  std::unique_ptr<UnmixingKernels> kernels_;
+  std::unique_ptr<DecompressedCopy> copy_;
+  std::unique_ptr<StripReader> reader_;
+  std::unique_ptr<PendingRaster> classes_, angle_, angles_;
+};
+
+void SamRun::openInput() {
+  input_ = openJobInput(options_, options_.bands, "spectral angles", feedback_);
+  const RasterInfo& info = input_.info;
+  starting_.weigh(
+      {info.width * info.height * static_cast<int64_t>(input_.bands.size()) * typeSize(info.type),
+       1.0});
+  result_.input = info;
+  if (checkAddressSpace(options_.ramBytes)) result_.input.mappable = false;
+  result_.bands = input_.bands;
+}
+
+// The library on the selected bands, each spectrum scaled to norm 1.
+void SamRun::readLibrary() {
+  const SpectralLibrary library = readSpectralLibrary(options_.library);
+  result_.libraryFormat = library.format;
+  result_.library = libraryOnBands(library, result_.input, result_.bands);
+  if (result_.library.size() > static_cast<size_t>(kMostSpectra))
+    throw Error("LIBRARY", "the library holds " + std::to_string(result_.library.size()) +
+                               " spectra: at most " + std::to_string(kMostSpectra));
+  library_.bands = bandCount();
+  library_.spectra = static_cast<int>(result_.library.size());
+  library_.maxAngle = options_.maxAngle;
+  library_.type = options_.outputType;
+  for (const Target& spectrum : result_.library) {
+    double norm = 0;
+    for (const double v : spectrum.spectrum) norm += v * v;
+    norm = std::sqrt(norm);
+    if (!(norm > 0) || !std::isfinite(norm))
+      throw Error("LIBRARY", "'" + spectrum.name +
+                                 "' is zero (or not finite) on the selected "
+                                 "bands: it has no direction to compare with");
+    for (const double v : spectrum.spectrum) library_.units.push_back(v / norm);
+  }
+}
+
+void SamRun::checkOutputs() {
+  std::vector<InputFile> reads = rasterInputFiles("INPUT", result_.input.files);
+  reads.push_back(plainInputFile("LIBRARY", options_.library.library));
+  if (!options_.library.wavelengths.empty())
+    reads.push_back(plainInputFile("LIBRARY_WAVELENGTHS", options_.library.wavelengths));
+  OutputCheck outputs(std::move(reads), feedback_);
+  outputs.rasterDestination("OUTPUT", options_.output);
+  format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};
+  outputs.raster("OUTPUT", options_.output, format_, 1, GDT_UInt16);
+  if (!options_.angleOutput.empty()) {
+    outputs.rasterDestination("OUTPUT_ANGLE", options_.angleOutput);
+    angleFormat_ = formatBeside(format_, "OUTPUT_ANGLE", options_.angleOutput, options_.format);
+    outputs.raster("OUTPUT_ANGLE", options_.angleOutput, angleFormat_, 1, angleType());
+  }
+  if (!options_.anglesOutput.empty()) {
+    outputs.rasterDestination("OUTPUT_ANGLES", options_.anglesOutput);
+    anglesFormat_ = formatBeside(format_, "OUTPUT_ANGLES", options_.anglesOutput, options_.format);
+    outputs.raster("OUTPUT_ANGLES", options_.anglesOutput, anglesFormat_, spectra(), angleType());
+  }
+  if (!options_.countsCsv.empty()) outputs.file("OUTPUT_COUNTS", options_.countsCsv);
+}
+
+// Per buffered row: the input (a pool of buffers) and the outputs (two buffers): classes, the
+// best angle and every angle, each written whether asked for or not (the kernels fill them).
+void SamRun::planMemory() {
+  const RasterInfo& info = result_.input;
+  const int size = typeSize(angleType());
+  inputRowBytes_ = info.width * bandCount() * typeSize(info.type);
+  classRowBytes_ = info.width * 2;
+  angleRowBytes_ = info.width * size;
+  anglesRowBytes_ = options_.anglesOutput.empty() ? 0 : info.width * spectra() * size;
+  StripNeeds needs;
+  needs.firstRow = 0;
+  needs.rowsToDo = info.height;
+  needs.sharing = 1;
+  needs.mayCopyInput = true;
+  needs.bands = bandCount();
+  needs.residentRowBytes = kOutputBuffers * (classRowBytes_ + angleRowBytes_ + anglesRowBytes_);
+  needs.streamingRowBytes = kInputBuffers * inputRowBytes_ + needs.residentRowBytes;
+  groupRows_ = groupRows(info.width);
+  needs.rowMultiple = groupRows_;
+  needs.leastStrips = 4;  // so that computing one strip overlaps writing another
+  needs.requestedRows = options_.stripRows;
+  plan_ = hyperstream::planMemory(info, options_.ramBytes, needs);
+  copy_ = decompressIfStreamed(info, result_.bands, options_.ramBytes, needs, options_.output,
+                               plan_, feedback_);
+  result_.stripRows = plan_.stripRows;
+  reader_ = std::make_unique<StripReader>(
+      copy_ ? copy_->info() : info, copy_ ? copy_->bands() : result_.bands, plan_.readers,
+      plan_.mappableBytes(plan_.stripRows * needs.streamingRowBytes), 0);
+}
+
+void SamRun::startKernels() {
+  kernels_ = starting_.get(feedback_);
+  result_.backend = kernels_->name();
+  const RasterInfo& info = result_.input;
+  CubeLayout layout;
+  layout.bands = bandCount();
+  layout.type = input_.sampleType;
+  layout.maxStripPixels = plan_.stripRows * info.width;
+  kernels_->prepare(layout);  // one pass: nothing to keep
+  feedback_.info(QString("%1: %2 x %3 pixels, %4 bands; %5 spectra (%6)%7; %8 strip(s) of %9 "
+                         "rows on %10")
+                     .arg(QString::fromStdString(options_.input))
+                     .arg(info.width)
+                     .arg(info.height)
+                     .arg(bandCount())
+                     .arg(spectra())
+                     .arg(QString::fromStdString(result_.libraryFormat))
+                     .arg(options_.maxAngle < kAnyAngle
+                              ? QString(", at most %1 rad").arg(options_.maxAngle, 0, 'g', 4)
+                              : QString())
+                     .arg(plan_.strips.size())
+                     .arg(plan_.stripRows)
+                     .arg(QString::fromStdString(result_.backend)));
+}
+
+void SamRun::createOutputs() {
+  const RasterInfo& info = result_.input;
+  classes_ = createLike(info, options_.output, format_, 1, GDT_UInt16);
+  GDALRasterBand* band = classes_->dataset().GetRasterBand(1);
+  band->SetNoDataValue(0);
+  band->SetDescription("class");
+  GDALColorTable colours;
+  const GDALColorEntry none{0, 0, 0, 0};
+  colours.SetColorEntry(0, &none);
+  CPLStringList names;
+  names.AddString("unclassified");
+  for (int k = 0; k < spectra(); ++k) {
+    const GDALColorEntry colour = classColour(k);
+    colours.SetColorEntry(k + 1, &colour);
+    names.AddString(result_.library[k].name.c_str());
+  }
+  band->SetColorTable(&colours);
+  band->SetCategoryNames(names.List());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (!options_.angleOutput.empty()) {
+    angle_ = createLike(info, options_.angleOutput, angleFormat_, 1, angleType());
+    angle_->dataset().GetRasterBand(1)->SetNoDataValue(nan);
+    angle_->dataset().GetRasterBand(1)->SetDescription("spectral angle to the class (rad)");
+  }
+  if (!options_.anglesOutput.empty()) {
+    angles_ = createLike(info, options_.anglesOutput, anglesFormat_, spectra(), angleType());
+    for (int k = 0; k < spectra(); ++k) {
+      GDALRasterBand* b = angles_->dataset().GetRasterBand(k + 1);
+      b->SetNoDataValue(nan);
+      b->SetDescription(result_.library[k].name.c_str());
+    }
+  }
+}
+
+void SamRun::countClasses(const uint16_t* classes, int64_t pixels) {
+  for (int64_t p = 0; p < pixels; ++p) ++result_.classCounts[classes[p]];
+}
+
+void SamRun::classifyPass() {
+  result_.classCounts.assign(static_cast<size_t>(spectra()) + 1, 0);
+  const int64_t classBytes = plan_.stripRows * classRowBytes_;
+  const int64_t angleBytes = plan_.stripRows * angleRowBytes_;
+  StripPipeline pipeline(
+      kInputBuffers, static_cast<size_t>(plan_.stripRows * inputRowBytes_), kOutputBuffers,
+      static_cast<size_t>(plan_.stripRows * (classRowBytes_ + angleRowBytes_ + anglesRowBytes_)),
+      kernels_->usesEveryCore(), [this](size_t bytes) { return kernels_->allocateHost(bytes); });
+  StripPipeline::Stages stages;
+  const bool bandMajor =
+      readsBandMajor(copy_ ? copy_->info() : result_.input, kernels_->takesBandMajor());
+  stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
+    if (bandMajor)
+      reader_->readBandMajor(range.row0, range.rows, buffer);
+    else
+      reader_->read(range.row0, range.rows, buffer);
+    return buffer;
+  };
+  stages.compute = [&](const StripRange& range, const void* data, unsigned char* out) {
+    auto* classes = reinterpret_cast<uint16_t*>(out);
+    const StripView strip = jobStrip(input_, range, data, groupRows_, bandMajor);
+    result_.validPixels +=
+        kernels_->classify(strip, library_, classes, out + classBytes,
+                           anglesRowBytes_ > 0 ? out + classBytes + angleBytes : nullptr);
+    countClasses(classes, strip.pixels);
+  };
+  stages.write = [&](const StripRange& range, const unsigned char* out) {
+    classes_->write(range.row0, range.rows, out, feedback_);
+    if (angle_) angle_->write(range.row0, range.rows, out + classBytes, feedback_);
+    if (angles_) angles_->write(range.row0, range.rows, out + classBytes + angleBytes, feedback_);
+  };
+  pipeline.run(plan_.strips, stages, feedback_, 0.0, 100.0);
+}
+
+SamResult SamRun::finish() {
+  input_.dataset.reset();
+  if (feedback_.isCanceled()) throw Canceled();
+  // Class 0 counted every invalid pixel too; only the valid ones were left unclassified.
+  const int64_t pixels = result_.input.width * result_.input.height;
+  result_.classCounts[0] -= pixels - result_.validPixels;
+  result_.device = kernels_->deviceTimes();
+  if (!options_.countsCsv.empty())
+    saveFileAtomically(options_.countsCsv, classCountsCsv(result_), "OUTPUT_COUNTS");
+  classes_->commit();
+  if (angle_) angle_->commit();
+  if (angles_) angles_->commit();
+  result_.seconds = total_.nsecsElapsed() * 1e-9;
+  return result_;
+}
+
+void checkOptions(const SamOptions& options) {
+  if (options.outputType != OutputType::Float32 && options.outputType != OutputType::Float64)
+    throw Error("OUTPUT_TYPE", "angles are written as Float32 or Float64");
+  if (!(options.maxAngle > 0) || options.maxAngle > kAnyAngle)
+    throw Error("MAX_ANGLE", "the largest angle is in radians, above 0 and at most pi");
+  if (options.ramBytes < (16ll << 20))
+    throw Error("RAM_MB", "the RAM budget must be at least 16 MiB");
+}
+
+QString csvField(const std::string& text) {
+  QString field = QString::fromStdString(text);
+  if (!field.contains(',') && !field.contains('"') && !field.contains('\n')) return field;
+  return '"' + field.replace('"', QStringLiteral("\"\"")) + '"';
+}
+
+}  // namespace
+
+QByteArray classCountsCsv(const SamResult& result) {
+  QString csv = QStringLiteral("class,name,pixels,percent\n");
+  const double valid = std::max<double>(1, static_cast<double>(result.validPixels));
+  for (size_t k = 0; k < result.classCounts.size(); ++k)
+    csv += QString("%1,%2,%3,%4\n")
+               .arg(k)
+               .arg(k == 0 ? QStringLiteral("unclassified") : csvField(result.library[k - 1].name))
+               .arg(result.classCounts[k])
+               .arg(100.0 * static_cast<double>(result.classCounts[k]) / valid, 0, 'f', 4);
+  return csv.toUtf8();
+}
+
+SamResult runSpectralAngles(const SamOptions& options, Feedback& feedback) {
+  try {
+    checkOptions(options);
+    DeviceChoice device = options.device;
+    if (device.severalGpus()) {
+      const std::vector<int> gpus = resolveGpus(device);
+      if (gpus.size() > 1)
+        feedback.info(QString("spectral angles run on one GPU (GPU %1): the pass is bound by "
+                              "reading the file")
+                          .arg(gpus.front()));
+      device = DeviceChoice::gpu(gpus.front());
+    }
+    return retryingOnTheCpu(device, feedback, [&](const DeviceChoice& chosen) {
+      return SamRun(options, chosen, feedback).run();
+    });
+  } catch (...) {
+    rethrowAsJobError(options.ramBytes);
+  }
+}
+
+}  // namespace hyperstream

@@ -1,0 +1,475 @@
+#include "detect/SpectralLibrary.h"
+
+#include "core/Error.h"
+#include "io/SpectralMetadata.h"
+#include "unmixing/EndmemberTable.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QString>
+#include <QStringList>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace hyperstream {
+
+namespace {
+
+// Libraries are tables of spectra; a file beyond these is not one (or is crafted to exhaust
+// memory).
+constexpr qint64 kLargestFile = qint64{256} << 20;
+constexpr int64_t kMostValues = int64_t{32} << 20;
+constexpr int kMostChannels = 100000;
+// USGS splib07 marks deleted channels with -1.23e34.
+constexpr double kDeletedBelow = -1e30;
+// The response's window: ±3σ holds 99.73 % of a Gaussian.
+constexpr double kWindowSigmas = 3;
+constexpr double kSigmasPerFwhm = 2.3548200450309493;  // 2 sqrt(2 ln 2)
+
+QString text(const std::string& s) {
+  return QString::fromStdString(s);
+}
+
+QByteArray readSmallFile(const QString& path, const std::string& parameter) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly))
+    throw Error(parameter,
+                "cannot open " + path.toStdString() + ": " + file.errorString().toStdString());
+  if (file.size() > kLargestFile)
+    throw Error(parameter, path.toStdString() + " is " + std::to_string(file.size() >> 20) +
+                               " MiB: not a spectral library (at most " +
+                               std::to_string(kLargestFile >> 20) + " MiB)");
+  return file.readAll();
+}
+
+double standardNormalBelow(double z) {
+  return 0.5 * std::erfc(-z / std::sqrt(2.0));
+}
+
+// --- USGS splib07 ASCII -------------------------------------------------------------------------
+
+struct UsgsFile {
+  std::string title;
+  std::vector<double> values;  // NaN where deleted
+};
+
+// A title line, then one number per line.
+UsgsFile readUsgsFile(const QString& path, const std::string& parameter) {
+  const QByteArray content = readSmallFile(path, parameter);
+  const QList<QByteArray> lines = content.split('\n');
+  UsgsFile file;
+  file.title = lines.front().trimmed().toStdString();
+  for (int i = 1; i < lines.size(); ++i) {
+    const QByteArray line = lines[i].trimmed();
+    if (line.isEmpty()) continue;
+    bool ok = false;
+    const double value = line.toDouble(&ok);
+    if (!ok || std::isinf(value))
+      throw Error(parameter, path.toStdString() + ", line " + std::to_string(i + 1) + ": '" +
+                                 line.left(40).toStdString() +
+                                 "' is not a number (USGS splib07 ASCII: a title line, then one "
+                                 "value per line)");
+    if (static_cast<int>(file.values.size()) == kMostChannels)
+      throw Error(parameter, path.toStdString() + " has more than " +
+                                 std::to_string(kMostChannels) + " values");
+    file.values.push_back(value < kDeletedBelow || std::isnan(value)
+                              ? std::numeric_limits<double>::quiet_NaN()
+                              : value);
+  }
+  if (file.values.empty())
+    throw Error(parameter, path.toStdString() + " holds no values after its title line");
+  return file;
+}
+
+// "splib07a Record=2741: Alunite GDS84 Na03 BECKb AREF" -> "Alunite GDS84 Na03 BECKb AREF".
+std::string usgsName(const std::string& title, const QString& path) {
+  const QString line = text(title);
+  const int record = line.indexOf(QStringLiteral("Record="));
+  const int colon = record < 0 ? -1 : line.indexOf(':', record);
+  const QString name = colon < 0 ? QString() : line.mid(colon + 1).simplified();
+  return (name.isEmpty() ? QFileInfo(path).completeBaseName() : name).toStdString();
+}
+
+bool isUsgsListOfChannels(const std::string& title) {
+  const QString line = text(title);
+  return line.contains(QStringLiteral("Wavelengths"), Qt::CaseInsensitive) ||
+         line.contains(QStringLiteral("Bandpass"), Qt::CaseInsensitive);
+}
+
+std::vector<double> usgsWavelengths(const std::string& path) {
+  if (path.empty())
+    throw Error("LIBRARY_WAVELENGTHS",
+                "USGS ASCII spectra hold values only: give the wavelength file of the "
+                "spectrometer that measured them (e.g. splib07a_Wavelengths_ASD_0.35-2.5_microns_"
+                "2151_ch.txt)");
+  const UsgsFile file = readUsgsFile(text(path), "LIBRARY_WAVELENGTHS");
+  std::vector<double> nanometres;
+  for (const double value : file.values) {
+    if (!(value > 0))
+      throw Error("LIBRARY_WAVELENGTHS", path + " lists a wavelength that is not positive");
+    nanometres.push_back(toNanometres(value, ""));
+  }
+  return nanometres;
+}
+
+SpectralLibrary readUsgs(const LibraryFiles& files) {
+  SpectralLibrary library;
+  library.format = "USGS splib07 ASCII";
+  library.wavelengths = usgsWavelengths(files.wavelengths);
+  QStringList paths;
+  const QFileInfo where(text(files.library));
+  if (where.isDir()) {
+    const QDir folder(where.absoluteFilePath());
+    for (const QString& name : folder.entryList({QStringLiteral("*.txt")}, QDir::Files, QDir::Name))
+      paths << folder.absoluteFilePath(name);
+  } else {
+    paths << where.absoluteFilePath();
+  }
+  const QString wavelengthFile = QFileInfo(text(files.wavelengths)).absoluteFilePath();
+  for (const QString& path : paths) {
+    if (path == wavelengthFile) continue;
+    UsgsFile file = readUsgsFile(path, "LIBRARY");
+    if (isUsgsListOfChannels(file.title)) continue;
+    if (file.values.size() != library.wavelengths.size())
+      throw Error("LIBRARY", path.toStdString() + " has " + std::to_string(file.values.size()) +
+                                 " channels, the wavelength file " +
+                                 std::to_string(library.wavelengths.size()) +
+                                 ": give the spectra of one spectrometer at a time, with its "
+                                 "wavelength file (LIBRARY_WAVELENGTHS)");
+    library.spectra.push_back({usgsName(file.title, path), std::move(file.values)});
+  }
+  if (library.spectra.empty())
+    throw Error("LIBRARY", files.library + " holds no USGS spectra (.txt files of values)");
+  return library;
+}
+
+// --- ENVI spectral library ----------------------------------------------------------------------
+
+struct EnviLayout {
+  int64_t channels = 0, spectra = 0, offset = 0;
+  int dataType = 0;
+  bool bigEndian = false;
+};
+
+int valueSize(int enviType) {
+  switch (enviType) {
+    case 1:
+      return 1;
+    case 2:
+    case 12:
+      return 2;
+    case 3:
+    case 4:
+    case 13:
+      return 4;
+    case 5:
+    case 14:
+    case 15:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+double decodeValue(const unsigned char* bytes, int enviType, bool bigEndian) {
+  unsigned char ordered[8];
+  const int size = valueSize(enviType);
+  for (int i = 0; i < size; ++i) ordered[i] = bytes[bigEndian ? size - 1 - i : i];
+  const auto as = [&](auto value) {
+    std::memcpy(&value, ordered, sizeof value);
+    return static_cast<double>(value);
+  };
+  switch (enviType) {
+    case 1:
+      return ordered[0];
+    case 2:
+      return as(int16_t{});
+    case 3:
+      return as(int32_t{});
+    case 4:
+      return as(float{});
+    case 5:
+      return as(double{});
+    case 12:
+      return as(uint16_t{});
+    case 13:
+      return as(uint32_t{});
+    case 14:
+      return as(int64_t{});
+    default:
+      return as(uint64_t{});
+  }
+}
+
+int64_t headerInteger(const std::vector<std::pair<std::string, std::string>>& fields,
+                      const std::string& key, const std::string& header, bool required) {
+  for (const auto& [name, value] : fields) {
+    if (name != key) continue;
+    bool ok = false;
+    const qlonglong number = text(value).toLongLong(&ok);
+    if (!ok || number < 0)
+      throw Error("LIBRARY", header + ": '" + key + " = " + value + "' is not a count");
+    return number;
+  }
+  if (required) throw Error("LIBRARY", header + " has no '" + key + "'");
+  return 0;
+}
+
+std::string headerText(const std::vector<std::pair<std::string, std::string>>& fields,
+                       const std::string& key) {
+  for (const auto& [name, value] : fields)
+    if (name == key) return value;
+  return {};
+}
+
+QStringList braceList(const std::string& value) {
+  QString list = text(value).trimmed();
+  if (list.startsWith('{')) list = list.mid(1);
+  if (list.endsWith('}')) list.chop(1);
+  QStringList items = list.split(',');
+  for (QString& item : items) item = item.trimmed();
+  if (items.size() == 1 && items.front().isEmpty()) items.clear();
+  return items;
+}
+
+// "lib.sli" -> "lib.hdr" or "lib.sli.hdr"; "lib.hdr" -> "lib.sli" (or "lib").
+std::pair<QString, QString> enviFiles(const QString& path) {
+  const QFileInfo info(path);
+  const QString stem = info.path() + '/' + info.completeBaseName();
+  if (info.suffix().compare(QStringLiteral("hdr"), Qt::CaseInsensitive) == 0) {
+    for (const QString& data : {stem + ".sli", stem + ".SLI", stem})
+      if (QFileInfo(data).isFile()) return {data, path};
+    throw Error("LIBRARY", path.toStdString() + ": no library data beside it (" +
+                               (stem + ".sli").toStdString() + ")");
+  }
+  for (const QString& header : {stem + ".hdr", path + ".hdr", stem + ".HDR"})
+    if (QFileInfo(header).isFile()) return {path, header};
+  throw Error("LIBRARY", path.toStdString() + " has no ENVI header beside it (" +
+                             (stem + ".hdr").toStdString() + ")");
+}
+
+EnviLayout enviLayout(const std::vector<std::pair<std::string, std::string>>& fields,
+                      const std::string& header, qint64 dataBytes) {
+  const QString fileType = text(headerText(fields, "file type"));
+  if (!fileType.contains(QStringLiteral("Spectral Library"), Qt::CaseInsensitive))
+    throw Error("LIBRARY", header + " describes an '" + fileType.toStdString() +
+                               "' file, not an ENVI Spectral Library");
+  EnviLayout layout;
+  layout.channels = headerInteger(fields, "samples", header, true);
+  layout.spectra = headerInteger(fields, "lines", header, true);
+  layout.offset = headerInteger(fields, "header offset", header, false);
+  layout.dataType = static_cast<int>(headerInteger(fields, "data type", header, true));
+  layout.bigEndian = headerInteger(fields, "byte order", header, false) == 1;
+  if (headerInteger(fields, "bands", header, false) > 1)
+    throw Error("LIBRARY", header + " has several bands: a spectral library has one");
+  if (valueSize(layout.dataType) == 0)
+    throw Error("LIBRARY", header + ": data type " + std::to_string(layout.dataType) +
+                               " is not a real number type (1-5, 12-15)");
+  if (layout.channels < 1 || layout.spectra < 1 || layout.channels > kMostChannels ||
+      layout.channels * layout.spectra > kMostValues)
+    throw Error("LIBRARY", header + ": " + std::to_string(layout.spectra) + " spectra of " +
+                               std::to_string(layout.channels) +
+                               " values is not a library this reads (at most " +
+                               std::to_string(kMostValues) + " values)");
+  const int64_t needed =
+      layout.offset + layout.channels * layout.spectra * valueSize(layout.dataType);
+  if (needed > dataBytes)
+    throw Error("LIBRARY", header + " describes " + std::to_string(needed) +
+                               " bytes, the library's data file has " + std::to_string(dataBytes));
+  return layout;
+}
+
+SpectralLibrary readEnvi(const std::string& path) {
+  const auto [dataPath, headerPath] = enviFiles(text(path));
+  const QByteArray headerBytes = readSmallFile(headerPath, "LIBRARY");
+  const std::vector<std::pair<std::string, std::string>> fields = parseEnviHeader(headerBytes);
+  const QByteArray data = readSmallFile(dataPath, "LIBRARY");
+  const EnviLayout layout = enviLayout(fields, headerPath.toStdString(), data.size());
+
+  SpectralLibrary library;
+  library.format = "ENVI spectral library";
+  const QStringList names = braceList(headerText(fields, "spectra names"));
+  const std::string units = headerText(fields, "wavelength units");
+  for (const QString& item : braceList(headerText(fields, "wavelength"))) {
+    bool ok = false;
+    const double value = item.toDouble(&ok);
+    if (!ok || !(value > 0))
+      throw Error("LIBRARY", headerPath.toStdString() + ": wavelength '" + item.toStdString() +
+                                 "' is not a positive number");
+    library.wavelengths.push_back(toNanometres(value, units));
+  }
+  if (!library.wavelengths.empty() &&
+      static_cast<int64_t>(library.wavelengths.size()) != layout.channels)
+    throw Error("LIBRARY",
+                headerPath.toStdString() + " lists " + std::to_string(library.wavelengths.size()) +
+                    " wavelengths for spectra of " + std::to_string(layout.channels) + " values");
+  bool hasIgnored = false;
+  const double ignored = text(headerText(fields, "data ignore value")).toDouble(&hasIgnored);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.constData()) + layout.offset;
+  const int size = valueSize(layout.dataType);
+  for (int64_t s = 0; s < layout.spectra; ++s) {
+    Target spectrum;
+    spectrum.name = s < names.size() && !names[static_cast<int>(s)].isEmpty()
+                        ? names[static_cast<int>(s)].toStdString()
+                        : std::to_string(s + 1);
+    for (int64_t c = 0; c < layout.channels; ++c) {
+      const double value =
+          decodeValue(bytes + (s * layout.channels + c) * size, layout.dataType, layout.bigEndian);
+      spectrum.spectrum.push_back((hasIgnored && value == ignored) || !std::isfinite(value)
+                                      ? std::numeric_limits<double>::quiet_NaN()
+                                      : value);
+    }
+    library.spectra.push_back(std::move(spectrum));
+  }
+  return library;
+}
+
+// --- Resampling ---------------------------------------------------------------------------------
+
+// The band's value from one spectrum; throws Error("LIBRARY") where it has none.
+double bandValue(const Target& spectrum, const std::vector<double>& wavelengths, double centre,
+                 double fwhm, int band) {
+  std::vector<bool> present(wavelengths.size());
+  for (size_t c = 0; c < wavelengths.size(); ++c) present[c] = !std::isnan(spectrum.spectrum[c]);
+  // Channels at the band's centre: the value as it is.
+  const auto at = std::lower_bound(wavelengths.begin(), wavelengths.end(), centre * (1 - 1e-9));
+  if (at != wavelengths.end() && std::abs(*at - centre) <= 1e-9 * centre &&
+      present[at - wavelengths.begin()])
+    return spectrum.spectrum[at - wavelengths.begin()];
+  const std::vector<ChannelWeight> response = bandResponse(wavelengths, present, centre, fwhm);
+  if (response.empty())
+    throw Error("LIBRARY",
+                QString("'%1' has no values around band %2 (%3 nm, FWHM %4 nm); the library "
+                        "spans %5-%6 nm: leave the band out (BANDS, EXCLUDE_NM)")
+                    .arg(text(spectrum.name))
+                    .arg(band)
+                    .arg(centre, 0, 'g', 6)
+                    .arg(fwhm, 0, 'g', 3)
+                    .arg(wavelengths.front(), 0, 'g', 6)
+                    .arg(wavelengths.back(), 0, 'g', 6)
+                    .toStdString());
+  double value = 0;
+  for (const ChannelWeight& w : response) value += w.weight * spectrum.spectrum[w.channel];
+  return value;
+}
+
+void checkAscending(const std::vector<double>& wavelengths, const std::string& parameter) {
+  if (wavelengths.size() < 2)
+    throw Error(parameter, "a library on wavelengths needs at least two channels");
+  for (size_t c = 1; c < wavelengths.size(); ++c)
+    if (!(wavelengths[c] > wavelengths[c - 1]))
+      throw Error(parameter, "the library's wavelengths are not in ascending order (channel " +
+                                 std::to_string(c + 1) + ")");
+}
+
+}  // namespace
+
+SpectralLibrary readSpectralLibrary(const LibraryFiles& files) {
+  const QFileInfo info(text(files.library));
+  if (!info.exists()) throw Error("LIBRARY", files.library + " does not exist");
+  const QString suffix = info.suffix().toLower();
+  SpectralLibrary library;
+  if (suffix == QLatin1String("csv")) {
+    const DetectTargets table = readTargetTable(files.library, "LIBRARY");
+    library.format = "CSV";
+    library.columns = table.columns;
+    library.spectra = table.targets;
+  } else if (suffix == QLatin1String("sli") || suffix == QLatin1String("hdr")) {
+    library = readEnvi(files.library);
+  } else {
+    library = readUsgs(files);
+  }
+  if (library.spectra.empty()) throw Error("LIBRARY", files.library + " holds no spectra");
+  if (!library.wavelengths.empty())
+    checkAscending(library.wavelengths,
+                   library.format == "USGS splib07 ASCII" ? "LIBRARY_WAVELENGTHS" : "LIBRARY");
+  return library;
+}
+
+std::vector<double> widthsFromSpacing(const std::vector<double>& centres) {
+  const size_t n = centres.size();
+  std::vector<double> widths(n, std::numeric_limits<double>::quiet_NaN());
+  if (n < 2) return widths;
+  widths.front() = centres[1] - centres[0];
+  widths.back() = centres[n - 1] - centres[n - 2];
+  for (size_t i = 1; i + 1 < n; ++i) widths[i] = (centres[i + 1] - centres[i - 1]) / 2;
+  return widths;
+}
+
+std::vector<ChannelWeight> bandResponse(const std::vector<double>& wavelengths,
+                                        const std::vector<bool>& present, double centre,
+                                        double fwhm) {
+  const int n = static_cast<int>(wavelengths.size());
+  const double sigma = fwhm / kSigmasPerFwhm;
+  const double low = centre - kWindowSigmas * sigma, high = centre + kWindowSigmas * sigma;
+  // Channel c's share of the wavelengths: from halfway to channel c-1 to halfway to c+1.
+  const auto cellStart = [&](int c) {
+    return c == 0 ? wavelengths[0] - (wavelengths[1] - wavelengths[0]) / 2
+                  : (wavelengths[c - 1] + wavelengths[c]) / 2;
+  };
+  const auto cellEnd = [&](int c) {
+    return c == n - 1 ? wavelengths[n - 1] + (wavelengths[n - 1] - wavelengths[n - 2]) / 2
+                      : (wavelengths[c] + wavelengths[c + 1]) / 2;
+  };
+  std::vector<ChannelWeight> weights;
+  double total = 0;
+  bool centreCovered = false;
+  int c = static_cast<int>(std::lower_bound(wavelengths.begin(), wavelengths.end(), low) -
+                           wavelengths.begin());
+  c = std::max(0, c - 1);
+  for (; c < n && cellStart(c) < high; ++c) {
+    const double from = std::max(cellStart(c), low), to = std::min(cellEnd(c), high);
+    if (!(to > from) || !present[c]) continue;
+    const double weight =
+        standardNormalBelow((to - centre) / sigma) - standardNormalBelow((from - centre) / sigma);
+    if (cellStart(c) <= centre && centre <= cellEnd(c)) centreCovered = true;
+    weights.push_back({c, weight});
+    total += weight;
+  }
+  const double window = standardNormalBelow(kWindowSigmas) - standardNormalBelow(-kWindowSigmas);
+  if (!centreCovered || !(total >= 0.5 * window)) return {};
+  for (ChannelWeight& w : weights) w.weight /= total;
+  return weights;
+}
+
+std::vector<Target> libraryOnBands(const SpectralLibrary& library, const RasterInfo& info,
+                                   const std::vector<int>& bands) {
+  if (library.format == "CSV")
+    return targetsOnBands(DetectTargets{library.columns, library.spectra},
+                          bandColumnNames(info, bands), "LIBRARY");
+  if (library.wavelengths.empty()) {  // an ENVI library without wavelengths: band by band
+    for (const Target& spectrum : library.spectra)
+      if (spectrum.spectrum.size() != bands.size())
+        throw Error("LIBRARY", "the library gives no wavelengths and '" + spectrum.name + "' has " +
+                                   std::to_string(spectrum.spectrum.size()) + " values for " +
+                                   std::to_string(bands.size()) + " selected bands");
+    return library.spectra;
+  }
+  for (const int band : bands)
+    if (!(info.wavelengths[band - 1] > 0))
+      throw Error("INPUT", "band " + std::to_string(band) +
+                               " has no wavelength to resample the library to (the image "
+                               "needs wavelengths in its metadata, or an ENVI header beside it)");
+  const std::vector<double> spacing = widthsFromSpacing(info.wavelengths);
+  std::vector<Target> resampled;
+  for (const Target& spectrum : library.spectra) {
+    Target onBands{spectrum.name, {}};
+    for (const int band : bands) {
+      const double centre = info.wavelengths[band - 1];
+      const double given = info.fwhm.empty() ? std::nan("") : info.fwhm[band - 1];
+      const double fwhm = given > 0 ? given : spacing[band - 1];
+      if (!(fwhm > 0))
+        throw Error("INPUT", "band " + std::to_string(band) +
+                                 " has no FWHM and no neighbour to take a width from");
+      onBands.spectrum.push_back(bandValue(spectrum, library.wavelengths, centre, fwhm, band));
+    }
+    resampled.push_back(std::move(onBands));
+  }
+  return resampled;
+}
+
+}  // namespace hyperstream

@@ -1,0 +1,63 @@
+#pragma once
+// Reference spectra for the spectral angle mapper, as analysts have them:
+//  - the endmembers' CSV (unmixing/EndmemberTable.h): a value per selected band, matched to the
+//    image's bands by name as detect's targets are;
+//  - an ENVI spectral library (.sli with its .hdr: "spectra names", "wavelength", "fwhm");
+//  - USGS splib07 ASCII spectra (a title line, then a value per line, -1.23e34 where a channel
+//    was deleted): one file, or a folder of them, with the spectrometer's wavelength file given
+//    apart, as the library ships them.
+// Spectra on wavelengths are resampled to the image's bands by each band's Gaussian response (its
+// centre and FWHM; the spacing of the centres where the image gives no FWHM) over ±3σ, integrated
+// over each library channel's share of the wavelengths (from halfway to the channel before it to
+// halfway to the one after): the library is taken as finer than the image, its own bandpass is
+// not used. Where the library's channels are the bands' centres, their values are taken as they
+// are.
+
+#include "detect/Detector.h"  // Target
+#include "io/Raster.h"
+
+#include <string>
+#include <vector>
+
+namespace hyperstream {
+
+struct LibraryFiles {
+  std::string library;      // .csv, .sli (or its .hdr), a USGS .txt or a folder of them
+  std::string wavelengths;  // USGS: the wavelength file of the library's spectrometer
+};
+
+struct SpectralLibrary {
+  std::string format;  // for the log: "CSV", "ENVI spectral library", "USGS splib07 ASCII"
+  std::vector<Target> spectra;
+  // Per value of a spectrum, in nm (NaN in a spectrum: no value there). Empty for a CSV, whose
+  // values are per band column (`columns`).
+  std::vector<double> wavelengths;
+  std::vector<std::string> columns;
+};
+
+// Throws Error("LIBRARY") (or "LIBRARY_WAVELENGTHS") naming what is wrong.
+SpectralLibrary readSpectralLibrary(const LibraryFiles& files);
+
+// The library's spectra on the image's selected bands; throws Error("LIBRARY") for a band the
+// library does not cover, Error("INPUT") when the image has no wavelengths to resample to.
+std::vector<Target> libraryOnBands(const SpectralLibrary& library, const RasterInfo& info,
+                                   const std::vector<int>& bands);
+
+// A library channel's share of a band's response.
+struct ChannelWeight {
+  int channel = 0;
+  double weight = 0;
+};
+// The weights of the library's channels (centres `wavelengths`, nm, ascending) in a band of
+// centre `centre` and width `fwhm` (nm), summing to 1 over the channels `present`; empty when
+// the band is not covered: its centre outside the present channels' shares, or less than half of
+// its response on them.
+std::vector<ChannelWeight> bandResponse(const std::vector<double>& wavelengths,
+                                        const std::vector<bool>& present, double centre,
+                                        double fwhm);
+
+// Widths where a list gives none: the distance between each centre's neighbours, halved
+// (Spectral Python's build_fwhm).
+std::vector<double> widthsFromSpacing(const std::vector<double>& centres);
+
+}  // namespace hyperstream
