@@ -331,15 +331,19 @@ SpectralLibrary readEnvi(const std::string& path) {
 // --- Resampling ---------------------------------------------------------------------------------
 
 // The band's value from one spectrum; throws Error("LIBRARY") where it has none.
-double bandValue(const Target& spectrum, const std::vector<double>& wavelengths, double centre,
-                 double fwhm, int band) {
-  std::vector<bool> present(wavelengths.size());
-  for (size_t c = 0; c < wavelengths.size(); ++c) present[c] = !std::isnan(spectrum.spectrum[c]);
-  // Channels at the band's centre: the value as it is.
+double bandValue(const Target& spectrum, const std::vector<bool>& present,
+                 const std::vector<double>& wavelengths, double centre, double fwhm, int band) {
+  // A channel at the band's centre in a library no finer than the image's bands (one convolved
+  // to the sensor): its value as it is.
   const auto at = std::lower_bound(wavelengths.begin(), wavelengths.end(), centre * (1 - 1e-9));
-  if (at != wavelengths.end() && std::abs(*at - centre) <= 1e-9 * centre &&
-      present[at - wavelengths.begin()])
-    return spectrum.spectrum[at - wavelengths.begin()];
+  const auto c = at - wavelengths.begin();
+  const auto last = static_cast<ptrdiff_t>(wavelengths.size()) - 1;
+  if (at != wavelengths.end() && std::abs(*at - centre) <= 1e-9 * centre && present[c]) {
+    const double spacing =
+        (wavelengths[std::min(c + 1, last)] - wavelengths[std::max<ptrdiff_t>(c - 1, 0)]) /
+        (c == 0 || c == last ? 1 : 2);
+    if (spacing >= fwhm / 2) return spectrum.spectrum[c];
+  }
   const std::vector<ChannelWeight> response = bandResponse(wavelengths, present, centre, fwhm);
   if (response.empty())
     throw Error("LIBRARY",
@@ -417,7 +421,7 @@ std::vector<ChannelWeight> bandResponse(const std::vector<double>& wavelengths,
   };
   std::vector<ChannelWeight> weights;
   double total = 0;
-  bool centreCovered = false;
+  bool below = false, above = false;  // present channels on both sides of the centre
   int c = static_cast<int>(std::lower_bound(wavelengths.begin(), wavelengths.end(), low) -
                            wavelengths.begin());
   c = std::max(0, c - 1);
@@ -426,12 +430,13 @@ std::vector<ChannelWeight> bandResponse(const std::vector<double>& wavelengths,
     if (!(to > from) || !present[c]) continue;
     const double weight =
         standardNormalBelow((to - centre) / sigma) - standardNormalBelow((from - centre) / sigma);
-    if (cellStart(c) <= centre && centre <= cellEnd(c)) centreCovered = true;
+    below |= wavelengths[c] <= centre;
+    above |= wavelengths[c] >= centre;
     weights.push_back({c, weight});
     total += weight;
   }
   const double window = standardNormalBelow(kWindowSigmas) - standardNormalBelow(-kWindowSigmas);
-  if (!centreCovered || !(total >= 0.5 * window)) return {};
+  if (!below || !above || !(total >= 0.5 * window)) return {};
   for (ChannelWeight& w : weights) w.weight /= total;
   return weights;
 }
@@ -458,6 +463,8 @@ std::vector<Target> libraryOnBands(const SpectralLibrary& library, const RasterI
   std::vector<Target> resampled;
   for (const Target& spectrum : library.spectra) {
     Target onBands{spectrum.name, {}};
+    std::vector<bool> present(spectrum.spectrum.size());
+    for (size_t c = 0; c < present.size(); ++c) present[c] = !std::isnan(spectrum.spectrum[c]);
     for (const int band : bands) {
       const double centre = info.wavelengths[band - 1];
       const double given = info.fwhm.empty() ? std::nan("") : info.fwhm[band - 1];
@@ -465,7 +472,8 @@ std::vector<Target> libraryOnBands(const SpectralLibrary& library, const RasterI
       if (!(fwhm > 0))
         throw Error("INPUT", "band " + std::to_string(band) +
                                  " has no FWHM and no neighbour to take a width from");
-      onBands.spectrum.push_back(bandValue(spectrum, library.wavelengths, centre, fwhm, band));
+      onBands.spectrum.push_back(
+          bandValue(spectrum, present, library.wavelengths, centre, fwhm, band));
     }
     resampled.push_back(std::move(onBands));
   }

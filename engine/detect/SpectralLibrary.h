@@ -10,8 +10,9 @@
 // centre and FWHM; the spacing of the centres where the image gives no FWHM) over ±3σ, integrated
 // over each library channel's share of the wavelengths (from halfway to the channel before it to
 // halfway to the one after): the library is taken as finer than the image, its own bandpass is
-// not used. Where the library's channels are the bands' centres, their values are taken as they
-// are.
+// not used. Where a channel lies at a band's centre in a library no finer than the image there
+// (spaced at least half the band's FWHM: a library convolved to the sensor), its value is taken as
+// it is.
 
 #include "detect/Detector.h"  // Target
 #include "io/Raster.h"
@@ -50,8 +51,8 @@ struct ChannelWeight {
 };
 // The weights of the library's channels (centres `wavelengths`, nm, ascending) in a band of
 // centre `centre` and width `fwhm` (nm), summing to 1 over the channels `present`; empty when
-// the band is not covered: its centre outside the present channels' shares, or less than half of
-// its response on them.
+// the band is not covered: no present channel within ±3σ on one side of its centre, or less than
+// half of its response on the present channels' shares.
 std::vector<ChannelWeight> bandResponse(const std::vector<double>& wavelengths,
                                         const std::vector<bool>& present, double centre,
                                         double fwhm);
