@@ -6,6 +6,8 @@
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
 
+#include <QFileInfo>
+
 #include <algorithm>
 
 namespace hyperstream {
@@ -93,6 +95,75 @@ EngineAlgorithm::RunReport DetectAlgorithm::runJob(OutputFiles& files,
   return {result.model.validPixels,
           result.backend,
           {{QStringLiteral("N_COMPONENTS"), result.detector ? result.detector->components : 0}}};
+}
+
+void SamAlgorithm::addJobParameters() {
+  addDocumented(new QgsProcessingParameterFile(
+      QStringLiteral("LIBRARY"), QObject::tr("Spectral library"), compat::kFile, QString(),
+      QVariant(), false,
+      QObject::tr("Spectral libraries (*.csv *.sli *.hdr *.txt *.CSV *.SLI *.HDR *.TXT);;All "
+                  "files (*)")));
+  addDocumented(new QgsProcessingParameterBoolean(
+      QStringLiteral("WHOLE_FOLDER"),
+      QObject::tr("USGS spectra: every spectrum in the library file's folder"), false, true));
+  addDocumented(new QgsProcessingParameterFile(
+      QStringLiteral("LIBRARY_WAVELENGTHS"), QObject::tr("USGS spectra: wavelength file"),
+      compat::kFile, QStringLiteral("txt"), QVariant(), true));
+  auto* angle = new QgsProcessingParameterNumber(
+      QStringLiteral("MAX_ANGLE"), QObject::tr("Largest angle classified (radians; 0: any)"),
+      compat::kDouble, 0.0, false, 0.0, kAnyAngle);
+  angle->setMetadata(
+      {{QStringLiteral("widget_wrapper"), QVariantMap{{QStringLiteral("decimals"), 4}}}});
+  addDocumented(angle);
+  addDocumented(new QgsProcessingParameterEnum(
+      QStringLiteral("OUTPUT_TYPE"), QObject::tr("Angles' data type"),
+      {QStringLiteral("Float32"), QStringLiteral("Float64")}, false, 0));
+}
+
+// The class map in the library's colours, its legend the spectra's names.
+std::string SamAlgorithm::resolveOutput(OutputFiles& files) {
+  return files.classLayer(QStringLiteral("OUTPUT"), classNames_);
+}
+
+void SamAlgorithm::addJobOutputs() {
+  addOptionalRasterOutput(QStringLiteral("OUTPUT_ANGLE"), QObject::tr("Angle to the class"), true);
+  addOptionalRasterOutput(QStringLiteral("OUTPUT_ANGLES"), QObject::tr("Angle to every spectrum"));
+  addOptionalFileOutput(QStringLiteral("OUTPUT_COUNTS"), QObject::tr("Class counts"),
+                        QObject::tr("CSV files (*.csv)"), true);
+  addOutput(new QgsProcessingOutputNumber(QStringLiteral("N_CLASSES"),
+                                          QObject::tr("Spectra in the library")));
+  addOutput(new QgsProcessingOutputNumber(QStringLiteral("UNCLASSIFIED"),
+                                          QObject::tr("Valid pixels left unclassified")));
+}
+
+void SamAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
+  const QString library = parameterAsFile(parameters, QStringLiteral("LIBRARY"), context);
+  options_.library.library = parameterAsBoolean(parameters, QStringLiteral("WHOLE_FOLDER"), context)
+                                 ? QFileInfo(library).absolutePath().toStdString()
+                                 : library.toStdString();
+  options_.library.wavelengths =
+      parameterAsFile(parameters, QStringLiteral("LIBRARY_WAVELENGTHS"), context).toStdString();
+  const double maxAngle = parameterAsDouble(parameters, QStringLiteral("MAX_ANGLE"), context);
+  options_.maxAngle = maxAngle > 0 ? maxAngle : kAnyAngle;
+  options_.outputType = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context) == 1
+                            ? OutputType::Float64
+                            : OutputType::Float32;
+}
+
+EngineAlgorithm::RunReport SamAlgorithm::runJob(OutputFiles& files,
+                                                QgsProcessingFeedback* feedback) {
+  options_.angleOutput =
+      files.layer(QStringLiteral("OUTPUT_ANGLE"), OutputStyle::PercentileStretch);
+  options_.anglesOutput = files.layer(QStringLiteral("OUTPUT_ANGLES"), OutputStyle::AsQgisDoes);
+  options_.countsCsv = files.table(QStringLiteral("OUTPUT_COUNTS"));
+  const SamResult result =
+      runEngineJob(feedback, [&](Feedback& engine) { return runSpectralAngles(options_, engine); });
+  for (const Target& spectrum : result.library)
+    classNames_->append(QString::fromStdString(spectrum.name));
+  return {result.validPixels,
+          result.backend,
+          {{QStringLiteral("N_CLASSES"), static_cast<int>(result.library.size())},
+           {QStringLiteral("UNCLASSIFIED"), static_cast<qlonglong>(result.classCounts.front())}}};
 }
 
 }  // namespace hyperstream

@@ -1,9 +1,15 @@
 #pragma once
 // hyperstream:rx and hyperstream:detect, the Processing algorithms around the engine's detection
-// job (a PCA job that writes scores from the image's covariance: engine/detect/Detector.h).
+// job (a PCA job that writes scores from the image's covariance: engine/detect/Detector.h), and
+// hyperstream:sam around the spectral angle mapper (engine/detect/SamJob.h).
 
 #include "EngineAlgorithm.h"
+#include "detect/SamJob.h"
 #include "pca/PcaJob.h"
+
+#include <QStringList>
+
+#include <memory>
 
 namespace hyperstream {
 
@@ -25,6 +31,22 @@ class DetectAlgorithm : public JobAlgorithm<DetectAlgorithm, PcaOptions> {
  private:
   Finds finds_;
   std::string targetsPath_;  // the targets' table, read on the worker thread
+};
+
+class SamAlgorithm : public JobAlgorithm<SamAlgorithm, SamOptions> {
+ public:
+  SamAlgorithm() : JobAlgorithm(QStringLiteral("sam")) {}
+
+ protected:
+  void addJobParameters() override;
+  std::string resolveOutput(OutputFiles& files) override;
+  void addJobOutputs() override;
+  void prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) override;
+  RunReport runJob(OutputFiles& files, QgsProcessingFeedback* feedback) override;
+
+ private:
+  // The library's names, filled by the run, for the class map's legend.
+  std::shared_ptr<QStringList> classNames_ = std::make_shared<QStringList>();
 };
 
 }  // namespace hyperstream

@@ -40,6 +40,7 @@ void HyperstreamProvider::loadAlgorithms() {
   addAlgorithm(new AbundancesAlgorithm());
   addAlgorithm(new DetectAlgorithm(DetectAlgorithm::Finds::Anomalies));
   addAlgorithm(new DetectAlgorithm(DetectAlgorithm::Finds::Targets));
+  addAlgorithm(new SamAlgorithm());
 }
 
 }  // namespace hyperstream

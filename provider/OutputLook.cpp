@@ -7,6 +7,7 @@
 #include <qgscolorrampshader.h>
 #include <qgscontrastenhancement.h>
 #include <qgsmarkersymbol.h>
+#include <qgspalettedrasterrenderer.h>
 #include <qgspallabeling.h>
 #include <qgsproject.h>
 #include <qgsrasterdataprovider.h>
@@ -76,6 +77,22 @@ void styleScores(QgsRasterLayer& layer) {
   styleOnRamp(layer, low, high, QStringLiteral("Inferno"), QColor(0, 0, 4), QColor(252, 255, 164));
 }
 
+// The colours of the file's colour table for classes 1..n, labelled with their names; class 0
+// (no class) is nodata and not drawn.
+void styleClasses(QgsRasterLayer& layer, const QStringList& names) {
+  QgsRasterDataProvider* provider = layer.dataProvider();
+  QgsPalettedRasterRenderer::ClassData drawn;
+  // A GeoTIFF's colour table of a UInt16 band has 65536 entries: the classes are those named.
+  for (QgsPalettedRasterRenderer::Class& c :
+       QgsPalettedRasterRenderer::colorTableToClassData(provider->colorTable(1))) {
+    const auto value = static_cast<int>(c.value);
+    if (value <= 0 || value > names.size()) continue;
+    c.label = names[value - 1];
+    drawn << c;
+  }
+  if (!drawn.isEmpty()) layer.setRenderer(new QgsPalettedRasterRenderer(provider, 1, drawn));
+}
+
 void stretchToPercentiles(QgsRasterLayer& layer) {
   QgsRasterDataProvider* provider = layer.dataProvider();
   double low = 0, high = 0;
@@ -121,6 +138,7 @@ void OutputLook::postProcessLayer(QgsMapLayer* layer, QgsProcessingContext&,
   if (style_ == OutputStyle::PercentileStretch && raster) stretchToPercentiles(*raster);
   if (style_ == OutputStyle::LabelledPoints && vector) labelPoints(*vector);
   if (style_ == OutputStyle::Scores && raster) styleScores(*raster);
+  if (style_ == OutputStyle::Classes && raster && classNames_) styleClasses(*raster, *classNames_);
   layer->triggerRepaint();
 }
 

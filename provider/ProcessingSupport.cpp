@@ -49,6 +49,14 @@ std::string OutputFiles::layer(const QString& name, OutputStyle style) {
   return asked(name, path);
 }
 
+std::string OutputFiles::classLayer(const QString& name,
+                                    std::shared_ptr<const QStringList> classNames) {
+  const QString path = QgsProcessingParameters::parameterAsOutputLayer(
+      algorithm_.parameterDefinition(name), parameters_, context_);
+  lookAfter(name, path, OutputStyle::Classes, std::move(classNames));
+  return asked(name, path);
+}
+
 std::string OutputFiles::table(const QString& name) {
   std::string path = file(name);
   if (!path.empty() && context_.project()) {
@@ -61,7 +69,8 @@ std::string OutputFiles::table(const QString& name) {
   return path;
 }
 
-void OutputFiles::lookAfter(const QString& name, const QString& path, OutputStyle style) {
+void OutputFiles::lookAfter(const QString& name, const QString& path, OutputStyle style,
+                            std::shared_ptr<const QStringList> classNames) {
   if (path.isEmpty() || !context_.willLoadLayerOnCompletion(path)) return;
   QgsProcessingContext::LayerDetails& details = context_.layerToLoadOnCompletionDetails(path);
   // QGIS names it after the output's label unless the user gave a name: then it stays.
@@ -70,7 +79,7 @@ void OutputFiles::lookAfter(const QString& name, const QString& path, OutputStyl
   const QString named = details.name == label && !input.isEmpty()
                             ? QObject::tr("%1 of %2").arg(label, input)
                             : details.name;
-  details.setPostProcessor(new OutputLook(named, style));  // QGIS takes it
+  details.setPostProcessor(new OutputLook(named, style, std::move(classNames)));  // QGIS takes it
 }
 
 std::string OutputFiles::asked(const QString& name, const QString& path) {

@@ -40,6 +40,8 @@ class OutputFiles {
   // A layer destination, loaded when the run ends, named "<its label> of <input>" (unless the
   // user named it) and styled `style`.
   std::string layer(const QString& name, OutputStyle style = OutputStyle::AsQgisDoes);
+  // A class map's layer, its legend the names the run puts into `classNames`.
+  std::string classLayer(const QString& name, std::shared_ptr<const QStringList> classNames);
   // A file destination loaded as a table layer when the run ends (where the run has a project
   // to load it into: the dialog's), named as a layer is.
   std::string table(const QString& name);
@@ -48,7 +50,8 @@ class OutputFiles {
  private:
   std::string asked(const QString& name, const QString& path);
   // The post-processor of output `name`'s layer at `path`, when it is to be loaded.
-  void lookAfter(const QString& name, const QString& path, OutputStyle style);
+  void lookAfter(const QString& name, const QString& path, OutputStyle style,
+                 std::shared_ptr<const QStringList> classNames = nullptr);
 
   const QgsProcessingAlgorithm& algorithm_;
   const QVariantMap& parameters_;

@@ -7,6 +7,8 @@
 #include "TestSupport.h"
 #include "core/Error.h"
 #include "core/Samples.h"
+#include "detect/SamJob.h"
+#include "io/TextFile.h"
 #include "pca/PcaJob.h"
 #include "pca/PcaKernels.h"
 #include "run/GpuRuntime.h"
@@ -15,6 +17,7 @@
 #include "synth/Synth.h"
 #include "unmixing/AbundanceJob.h"
 #include "unmixing/EndmemberJob.h"
+#include "unmixing/EndmemberTable.h"
 
 #include <QFileInfo>
 #include <QtTest>
@@ -848,6 +851,79 @@ class GpuTests : public QObject {
         QVERIFY2(worst <= 1e-6, qPrintable(QString::number(worst)));
         QVERIFY2(worstRmse <= 1e-6, qPrintable(QString::number(worstRmse)));
       }
+    }
+  }
+
+  // The spectral angle mapper on the GPU: the CPU's classes exactly and angles within 1e-12 rad,
+  // 40 library spectra (pixels of the scene, so that some angles are 0), over two of the GPU's
+  // chunks, uint16 with nodata and float32 with NaN, any strip height, Float32 and Float64 angles.
+  void spectralAngles_data() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<int>("stripRows");
+    QTest::addColumn<int>("angleType");
+    QTest::newRow("uint16 with nodata, Float64 angles")
+        << int(GDT_UInt16) << 0 << int(OutputType::Float64);
+    QTest::newRow("float32 with NaN, strips of 7, Float32 angles")
+        << int(GDT_Float32) << 7 << int(OutputType::Float32);
+  }
+  void spectralAngles() {
+    QFETCH(int, type);
+    QFETCH(int, stripRows);
+    QFETCH(int, angleType);
+    const QString dir = testing::tempDir();
+    testing::Cube cube = testing::smoothScene(300, 250, 57, 9, 3000);
+    if (type == GDT_UInt16) {
+      testing::roundValues(cube);
+      cube.nodata.assign(57, 0);
+      for (int64_t c = 5; c < 20; ++c) cube.at(30, c, 3) = 0;
+    } else {
+      cube.at(40, 50, 3) = std::numeric_limits<double>::quiet_NaN();
+    }
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDALDataType(type));
+    EndmemberTable library;
+    for (int b = 0; b < 57; ++b) library.bandNames.push_back("band " + std::to_string(b + 1));
+    for (int k = 0; k < 40; ++k) {
+      const int64_t pixel = 1777 * k + 11;
+      Endmember e;
+      e.id = "pixel " + std::to_string(pixel);
+      e.spectrum.assign(cube.values.begin() + pixel * 57, cube.values.begin() + (pixel + 1) * 57);
+      library.endmembers.push_back(e);
+    }
+    saveFileAtomically((dir + "/library.csv").toStdString(), endmembersCsv(library), "LIBRARY");
+    SamResult results[2];
+    for (int gpu = 0; gpu < 2; ++gpu) {
+      SamOptions options;
+      options.input = (dir + "/in.tif").toStdString();
+      options.library.library = (dir + "/library.csv").toStdString();
+      options.maxAngle = 0.05;
+      options.outputType = OutputType(angleType);
+      options.stripRows = stripRows;
+      options.device = gpu ? DeviceChoice::anyGpu() : DeviceChoice::cpu();
+      const std::string name = dir.toStdString() + (gpu ? "/gpu" : "/cpu");
+      options.output = name + ".tif";
+      options.angleOutput = name + "_angle.tif";
+      options.anglesOutput = name + "_angles.tif";
+      TestFeedback feedback;
+      results[gpu] = runSpectralAngles(options, feedback);
+    }
+    QVERIFY(QString::fromStdString(results[1].backend).startsWith("gpu"));
+    QCOMPARE(results[1].validPixels, results[0].validPixels);
+    QCOMPARE(results[1].classCounts, results[0].classCounts);
+    QVERIFY(results[0].classCounts[0] > 0);  // some pixels beyond 0.05 rad
+    QCOMPARE(testing::samplesOf(dir + "/gpu.tif"), testing::samplesOf(dir + "/cpu.tif"));
+    for (const char* file : {"_angle.tif", "_angles.tif"}) {
+      const std::vector<double> cpu = testing::samplesOf(dir + "/cpu" + file);
+      const std::vector<double> gpu = testing::samplesOf(dir + "/gpu" + file);
+      QCOMPARE(gpu.size(), cpu.size());
+      double worst = 0;
+      for (size_t i = 0; i < cpu.size(); ++i) {
+        QCOMPARE(std::isnan(gpu[i]), std::isnan(cpu[i]));
+        if (!std::isnan(cpu[i])) worst = std::max(worst, std::abs(gpu[i] - cpu[i]));
+      }
+      // Float32 angles: float64 angles equal to 1e-12, rounded to float32 (an ulp: 2.4e-7 below 2).
+      const double tolerance = OutputType(angleType) == OutputType::Float64 ? 1e-12 : 2.4e-7;
+      qInfo("SAM %s GPU vs CPU: within %.3g rad", file, worst);
+      QVERIFY2(worst <= tolerance, qPrintable(QString::number(worst)));
     }
   }
 

@@ -7,6 +7,7 @@
 #include "QgisCompat.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
+#include "detect/SamJob.h"
 #include "io/Raster.h"
 #include "pca/PcaJob.h"
 #include "spp/SppJob.h"
@@ -17,6 +18,7 @@
 #include <qgsexception.h>
 #include <qgsmaplayerstore.h>
 #include <qgsnativealgorithms.h>
+#include <qgspalettedrasterrenderer.h>
 #include <qgspallabeling.h>
 #include <qgsprocessingalgorithm.h>
 #include <qgsprocessingalgrunnertask.h>
@@ -666,10 +668,11 @@ class QgisTests : public QObject {
   }
 
   // Detection from the dialog: endmembers found in a scene, then the matched filter of each
-  // (TARGETS picked from the layer list) and RX; the score rasters load, named and on a ramp,
-  // and hold what the engine writes.
+  // (TARGETS picked from the layer list), RX and the spectral angle mapper; the score rasters
+  // load, named and on a ramp, the class map in the library's colours, and they hold what the
+  // engine writes.
   void detectionFromTheDialog() {
-    for (const char* id : {"hyperstream:rx", "hyperstream:detect"}) {
+    for (const char* id : {"hyperstream:rx", "hyperstream:detect", "hyperstream:sam"}) {
       const QgsProcessingAlgorithm* algorithm =
           QgsApplication::processingRegistry()->algorithmById(id);
       QVERIFY2(algorithm, id);
@@ -728,6 +731,39 @@ class QgisTests : public QObject {
         hyperstream::openRaster((dir + "/mf.tif").toStdString(), "");
     QCOMPARE(scores->GetRasterCount(), 3);
     QCOMPARE(QString(scores->GetRasterBand(1)->GetDescription()), QString("MF: endmember_1"));
+
+    // The spectral angle mapper against the same table: the class map loads in its colours with
+    // the endmembers' names as its legend, the best angle and the counts table load too.
+    loaded = runAsTheDialogDoes("hyperstream:sam",
+                                {{"INPUT", dir + "/scene.tif"},
+                                 {"LIBRARY", dir + "/em.csv"},
+                                 {"MAX_ANGLE", 0.1},
+                                 {"OUTPUT", dir + "/classes.tif"},
+                                 {"OUTPUT_ANGLE", dir + "/angle.tif"},
+                                 {"OUTPUT_COUNTS", dir + "/counts.csv"}},
+                                {"OUTPUT", "OUTPUT_ANGLE", "OUTPUT_COUNTS"}, project, ok);
+    QVERIFY(ok);
+    QVERIFY(loaded.contains(dir + "/classes.tif") && loaded.contains(dir + "/angle.tif"));
+    const QList<QgsMapLayer*> classLayers = project.mapLayersByName("Classes of scene");
+    QCOMPARE(classLayers.size(), 1);
+    const auto* classes = qobject_cast<QgsRasterLayer*>(classLayers.front());
+    QVERIFY(classes && classes->isValid());
+    const auto* palette = dynamic_cast<const QgsPalettedRasterRenderer*>(classes->renderer());
+    QVERIFY(palette);
+    QCOMPARE(palette->classes().size(), 3);
+    QCOMPARE(palette->classes().front().label, QString("endmember_1"));
+    bool countsLoaded = false;
+    for (QgsMapLayer* layer : project.mapLayers())
+      countsLoaded |= layer->source().startsWith(dir + "/counts.csv") && layer->isValid();
+    QVERIFY(countsLoaded);
+    hyperstream::SamOptions sam;
+    sam.input = (dir + "/scene.tif").toStdString();
+    sam.library.library = (dir + "/em.csv").toStdString();
+    sam.output = (dir + "/engine_classes.tif").toStdString();
+    sam.maxAngle = 0.1;
+    hyperstream::runSpectralAngles(sam, engineFeedback);
+    QCOMPARE(testing::samplesOf(dir + "/classes.tif"),
+             testing::samplesOf(dir + "/engine_classes.tif"));
   }
 
   // The unmixing chain from the dialog: SPP, endmembers searched in its output (the points layer

@@ -289,6 +289,27 @@ ace = model.ReadAsArray()
 ace = ace[ace != model.GetRasterBand(1).GetNoDataValue()]
 assert ace.size > 3000 and ace.min() >= 0 and ace.max() <= 1 + 1e-9, (ace.min(), ace.max())
 PY
+# The spectral angle mapper against the endmembers' table: the command line's classes and angles.
+$qp help hyperstream:sam 2>/dev/null | grep -q "LIBRARY" || fail "help sam"
+$qp run hyperstream:sam -- INPUT="$work/patches.tif" LIBRARY="$work/em_cli.csv" MAX_ANGLE=0.2 \
+  OUTPUT_TYPE=1 OUTPUT="$work/sam_qgis.tif" OUTPUT_ANGLE="$work/sam_angle_qgis.tif" \
+  OUTPUT_COUNTS="$work/sam_counts.csv" >"$work/sam.log" 2>&1 || { cat "$work/sam.log"; fail "run sam"; }
+"$cli" sam "$work/patches.tif" "$work/em_cli.csv" "$work/sam_cli.tif" --max-angle 0.2 \
+  --angle "$work/sam_angle_cli.tif" --type float64 --quiet
+/usr/bin/python3 - "$work" <<'PY' || fail "the SAM results"
+import sys
+import numpy as np
+from osgeo import gdal
+work = sys.argv[1]
+a = gdal.Open(f"{work}/sam_qgis.tif").ReadAsArray()
+b = gdal.Open(f"{work}/sam_cli.tif").ReadAsArray()
+assert a.shape == b.shape == (60, 60) and (a == b).all() and len(np.unique(b)) >= 4, np.unique(b)
+a = gdal.Open(f"{work}/sam_angle_qgis.tif").ReadAsArray()
+b = gdal.Open(f"{work}/sam_angle_cli.tif").ReadAsArray()
+assert np.array_equal(a, b, equal_nan=True)
+counts = open(f"{work}/sam_counts.csv").read().splitlines()
+assert counts[0] == "class,name,pixels,percent" and len(counts) == 6, counts
+PY
 # Sensors' products as downloaded (EMIT, PRISMA, EnMAP, DESIS; tests/ProductFixtures.h): each
 # product file as INPUT gives the components of the plain GeoTIFF of its expected cube, and
 # EMIT's ORTHORECTIFY the command line's --orthorectify output.
