@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Detection beside PCA on the same cube, interleaved round by round: `pca --components 10`,
-# `rx`, and `detect --method mf|ace|cem` with three ATGP endmembers of the cube as targets (all
-# Float32 scores). Prints every round, the medians and the ratios to PCA. With SPY=1, also
-# Spectral Python's rx, matched_filter and ace (in memory, float64, one process) against
-# `hyperstream rx/detect --type float64` on SPY_INPUT (a cube Spectral Python can hold; default
-# a 600 x 600 tile of Jasper Ridge), timed from reading the file to the scores, and the largest
-# difference of their scores relative to the largest score.
+# `rx`, `detect --method mf|ace|cem` with three ATGP endmembers of the cube as targets (all
+# Float32 scores), and `sam` against a library of twelve (the class map and the best angle).
+# Prints every round, the medians and the ratios to PCA. With SPY=1, also Spectral Python's rx,
+# matched_filter, ace and spectral_angles (in memory, float64, one process) against
+# `hyperstream rx/detect/sam --type float64` on SPY_INPUT (a cube Spectral Python can hold;
+# default a 600 x 600 tile of Jasper Ridge), timed from reading the file to the scores, and the
+# largest difference of their scores relative to the largest score (SAM: of the angles, and
+# how many classes differ).
 #
 #   bench/detect_bench.sh BUILD [ROUNDS=5] [DEVICE=cpu] [INPUT=/tmp/hyperstream-bench/jasper_2300.tif]
 #
@@ -19,6 +21,7 @@ ensure_cube "$input"
 out=$(mktemp -d "${OUT_DIR:-$(dirname "$input")}/detect_bench.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 "${program[@]}" endmembers "$input" "$out/targets.csv" --count 3 --method atgp -q
+"${program[@]}" endmembers "$input" "$out/library.csv" --count 12 --method atgp -q
 
 seconds() {  # seconds ARGS...: wall time of one hyperstream run
   local start end
@@ -32,13 +35,14 @@ median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2 ? v[(NR+1)/2] : (v[NR/2]
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 declare -A times
-jobs=(pca rx mf ace cem)
+jobs=(pca rx mf ace cem sam)
 for ((r = 1; r <= rounds; r++)); do
   line="round $r:"
   for job in "${jobs[@]}"; do
     case $job in
       pca) t=$(seconds pca "$input" "$out/pcs.tif" --components 10) ;;
       rx) t=$(seconds rx "$input" "$out/rx.tif") ;;
+      sam) t=$(seconds sam "$input" "$out/library.csv" "$out/sam.tif" --angle "$out/angle.tif") ;;
       *) t=$(seconds detect "$input" "$out/targets.csv" "$out/$job.tif" --method "$job") ;;
     esac
     times[$job]+="$t "
@@ -48,7 +52,7 @@ for ((r = 1; r <= rounds; r++)); do
 done
 mp=$(tr ' ' '\n' <<<"${times[pca]}" | grep . | median)
 line="median: pca $mp s"
-for job in rx mf ace cem; do
+for job in rx mf ace cem sam; do
   m=$(tr ' ' '\n' <<<"${times[$job]}" | grep . | median)
   line+=", $job $m s ($(ratio "$m" "$mp")x)"
 done
@@ -58,10 +62,14 @@ if [[ ${SPY:-0} == 1 ]]; then
   spy_input=${SPY_INPUT:-$out/spy.tif}
   [[ -f $spy_input ]] || ensure_cube "$spy_input" 600
   "${program[@]}" endmembers "$spy_input" "$out/spy_targets.csv" --count 3 --method atgp -q
-  for job in rx mf ace; do
+  "${program[@]}" endmembers "$spy_input" "$out/spy_library.csv" --count 12 --method atgp -q
+  for job in rx mf ace sam; do
     start=$(date +%s%N)
     if [[ $job == rx ]]; then
       "${program[@]}" rx "$spy_input" "$out/spy_rx.tif" --type float64 --device "$device" -q
+    elif [[ $job == sam ]]; then
+      "${program[@]}" sam "$spy_input" "$out/spy_library.csv" "$out/spy_sam.tif" \
+        --angles "$out/spy_angles.tif" --type float64 --device "$device" -q
     else
       "${program[@]}" detect "$spy_input" "$out/spy_targets.csv" "$out/spy_$job.tif" \
         --method "$job" --type float64 --device "$device" -q
@@ -70,5 +78,5 @@ if [[ ${SPY:-0} == 1 ]]; then
       'BEGIN { printf "hyperstream %s (float64 scores): %.2f s\n", j, (b - a) / 1e9 }'
   done
   /usr/bin/python3 "$(dirname "$(realpath "$0")")/detect_spectral.py" "$spy_input" \
-    "$out/spy_targets.csv" "$out"
+    "$out/spy_targets.csv" "$out/spy_library.csv" "$out"
 fi

@@ -1,8 +1,11 @@
-"""Spectral Python's rx, matched_filter and ace beside hyperstream's scores (detect_bench.sh):
-   detect_spectral.py CUBE TARGETS.csv FOLDER
+"""Spectral Python's rx, matched_filter, ace and spectral_angles beside hyperstream's scores
+(detect_bench.sh):
+   detect_spectral.py CUBE TARGETS.csv LIBRARY.csv FOLDER
 Each detector timed from reading CUBE (float64, in memory) to its scores, with the background
-statistics it computes itself; then the largest |hyperstream - Spectral Python| over the pixels,
-relative to the largest score, for FOLDER/spy_rx.tif, spy_mf.tif and spy_ace.tif."""
+statistics it computes itself (SAM: the angles and the nearest spectrum's class); then the
+largest |hyperstream - Spectral Python| over the pixels, relative to the largest score, for
+FOLDER/spy_rx.tif, spy_mf.tif, spy_ace.tif and spy_angles.tif, and the classes of spy_sam.tif
+that differ."""
 import csv
 import sys
 import time
@@ -11,10 +14,16 @@ import numpy as np
 import spectral
 from osgeo import gdal
 
-cube_path, targets_path, folder = sys.argv[1:4]
-with open(targets_path) as table:
-    rows = list(csv.reader(table))[1:]
-targets = np.array([[float(v) for v in row[3:]] for row in rows])
+cube_path, targets_path, library_path, folder = sys.argv[1:5]
+
+
+def spectra(path):
+    with open(path) as table:
+        rows = list(csv.reader(table))[1:]
+    return np.array([[float(v) for v in row[3:]] for row in rows])
+
+
+targets, library = spectra(targets_path), spectra(library_path)
 
 
 def read():
@@ -34,7 +43,12 @@ results = {
     "mf": run("matched_filter", lambda X: np.stack(
         [spectral.matched_filter(X, t) for t in targets])),
     "ace": run("ace", lambda X: np.stack([spectral.ace(X, t) for t in targets])),
+    "angles": run("spectral_angles", lambda X: spectral.spectral_angles(X, library)),
 }
+classes = np.argmin(results["angles"], axis=2) + 1
+results["angles"] = results["angles"].transpose(2, 0, 1)
+ours = gdal.Open(f"{folder}/spy_sam.tif").ReadAsArray()
+print(f"sam: {np.count_nonzero(ours != classes)} of {classes.size} classes differ")
 for name, theirs in results.items():
     ours = gdal.Open(f"{folder}/spy_{name}.tif").ReadAsArray().reshape(theirs.shape)
     largest = np.max(np.abs(theirs))

@@ -257,6 +257,21 @@ class CliTests : public QObject {
     expectError({"rx", dir + "/s.tif", dir + "/x.tif", "--type", "byte"}, "OUTPUT_TYPE");
     expectError({"rx", dir + "/s.tif", dir + "/x.tif", "--shrinkage", "-1"}, "SHRINKAGE");
     QVERIFY(!QFileInfo::exists(dir + "/x.tif"));
+    // The spectral angle mapper against the endmembers' table: its classes named, their counts.
+    const Run samHelp = run({"sam", "--help"});
+    QCOMPARE(samHelp.exitCode, 0);
+    for (const char* option : {"--max-angle", "--library-wavelengths", "--angles", "--counts"})
+      QVERIFY2(samHelp.out.contains(option), option);
+    const Run sam = run({"sam", dir + "/s.tif", dir + "/em.csv", dir + "/classes.tif", "--angle",
+                         dir + "/angle.tif", "--counts", dir + "/counts.csv", "--max-angle",
+                         "0.05"});
+    QCOMPARE(sam.exitCode, 0);
+    QVERIFY2(sam.out.contains("class 3 endmember_3: "), qPrintable(sam.out));
+    QVERIFY(QFileInfo::exists(dir + "/angle.tif") && QFileInfo::exists(dir + "/counts.csv"));
+    expectError({"sam", dir + "/s.tif", dir + "/em.csv", dir + "/x.tif", "--max-angle", "0"},
+                "MAX_ANGLE");
+    expectError({"sam", dir + "/s.tif", dir + "/none.sli", dir + "/x.tif"}, "LIBRARY");
+    QVERIFY(!QFileInfo::exists(dir + "/x.tif"));
   }
 
   // Without the CUDA library (a CPU-only build or machine): auto runs on the CPU, gpu is an error.
