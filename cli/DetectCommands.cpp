@@ -4,6 +4,7 @@
 
 #include "Commands.h"
 #include "ConsoleFeedback.h"
+#include "detect/ColumnDetectJob.h"
 #include "detect/SamJob.h"
 
 #include <QCommandLineParser>
@@ -30,6 +31,10 @@ void addDetectOptions(QCommandLineParser& parser) {
       {"type", "Output type: float32 (default) or float64 (scores are computed in float64).",
        "TYPE"},
       {"stats", "Write the covariance fit's statistics report (JSON) here.", "FILE.json"},
+      {"per-column",
+       "Take the mean and covariance of each image column (pushbroom sensors: each column is "
+       "its own detector element, with its own gains), as methane mapping does; on the CPU, "
+       "with every column's statistics in memory (columns x bands^2 / 2 float64)."},
   });
   addGpuAndSharedOptions(parser);
 }
@@ -66,7 +71,32 @@ void printDetectSummary(const PcaResult& result, const PcaOptions& options) {
   if (!options.statsJson.empty()) std::printf("statistics: %s\n", options.statsJson.c_str());
 }
 
-int runDetectJob(const PcaOptions& options, bool quiet) {
+// Each column's own statistics (engine/detect/ColumnDetectJob.h).
+int runColumnJob(const PcaOptions& options, bool quiet) {
+  if (options.detector.components != 0)
+    invalid("components", "--components does not apply with --per-column (every band is used)");
+  ColumnDetectOptions column;
+  static_cast<JobOptions&>(column) = options;
+  column.method = options.detector.method;
+  column.targetTable = options.targetTable;
+  column.absorption = options.detector.absorption;
+  column.shrinkage = options.detector.shrinkage;
+  ConsoleFeedback feedback(quiet);
+  const ColumnDetectResult result = runColumnDetection(column, feedback);
+  feedback.finish();
+  if (quiet) return 0;
+  std::printf("%s with each column's statistics, %lld valid pixels, %.2f s on %s\n",
+              detectMethodName(column.method).c_str(), static_cast<long long>(result.validPixels),
+              result.seconds, result.backend.c_str());
+  std::printf("scores:     %s (%s", options.output.c_str(),
+              outputTypeName(options.outputType).c_str());
+  for (const std::string& name : result.bandNames) std::printf("; %s", name.c_str());
+  std::printf(")\n");
+  return 0;
+}
+
+int runDetectJob(const PcaOptions& options, bool perColumn, bool quiet) {
+  if (perColumn) return runColumnJob(options, quiet);
   const PcaResult result = runPcaJob(options, quiet);
   if (!quiet) printDetectSummary(result, options);
   return 0;
@@ -95,7 +125,8 @@ const char* const kDetectHelp =
     "       (x - m)), in [0, 1]: the squared cosine of the whitened angle\n"
     "  cem  constrained energy minimisation  t' R^-1 x / t' R^-1 t, R the correlation matrix\n"
     "       (1/n) sum x x' and t the target itself (no mean taken)\n"
-    "Constant bands are left out. Streamed in strips; georeferencing and nodata kept.\n\n";
+    "Constant bands are left out. Streamed in strips; georeferencing and nodata kept.\n"
+    "With --per-column, m and C are each image column's own (mf, ace and rx).\n\n";
 
 const char* const kSamDeviceHelp =
     "auto (default: the GPU when one is usable and the image large enough for it, else the "
@@ -181,12 +212,19 @@ int runRxCommand(const QStringList& arguments) {
   PcaOptions options;
   readDetectOptions(parser, options);
   options.detector.method = DetectMethod::Rx;
-  return runDetectJob(options, parser.isSet("quiet"));
+  return runDetectJob(options, parser.isSet("per-column"), parser.isSet("quiet"));
 }
 
 int runDetectCommand(const QStringList& arguments) {
   QCommandLineParser parser;
   parser.addOption({"method", "mf (matched filter), ace or cem; required.", "METHOD"});
+  parser.addOption(
+      {"target-mode",
+       "spectrum (default: each target is a spectrum in the image's units) or absorption (each "
+       "target is a unit absorption spectrum k, e.g. methane's per ppm m: the target signature "
+       "is -m * k, the background's mean times the absorption, and the matched filter's score "
+       "the enhancement in k's units; mf and ace).",
+       "MODE"});
   addDetectOptions(parser);
   parseOrExit(parser, arguments,
               {{"INPUT", "Input raster (any GDAL format)."},
@@ -201,7 +239,11 @@ int runDetectCommand(const QStringList& arguments) {
   if (options.detector.method == DetectMethod::Rx)
     invalid("method", "--method is mf, ace or cem (RX has its own command: hyperstream rx)");
   options.targetTable = readTargetTable(parser.positionalArguments()[1].toStdString());
-  return runDetectJob(options, parser.isSet("quiet"));
+  const QString mode = parser.value("target-mode").toLower();
+  if (!mode.isEmpty() && mode != "spectrum" && mode != "absorption")
+    invalid("target-mode", "--target-mode is spectrum or absorption");
+  options.detector.absorption = mode == "absorption";
+  return runDetectJob(options, parser.isSet("per-column"), parser.isSet("quiet"));
 }
 
 }  // namespace hyperstream

@@ -57,8 +57,17 @@ std::vector<double> minus(const std::vector<double>& a, const std::vector<double
   return result;
 }
 
+// −m ⊙ k: what an absorption k (per unit of enhancement) takes from the mean spectrum.
+std::vector<double> absorbed(const std::vector<double>& mean, const Target& target) {
+  std::vector<double> result(mean.size());
+  for (size_t b = 0; b < mean.size(); ++b) result[b] = -mean[b] * target.spectrum[b];
+  return result;
+}
+
 void checkTargets(const PcaModel& model, const DetectorOptions& options) {
   if (options.method == DetectMethod::Rx) return;
+  if (options.absorption && options.method == DetectMethod::Cem)
+    throw Error("TARGET_MODE", "absorption targets are for mf and ace (CEM takes spectra)");
   if (options.targets.empty()) throw Error("TARGETS", "no target spectrum given");
   for (const Target& target : options.targets)
     if (target.spectrum.size() != static_cast<size_t>(model.bands))
@@ -225,8 +234,9 @@ Detector fitDetector(const PcaModel& model, const DetectorOptions& options) {
                                                                           : "CEM";
   for (int t = 0; t < targets; ++t) {
     const Target& target = options.targets[t];
-    const std::vector<double> direction =
-        correlation ? target.spectrum : minus(target.spectrum, model.mean);
+    const std::vector<double> direction = correlation          ? target.spectrum
+                                          : options.absorption ? absorbed(model.mean, target)
+                                                               : minus(target.spectrum, model.mean);
     std::vector<double> applied = inverse.apply(direction);
     if (correlation) {
       const double along = dot(model.mean, applied) / meanPower;

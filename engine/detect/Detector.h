@@ -50,6 +50,9 @@ struct DetectorOptions {
   // as HySime's estimate).
   int components = 0;
   double shrinkage = 0;  // ε = shrinkage × mean band variance
+  // The targets are unit absorption spectra k (mf, ace): t = −m ⊙ k, the image's mean times the
+  // absorption, so that the matched filter is the enhancement in k's units (mag1c's, EMIT's).
+  bool absorption = false;
 };
 
 struct Detector {

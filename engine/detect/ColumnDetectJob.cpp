@@ -1,0 +1,457 @@
+#include "detect/ColumnDetectJob.h"
+
+#include "core/AddressSpace.h"
+#include "core/BlasThreads.h"
+#include "core/Error.h"
+#include "core/Samples.h"
+#include "core/WorkerThreads.h"
+#include "io/OutputCheck.h"
+#include "io/PendingRaster.h"
+#include "pca/PcaKernels.h"  // withOutputType
+#include "run/Pipeline.h"
+#include "run/StripPlan.h"
+#include "unmixing/EndmemberTable.h"
+
+#include <QElapsedTimer>
+
+#include <lapacke.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+namespace hyperstream {
+
+namespace {
+
+constexpr int kInputBuffers = 3;
+constexpr int kOutputBuffers = 2;
+// A Cholesky pivot this far below the largest variance: the covariance is singular to working
+// precision (as the global detector's eigenvalue spread).
+constexpr double kLargestCondition = 1e13;
+
+int64_t packedSize(int bands) {
+  return static_cast<int64_t>(bands) * (bands + 1) / 2;
+}
+
+// One column's running sums about a fixed shift (its first valid pixel), so that large DN means
+// cancel before they are squared: s1 = Σ d, s2 = Σ d dᵀ (upper triangle, packed by rows),
+// d = x − shift. Rows are added in the image's order whatever the strips: the same sums.
+struct ColumnSums {
+  int64_t count = 0;
+  std::vector<double> shift, s1, s2;
+  std::vector<double> low, high;  // per band, for constant bands
+};
+
+// One column's detector: its mean, the packed lower Cholesky factor of C + εI (rows i: j ≤ i),
+// per target the matched filter w = C⁻¹t / tᵀC⁻¹t (mf) or û = L⁻¹t / |L⁻¹t| (ace).
+struct ColumnDetector {
+  bool scored = false;
+  std::vector<double> mean, factor;
+  std::vector<std::vector<double>> filters;
+};
+
+// x·y over n values in four partial sums.
+inline double dot(const double* __restrict x, const double* __restrict y, int n) {
+  double partial[4] = {};
+  int i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int j = 0; j < 4; ++j) partial[j] += x[i + j] * y[i + j];
+  for (; i < n; ++i) partial[0] += x[i] * y[i];
+  return (partial[0] + partial[1]) + (partial[2] + partial[3]);
+}
+
+// y = L⁻¹ d, L packed lower by rows.
+void forwardSubstitute(const double* factor, const double* d, int bands, double* y) {
+  const double* row = factor;
+  for (int i = 0; i < bands; ++i) {
+    y[i] = (d[i] - dot(row, y, i)) / row[i];
+    row += i + 1;
+  }
+}
+
+class ColumnDetectRun {
+ public:
+  ColumnDetectRun(const ColumnDetectOptions& options, Feedback& feedback)
+      : options_(options), feedback_(feedback) {
+    total_.start();
+  }
+
+  ColumnDetectResult run() {
+    openInput();
+    checkOutputs();
+    planMemory();
+    sumPass();
+    fitColumns();
+    createOutput();
+    scorePass();
+    return finish();
+  }
+
+ private:
+  int bandCount() const { return static_cast<int>(result_.bands.size()); }
+  int outputBands() const {
+    return options_.method == DetectMethod::Rx ? 1 : static_cast<int>(targets_.size());
+  }
+  int64_t width() const { return result_.input.width; }
+  void openInput();
+  void checkOutputs();
+  void planMemory();
+  void sumPass();
+  void addStrip(const StripRange& range, const void* data);
+  template <class T>
+  void addColumn(const T* strip, int64_t rows, int64_t column, const ValidPixel<T>& isValid);
+  void fitColumns();
+  ColumnDetector fitColumn(int64_t column, ColumnSums& sums) const;
+  void createOutput();
+  void scorePass();
+  template <class T, class Out>
+  void scorePixels(const StripRange& range, const T* strip, int64_t p0, int64_t p1, Out* out) const;
+  ColumnDetectResult finish();
+
+  const ColumnDetectOptions& options_;
+  Feedback& feedback_;
+  QElapsedTimer total_;
+  JobInput input_;
+  ColumnDetectResult result_;
+  std::vector<Target> targets_;
+  RasterFormat format_;
+  StripPlan plan_;
+  int64_t inputRowBytes_ = 0, outputRowBytes_ = 0;
+  std::unique_ptr<StripReader> reader_;
+  std::vector<ColumnSums> sums_;
+  std::vector<ColumnDetector> columns_;
+  std::unique_ptr<PendingRaster> output_;
+  WorkerThreads threads_;
+};
+
+void ColumnDetectRun::openInput() {
+  if (options_.method == DetectMethod::Cem)
+    throw Error("METHOD",
+                "per-column detection takes rx, mf or ace (CEM's correlation matrix "
+                "has no per-column form here)");
+  if (options_.outputType != OutputType::Float32 && options_.outputType != OutputType::Float64)
+    throw Error("OUTPUT_TYPE", "scores are written as Float32 or Float64");
+  if (!(options_.shrinkage >= 0))
+    throw Error("SHRINKAGE", "the shrinkage is a share of the mean band variance, 0 or more");
+  if (options_.device.kind() == DeviceChoice::Kind::Gpus)
+    throw Error("DEVICE", "per-column detection runs on the CPU (device cpu or auto)");
+  input_ = openJobInput(options_, options_.bands, "per-column detection", feedback_);
+  result_.input = input_.info;
+  if (checkAddressSpace(options_.ramBytes)) result_.input.mappable = false;
+  result_.bands = input_.bands;
+  if (options_.method != DetectMethod::Rx) {
+    targets_ = targetsOnBands(options_.targetTable, bandColumnNames(result_.input, result_.bands),
+                              "TARGETS");
+    if (targets_.empty()) throw Error("TARGETS", "no target spectrum given");
+  }
+  const std::string label = options_.method == DetectMethod::MatchedFilter ? "MF" : "ACE";
+  if (options_.method == DetectMethod::Rx)
+    result_.bandNames.push_back("RX (Mahalanobis distance, per column)");
+  for (const Target& target : targets_) result_.bandNames.push_back(label + ": " + target.name);
+}
+
+void ColumnDetectRun::checkOutputs() {
+  std::vector<InputFile> reads = rasterInputFiles("INPUT", result_.input.files);
+  OutputCheck outputs(std::move(reads), feedback_);
+  outputs.rasterDestination("OUTPUT", options_.output);
+  format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};
+  outputs.raster("OUTPUT", options_.output, format_, outputBands(), gdalType(options_.outputType));
+}
+
+// The columns' sums (then their factors, in the same place) are held for the whole run; the
+// strips get what is left of the budget.
+void ColumnDetectRun::planMemory() {
+  const int bands = bandCount();
+  const int64_t perColumn = (packedSize(bands) + 5 * static_cast<int64_t>(bands) +
+                             static_cast<int64_t>(targets_.size()) * bands) *
+                            static_cast<int64_t>(sizeof(double));
+  result_.statisticsBytes = perColumn * width();
+  const int64_t left = options_.ramBytes - result_.statisticsBytes;
+  if (left < (16ll << 20))
+    throw Error("RAM_MB",
+                QString("the statistics of %1 columns of %2 bands take %3 MiB: give a RAM budget "
+                        "of at least %4 MiB")
+                    .arg(width())
+                    .arg(bands)
+                    .arg(result_.statisticsBytes >> 20)
+                    .arg((result_.statisticsBytes >> 20) + 64)
+                    .toStdString());
+  const RasterInfo& info = result_.input;
+  inputRowBytes_ = info.width * bands * typeSize(info.type);
+  outputRowBytes_ = info.width * outputBands() * typeSize(gdalType(options_.outputType));
+  StripNeeds needs;
+  needs.rowsToDo = info.height;
+  needs.bands = bands;
+  needs.mayCopyInput = false;
+  needs.residentRowBytes = kOutputBuffers * outputRowBytes_;
+  needs.streamingRowBytes = kInputBuffers * inputRowBytes_ + needs.residentRowBytes;
+  needs.leastStrips = 4;
+  needs.requestedRows = options_.stripRows;
+  plan_ = hyperstream::planMemory(info, left, needs);
+  reader_ = std::make_unique<StripReader>(
+      info, result_.bands, plan_.readers,
+      plan_.mappableBytes(plan_.stripRows * needs.streamingRowBytes), 0);
+  feedback_.info(QString("%1: %2 x %3 pixels, %4 bands; per-column statistics (%5 MiB); %6 "
+                         "strip(s) of %7 rows, twice, on the CPU (%8 threads)")
+                     .arg(QString::fromStdString(options_.input))
+                     .arg(info.width)
+                     .arg(info.height)
+                     .arg(bands)
+                     .arg(result_.statisticsBytes >> 20)
+                     .arg(plan_.strips.size())
+                     .arg(plan_.stripRows)
+                     .arg(threads_.count()));
+  result_.backend = "cpu (" + std::to_string(threads_.count()) + " threads)";
+}
+
+void ColumnDetectRun::sumPass() {
+  sums_.assign(static_cast<size_t>(width()), ColumnSums{});
+  StripPipeline pipeline(kInputBuffers, static_cast<size_t>(plan_.stripRows * inputRowBytes_), 0, 0,
+                         true);
+  StripPipeline::Stages stages;
+  stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
+    reader_->read(range.row0, range.rows, buffer);
+    return buffer;
+  };
+  stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
+    addStrip(range, data);
+  };
+  pipeline.run(plan_.strips, stages, feedback_, 0.0, 45.0);
+}
+
+void ColumnDetectRun::addStrip(const StripRange& range, const void* data) {
+  withSampleType(input_.sampleType, [&](auto sample) {
+    using T = decltype(sample);
+    const ValidPixel<T> isValid(input_.nodata.data(), bandCount());
+    threads_.split(width(), [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c)
+        addColumn(static_cast<const T*>(data), range.rows, c, isValid);
+    });
+  });
+}
+
+// The strip's valid pixels of one column into its sums, row by row.
+template <class T>
+void ColumnDetectRun::addColumn(const T* strip, int64_t rows, int64_t column,
+                                const ValidPixel<T>& isValid) {
+  const int bands = bandCount();
+  ColumnSums& sums = sums_[column];
+  std::vector<double> d(bands);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* x = strip + (r * width() + column) * bands;
+    if (!isValid(x)) continue;
+    if (sums.count == 0) {
+      sums.shift.assign(x, x + bands);
+      sums.s1.assign(bands, 0.0);
+      sums.s2.assign(static_cast<size_t>(packedSize(bands)), 0.0);
+      sums.low.assign(x, x + bands);
+      sums.high.assign(x, x + bands);
+    }
+    ++sums.count;
+    for (int b = 0; b < bands; ++b) {
+      const auto v = static_cast<double>(x[b]);
+      d[b] = v - sums.shift[b];
+      sums.low[b] = std::min(sums.low[b], v);
+      sums.high[b] = std::max(sums.high[b], v);
+      sums.s1[b] += d[b];
+    }
+    double* row = sums.s2.data();
+    for (int i = 0; i < bands; ++i) {
+      const double di = d[i];
+      for (int j = i; j < bands; ++j) row[j - i] += di * d[j];
+      row += bands - i;
+    }
+  }
+}
+
+// Each column's factor on the calling thread (LAPACK's own threads, as the fits elsewhere).
+void ColumnDetectRun::fitColumns() {
+  columns_.resize(static_cast<size_t>(width()));
+  const BlasThreadsHere threads(fitBlasThreads(bandCount()));
+  for (int64_t c = 0; c < width(); ++c) {
+    if (feedback_.isCanceled()) throw Canceled();
+    columns_[c] = fitColumn(c, sums_[c]);
+    result_.validPixels += sums_[c].count;
+    sums_[c] = ColumnSums{};  // its memory back before the next column's factor
+    if (!columns_[c].scored) ++result_.columnsUnscored;
+  }
+  if (result_.columnsUnscored > 0)
+    feedback_.warning(QString("%1 column(s) with fewer than two valid pixels are written as "
+                              "nodata")
+                          .arg(result_.columnsUnscored));
+}
+
+ColumnDetector ColumnDetectRun::fitColumn(int64_t column, ColumnSums& sums) const {
+  const int bands = bandCount();
+  ColumnDetector detector;
+  if (sums.count < 2) return detector;
+  const auto n = static_cast<double>(sums.count);
+  detector.mean.resize(bands);
+  for (int b = 0; b < bands; ++b) detector.mean[b] = sums.shift[b] + sums.s1[b] / n;
+  // C = (s2 − s1 s1ᵀ / n) / (n − 1); bands constant in this column are left out (unit
+  // variance, no covariance, no target there: they add nothing to any score).
+  std::vector<bool> constant(bands);
+  for (int b = 0; b < bands; ++b) constant[b] = sums.low[b] == sums.high[b];
+  std::vector<double> c(static_cast<size_t>(bands) * bands, 0.0);
+  const double* row = sums.s2.data();
+  double meanVariance = 0;
+  int varying = 0;
+  for (int i = 0; i < bands; ++i) {
+    for (int j = i; j < bands; ++j) {
+      const double value =
+          constant[i] || constant[j] ? 0.0 : (row[j - i] - sums.s1[i] * sums.s1[j] / n) / (n - 1);
+      c[static_cast<size_t>(i) * bands + j] = c[static_cast<size_t>(j) * bands + i] = value;
+    }
+    row += bands - i;
+    if (!constant[i]) {
+      meanVariance += c[static_cast<size_t>(i) * bands + i];
+      ++varying;
+    }
+  }
+  meanVariance /= std::max(1, varying);
+  const double epsilon = options_.shrinkage * meanVariance;
+  double largest = 0;
+  for (int b = 0; b < bands; ++b) {
+    double& diagonal = c[static_cast<size_t>(b) * bands + b];
+    diagonal = constant[b] ? 1.0 : diagonal + epsilon;
+    largest = std::max(largest, diagonal);
+  }
+  const auto singular = [&] {
+    return Error("SHRINKAGE",
+                 QString("column %1's covariance is singular to working precision (%2 valid "
+                         "pixels for %3 bands, or bands that are combinations of others): give "
+                         "a shrinkage (e.g. 1e-4)")
+                     .arg(column)
+                     .arg(sums.count)
+                     .arg(bands)
+                     .toStdString());
+  };
+  if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', bands, c.data(), bands) != 0) throw singular();
+  detector.factor.reserve(static_cast<size_t>(packedSize(bands)));
+  for (int i = 0; i < bands; ++i) {
+    const double pivot = c[static_cast<size_t>(i) * bands + i];
+    if (pivot * pivot * kLargestCondition < largest) throw singular();
+    for (int j = 0; j <= i; ++j) detector.factor.push_back(c[static_cast<size_t>(i) * bands + j]);
+  }
+  // The targets as this column sees them, whitened: u = L⁻¹ t.
+  std::vector<double> t(bands), u(bands);
+  for (const Target& target : targets_) {
+    for (int b = 0; b < bands; ++b)
+      t[b] = constant[b]           ? 0.0
+             : options_.absorption ? -detector.mean[b] * target.spectrum[b]
+                                   : target.spectrum[b] - detector.mean[b];
+    forwardSubstitute(detector.factor.data(), t.data(), bands, u.data());
+    const double power = dot(u.data(), u.data(), bands);
+    if (!(power > 0))
+      throw Error("TARGETS", "target '" + target.name + "' equals column " +
+                                 std::to_string(column) + "'s mean: it cannot be told from it");
+    if (options_.method == DetectMethod::Ace) {
+      for (double& v : u) v /= std::sqrt(power);
+      detector.filters.push_back(u);
+    } else {  // w = L⁻ᵀ u / power
+      std::vector<double> w(u);
+      for (int i = bands - 1; i >= 0; --i) {
+        for (int k = i + 1; k < bands; ++k)
+          w[i] -= detector.factor[static_cast<size_t>(packedSize(k)) + i] * w[k];
+        w[i] /= detector.factor[static_cast<size_t>(packedSize(i)) + i];
+      }
+      for (double& v : w) v /= power;
+      detector.filters.push_back(std::move(w));
+    }
+  }
+  if (options_.method == DetectMethod::MatchedFilter) detector.factor.clear();  // linear
+  detector.scored = true;
+  return detector;
+}
+
+void ColumnDetectRun::createOutput() {
+  output_ = createLike(result_.input, options_.output, format_, outputBands(),
+                       gdalType(options_.outputType));
+  for (int b = 0; b < outputBands(); ++b) {
+    GDALRasterBand* band = output_->dataset().GetRasterBand(b + 1);
+    band->SetNoDataValue(std::numeric_limits<double>::quiet_NaN());
+    band->SetDescription(result_.bandNames[b].c_str());
+  }
+}
+
+void ColumnDetectRun::scorePass() {
+  StripPipeline pipeline(kInputBuffers, static_cast<size_t>(plan_.stripRows * inputRowBytes_),
+                         kOutputBuffers, static_cast<size_t>(plan_.stripRows * outputRowBytes_),
+                         true);
+  StripPipeline::Stages stages;
+  stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
+    reader_->read(range.row0, range.rows, buffer);
+    return buffer;
+  };
+  stages.compute = [&](const StripRange& range, const void* data, unsigned char* out) {
+    withOutputType(options_.outputType, [&](auto outSample) {
+      using Out = decltype(outSample);
+      withSampleType(input_.sampleType, [&](auto sample) {
+        using T = decltype(sample);
+        threads_.split(range.rows * width(), [&](int64_t p0, int64_t p1) {
+          scorePixels(range, static_cast<const T*>(data), p0, p1, reinterpret_cast<Out*>(out));
+        });
+      });
+    });
+  };
+  stages.write = [&](const StripRange& range, const unsigned char* out) {
+    output_->write(range.row0, range.rows, out, feedback_);
+  };
+  pipeline.run(plan_.strips, stages, feedback_, 45.0, 100.0);
+}
+
+template <class T, class Out>
+void ColumnDetectRun::scorePixels(const StripRange&, const T* strip, int64_t p0, int64_t p1,
+                                  Out* out) const {
+  const int bands = bandCount(), outputs = outputBands();
+  const ValidPixel<T> isValid(input_.nodata.data(), bands);
+  const Out nan = std::numeric_limits<Out>::quiet_NaN();
+  std::vector<double> d(bands), y(bands);
+  for (int64_t p = p0; p < p1; ++p) {
+    const T* x = strip + p * bands;
+    const ColumnDetector& column = columns_[p % width()];
+    Out* scores = out + p * outputs;
+    if (!column.scored || !isValid(x)) {
+      std::fill(scores, scores + outputs, nan);
+      continue;
+    }
+    for (int b = 0; b < bands; ++b) d[b] = static_cast<double>(x[b]) - column.mean[b];
+    if (options_.method == DetectMethod::MatchedFilter) {
+      for (int t = 0; t < outputs; ++t)
+        scores[t] = static_cast<Out>(dot(column.filters[t].data(), d.data(), bands));
+      continue;
+    }
+    forwardSubstitute(column.factor.data(), d.data(), bands, y.data());
+    const double distance = dot(y.data(), y.data(), bands);
+    if (options_.method == DetectMethod::Rx) {
+      scores[0] = static_cast<Out>(distance);
+      continue;
+    }
+    for (int t = 0; t < outputs; ++t) {
+      const double along = dot(column.filters[t].data(), y.data(), bands);
+      scores[t] = static_cast<Out>(distance > 0 ? along * along / distance : 0.0);
+    }
+  }
+}
+
+ColumnDetectResult ColumnDetectRun::finish() {
+  input_.dataset.reset();
+  if (feedback_.isCanceled()) throw Canceled();
+  output_->commit();
+  result_.seconds = total_.nsecsElapsed() * 1e-9;
+  return result_;
+}
+
+}  // namespace
+
+ColumnDetectResult runColumnDetection(const ColumnDetectOptions& options, Feedback& feedback) {
+  try {
+    return ColumnDetectRun(options, feedback).run();
+  } catch (...) {
+    rethrowAsJobError(options.ramBytes);
+  }
+}
+
+}  // namespace hyperstream
