@@ -73,14 +73,7 @@ void printDetectSummary(const PcaResult& result, const PcaOptions& options) {
 
 // Each column's own statistics (engine/detect/ColumnDetectJob.h).
 int runColumnJob(const PcaOptions& options, bool quiet) {
-  if (options.detector.components != 0)
-    invalid("components", "--components does not apply with --per-column (every band is used)");
-  ColumnDetectOptions column;
-  static_cast<JobOptions&>(column) = options;
-  column.method = options.detector.method;
-  column.targetTable = options.targetTable;
-  column.absorption = options.detector.absorption;
-  column.shrinkage = options.detector.shrinkage;
+  const ColumnDetectOptions column = perColumnOptions(options);
   ConsoleFeedback feedback(quiet);
   const ColumnDetectResult result = runColumnDetection(column, feedback);
   feedback.finish();

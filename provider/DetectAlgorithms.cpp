@@ -2,6 +2,7 @@
 
 #include "ProcessingSupport.h"
 #include "QgisCompat.h"
+#include "detect/ColumnDetectJob.h"
 
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
@@ -35,7 +36,16 @@ void DetectAlgorithm::addJobParameters() {
         {QObject::tr("Matched filter (MF)"), QObject::tr("Adaptive cosine estimator (ACE)"),
          QObject::tr("Constrained energy minimisation (CEM)")},
         false, 0));
+    // Optional, as the parameters below: models saved without them stay valid.
+    addDocumented(new QgsProcessingParameterEnum(
+        QStringLiteral("TARGET_MODE"), QObject::tr("The targets are"),
+        {QObject::tr("Spectra (in the image's units)"),
+         QObject::tr("Unit absorption spectra (e.g. methane's, per ppm m)")},
+        false, 0, true));
   }
+  addDocumented(new QgsProcessingParameterBoolean(
+      QStringLiteral("PER_COLUMN"),
+      QObject::tr("Each image column's own statistics (pushbroom sensors)"), false, true));
   addDocumented(new QgsProcessingParameterNumber(
       QStringLiteral("COMPONENTS"), QObject::tr("Principal components scored (0: all)"),
       compat::kInteger, 0, false, 0));
@@ -74,7 +84,10 @@ void DetectAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingCon
     options_.detector.method = kTargetMethods[std::clamp(
         parameterAsEnum(parameters, QStringLiteral("METHOD"), context), 0, 2)];
     targetsPath_ = tablePath(*this, parameters, context, QStringLiteral("TARGETS"));
+    options_.detector.absorption =
+        parameterAsEnum(parameters, QStringLiteral("TARGET_MODE"), context) == 1;
   }
+  perColumn_ = parameterAsBoolean(parameters, QStringLiteral("PER_COLUMN"), context);
   options_.detector.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
   if (options_.detector.components == 0 &&
       parameterAsBoolean(parameters, QStringLiteral("SIGNAL_SUBSPACE"), context))
@@ -88,6 +101,13 @@ void DetectAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingCon
 EngineAlgorithm::RunReport DetectAlgorithm::runJob(OutputFiles& files,
                                                    QgsProcessingFeedback* feedback) {
   options_.statsJson = files.file(QStringLiteral("OUTPUT_STATS"));
+  if (perColumn_) {
+    const ColumnDetectResult result = runEngineJob(feedback, [&](Feedback& engine) {
+      if (finds_ == Finds::Targets) options_.targetTable = readTargetTable(targetsPath_);
+      return runColumnDetection(perColumnOptions(options_), engine);
+    });
+    return {result.validPixels, result.backend, {{QStringLiteral("N_COMPONENTS"), 0}}};
+  }
   const PcaResult result = runEngineJob(feedback, [&](Feedback& engine) {
     if (finds_ == Finds::Targets) options_.targetTable = readTargetTable(targetsPath_);
     return runPca(options_, engine);

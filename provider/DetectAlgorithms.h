@@ -31,6 +31,7 @@ class DetectAlgorithm : public JobAlgorithm<DetectAlgorithm, PcaOptions> {
  private:
   Finds finds_;
   std::string targetsPath_;  // the targets' table, read on the worker thread
+  bool perColumn_ = false;
 };
 
 class SamAlgorithm : public JobAlgorithm<SamAlgorithm, SamOptions> {

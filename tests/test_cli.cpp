@@ -257,14 +257,24 @@ class CliTests : public QObject {
     expectError({"rx", dir + "/s.tif", dir + "/x.tif", "--type", "byte"}, "OUTPUT_TYPE");
     expectError({"rx", dir + "/s.tif", dir + "/x.tif", "--shrinkage", "-1"}, "SHRINKAGE");
     QVERIFY(!QFileInfo::exists(dir + "/x.tif"));
+    // Each column's statistics; an absorption target; --components does not apply per column.
+    const Run columns = run({"detect", dir + "/s.tif", dir + "/em.csv", dir + "/mfc.tif",
+                             "--method", "mf", "--per-column", "--target-mode", "absorption"});
+    QCOMPARE(columns.exitCode, 0);
+    QVERIFY2(columns.out.contains("mf with each column's statistics"), qPrintable(columns.out));
+    expectError({"rx", dir + "/s.tif", dir + "/x.tif", "--per-column", "--components", "3"},
+                "COMPONENTS");
+    expectError({"detect", dir + "/s.tif", dir + "/em.csv", dir + "/x.tif", "--method", "mf",
+                 "--target-mode", "plume"},
+                "TARGET_MODE");
     // The spectral angle mapper against the endmembers' table: its classes named, their counts.
     const Run samHelp = run({"sam", "--help"});
     QCOMPARE(samHelp.exitCode, 0);
     for (const char* option : {"--max-angle", "--library-wavelengths", "--angles", "--counts"})
       QVERIFY2(samHelp.out.contains(option), option);
-    const Run sam = run({"sam", dir + "/s.tif", dir + "/em.csv", dir + "/classes.tif", "--angle",
-                         dir + "/angle.tif", "--counts", dir + "/counts.csv", "--max-angle",
-                         "0.05"});
+    const Run sam =
+        run({"sam", dir + "/s.tif", dir + "/em.csv", dir + "/classes.tif", "--angle",
+             dir + "/angle.tif", "--counts", dir + "/counts.csv", "--max-angle", "0.05"});
     QCOMPARE(sam.exitCode, 0);
     QVERIFY2(sam.out.contains("class 3 endmember_3: "), qPrintable(sam.out));
     QVERIFY(QFileInfo::exists(dir + "/angle.tif") && QFileInfo::exists(dir + "/counts.csv"));

@@ -273,12 +273,15 @@ $qp run hyperstream:detect -- INPUT="$work/patches.tif" TARGETS="$work/em_cli.cs
 $qp run "$detect_model" -- image="$work/patches.tif" number_of_targets=4 \
   endmembers:targets="$work/model_targets.csv" detect:scores="$work/model_ace.tif" \
   >"$work/detect_model.log" 2>&1 || { cat "$work/detect_model.log"; fail "the detection model"; }
+$qp run hyperstream:rx -- INPUT="$work/patches.tif" PER_COLUMN=true OUTPUT_TYPE=1 \
+  OUTPUT="$work/rxc_qgis.tif" >"$work/rxc.log" 2>&1 || { cat "$work/rxc.log"; fail "run rx per column"; }
+"$cli" rx "$work/patches.tif" "$work/rxc_cli.tif" --per-column --type float64 --quiet
 /usr/bin/python3 - "$work" <<'PY' || fail "the detection results"
 import sys
 import numpy as np
 from osgeo import gdal
 work = sys.argv[1]
-for name in ("rx", "ace"):
+for name in ("rx", "ace", "rxc"):
     a = gdal.Open(f"{work}/{name}_qgis.tif").ReadAsArray()
     b = gdal.Open(f"{work}/{name}_cli.tif").ReadAsArray()
     assert a.shape == b.shape, name

@@ -446,6 +446,18 @@ ColumnDetectResult ColumnDetectRun::finish() {
 
 }  // namespace
 
+ColumnDetectOptions perColumnOptions(const PcaOptions& options) {
+  if (options.detector.components != 0)
+    throw Error("COMPONENTS", "per-column detection scores in every band (no components)");
+  ColumnDetectOptions column;
+  static_cast<JobOptions&>(column) = options;
+  column.method = options.detector.method;
+  column.targetTable = options.targetTable;
+  column.absorption = options.detector.absorption;
+  column.shrinkage = options.detector.shrinkage;
+  return column;
+}
+
 ColumnDetectResult runColumnDetection(const ColumnDetectOptions& options, Feedback& feedback) {
   try {
     return ColumnDetectRun(options, feedback).run();

@@ -13,6 +13,7 @@
 #include "core/JobOptions.h"
 #include "detect/Detector.h"
 #include "io/Raster.h"
+#include "pca/PcaJob.h"
 
 #include <cstdint>
 #include <string>
@@ -38,6 +39,10 @@ struct ColumnDetectResult {
   std::string backend;
   double seconds = 0;
 };
+
+// The per-column form of a detection job's options (rx, detect): the shared options, the
+// method, targets, target mode and shrinkage; Error("COMPONENTS") where components are asked for.
+ColumnDetectOptions perColumnOptions(const PcaOptions& options);
 
 // Throws Error (naming the parameter: METHOD, TARGETS, SHRINKAGE, RAM_MB, DEVICE, ...) or
 // Canceled; on any throw no output is left behind.
