@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Detection beside PCA on the same cube, interleaved round by round: `pca --components 10`,
 # `rx`, `detect --method mf|ace|cem` with three ATGP endmembers of the cube as targets (all
-# Float32 scores), and `sam` against a library of twelve (the class map and the best angle).
+# Float32 scores), `sam` against a library of twelve (the class map and the best angle), and with
+# each column's statistics (CPU only: skipped with DEVICE gpu) `rx --per-column` (rxc) and
+# `detect --method mf --per-column --target-mode absorption` of a methane-like absorption (mfc),
+# both with `--shrinkage 1e-4` (the tiled cube's columns repeat 100 pixels: fewer than its bands).
 # Prints every round, the medians and the ratios to PCA. With SPY=1, also Spectral Python's rx,
 # matched_filter, ace and spectral_angles (in memory, float64, one process) against
 # `hyperstream rx/detect/sam --type float64` on SPY_INPUT (a cube Spectral Python can hold;
@@ -22,6 +25,14 @@ out=$(mktemp -d "${OUT_DIR:-$(dirname "$input")}/detect_bench.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 "${program[@]}" endmembers "$input" "$out/targets.csv" --count 3 --method atgp -q
 "${program[@]}" endmembers "$input" "$out/library.csv" --count 12 --method atgp -q
+# Three narrow absorption features of 2 % per unit, on the targets' band columns.
+awk -F, 'NR == 1 { print; n = NF - 3 }
+  END { printf "absorption,0,0"
+        for (b = 0; b < n; ++b) {
+          k = 0
+          for (i = 1; i <= 3; ++i) { c = (0.4 + 0.15 * i) * n; k += 0.02 * exp(-((b - c) / 0.8) ^ 2) }
+          printf ",%.9g", k }
+        print "" }' "$out/targets.csv" >"$out/absorption.csv"
 
 seconds() {  # seconds ARGS...: wall time of one hyperstream run
   local start end
@@ -36,6 +47,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 declare -A times
 jobs=(pca rx mf ace cem sam)
+[[ $device == gpu* ]] || jobs+=(rxc mfc)
 for ((r = 1; r <= rounds; r++)); do
   line="round $r:"
   for job in "${jobs[@]}"; do
@@ -43,6 +55,9 @@ for ((r = 1; r <= rounds; r++)); do
       pca) t=$(seconds pca "$input" "$out/pcs.tif" --components 10) ;;
       rx) t=$(seconds rx "$input" "$out/rx.tif") ;;
       sam) t=$(seconds sam "$input" "$out/library.csv" "$out/sam.tif" --angle "$out/angle.tif") ;;
+      rxc) t=$(seconds rx "$input" "$out/rxc.tif" --per-column --shrinkage 1e-4) ;;
+      mfc) t=$(seconds detect "$input" "$out/absorption.csv" "$out/mfc.tif" --method mf \
+        --per-column --target-mode absorption --shrinkage 1e-4) ;;
       *) t=$(seconds detect "$input" "$out/targets.csv" "$out/$job.tif" --method "$job") ;;
     esac
     times[$job]+="$t "
@@ -52,7 +67,7 @@ for ((r = 1; r <= rounds; r++)); do
 done
 mp=$(tr ' ' '\n' <<<"${times[pca]}" | grep . | median)
 line="median: pca $mp s"
-for job in rx mf ace cem sam; do
+for job in "${jobs[@]:1}"; do
   m=$(tr ' ' '\n' <<<"${times[$job]}" | grep . | median)
   line+=", $job $m s ($(ratio "$m" "$mp")x)"
 done

@@ -27,6 +27,10 @@ namespace {
 
 constexpr int kInputBuffers = 3;
 constexpr int kOutputBuffers = 2;
+// A column's pixels are added to its sums a group of rows at a time (a product of the group's
+// deviations with themselves, in cache); strips hold whole groups, so that the groups, and the
+// sums, are the same whatever the strips.
+constexpr int kGroupRows = 32;
 // A Cholesky pivot this far below the largest variance: the covariance is singular to working
 // precision (as the global detector's eigenvalue spread).
 constexpr double kLargestCondition = 1e13;
@@ -37,7 +41,7 @@ int64_t packedSize(int bands) {
 
 // One column's running sums about a fixed shift (its first valid pixel), so that large DN means
 // cancel before they are squared: s1 = Σ d, s2 = Σ d dᵀ (upper triangle, packed by rows),
-// d = x − shift. Rows are added in the image's order whatever the strips: the same sums.
+// d = x − shift. Groups of kGroupRows rows are added in the image's order.
 struct ColumnSums {
   int64_t count = 0;
   std::vector<double> shift, s1, s2;
@@ -101,13 +105,15 @@ class ColumnDetectRun {
   void sumPass();
   void addStrip(const StripRange& range, const void* data);
   template <class T>
-  void addColumn(const T* strip, int64_t rows, int64_t column, const ValidPixel<T>& isValid);
+  void addColumn(const T* strip, int64_t rows, int64_t column, const ValidPixel<T>& isValid,
+                 std::vector<double>& block);
   void fitColumns();
   ColumnDetector fitColumn(int64_t column, ColumnSums& sums) const;
   void createOutput();
   void scorePass();
   template <class T, class Out>
-  void scorePixels(const StripRange& range, const T* strip, int64_t p0, int64_t p1, Out* out) const;
+  void scoreColumns(const StripRange& range, const T* strip, int64_t c0, int64_t c1,
+                    Out* out) const;
   ColumnDetectResult finish();
 
   const ColumnDetectOptions& options_;
@@ -188,6 +194,7 @@ void ColumnDetectRun::planMemory() {
   needs.residentRowBytes = kOutputBuffers * outputRowBytes_;
   needs.streamingRowBytes = kInputBuffers * inputRowBytes_ + needs.residentRowBytes;
   needs.leastStrips = 4;
+  needs.rowMultiple = kGroupRows;
   needs.requestedRows = options_.stripRows;
   plan_ = hyperstream::planMemory(info, left, needs);
   reader_ = std::make_unique<StripReader>(
@@ -226,41 +233,50 @@ void ColumnDetectRun::addStrip(const StripRange& range, const void* data) {
     using T = decltype(sample);
     const ValidPixel<T> isValid(input_.nodata.data(), bandCount());
     threads_.split(width(), [&](int64_t c0, int64_t c1) {
+      std::vector<double> block;
       for (int64_t c = c0; c < c1; ++c)
-        addColumn(static_cast<const T*>(data), range.rows, c, isValid);
+        addColumn(static_cast<const T*>(data), range.rows, c, isValid, block);
     });
   });
 }
 
-// The strip's valid pixels of one column into its sums, row by row.
+// The strip's valid pixels of one column into its sums, a group of rows at a time: the group's
+// deviations as rows of a band-major block (bands x pixels), each s2 entry one dot product.
 template <class T>
 void ColumnDetectRun::addColumn(const T* strip, int64_t rows, int64_t column,
-                                const ValidPixel<T>& isValid) {
+                                const ValidPixel<T>& isValid, std::vector<double>& block) {
   const int bands = bandCount();
   ColumnSums& sums = sums_[column];
-  std::vector<double> d(bands);
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* x = strip + (r * width() + column) * bands;
-    if (!isValid(x)) continue;
-    if (sums.count == 0) {
-      sums.shift.assign(x, x + bands);
-      sums.s1.assign(bands, 0.0);
-      sums.s2.assign(static_cast<size_t>(packedSize(bands)), 0.0);
-      sums.low.assign(x, x + bands);
-      sums.high.assign(x, x + bands);
+  block.resize(static_cast<size_t>(bands) * kGroupRows);
+  for (int64_t group = 0; group < rows; group += kGroupRows) {
+    int n = 0;
+    for (int64_t r = group; r < std::min(rows, group + kGroupRows); ++r) {
+      const T* x = strip + (r * width() + column) * bands;
+      if (!isValid(x)) continue;
+      if (sums.count == 0) {
+        sums.shift.assign(x, x + bands);
+        sums.s1.assign(bands, 0.0);
+        sums.s2.assign(static_cast<size_t>(packedSize(bands)), 0.0);
+        sums.low.assign(x, x + bands);
+        sums.high.assign(x, x + bands);
+      }
+      ++sums.count;
+      for (int b = 0; b < bands; ++b) {
+        const auto v = static_cast<double>(x[b]);
+        const double d = v - sums.shift[b];
+        block[static_cast<size_t>(b) * kGroupRows + n] = d;
+        sums.low[b] = std::min(sums.low[b], v);
+        sums.high[b] = std::max(sums.high[b], v);
+        sums.s1[b] += d;
+      }
+      ++n;
     }
-    ++sums.count;
-    for (int b = 0; b < bands; ++b) {
-      const auto v = static_cast<double>(x[b]);
-      d[b] = v - sums.shift[b];
-      sums.low[b] = std::min(sums.low[b], v);
-      sums.high[b] = std::max(sums.high[b], v);
-      sums.s1[b] += d[b];
-    }
+    if (n == 0) continue;
     double* row = sums.s2.data();
     for (int i = 0; i < bands; ++i) {
-      const double di = d[i];
-      for (int j = i; j < bands; ++j) row[j - i] += di * d[j];
+      const double* di = block.data() + static_cast<size_t>(i) * kGroupRows;
+      for (int j = i; j < bands; ++j)
+        row[j - i] += dot(di, block.data() + static_cast<size_t>(j) * kGroupRows, n);
       row += bands - i;
     }
   }
@@ -390,8 +406,9 @@ void ColumnDetectRun::scorePass() {
       using Out = decltype(outSample);
       withSampleType(input_.sampleType, [&](auto sample) {
         using T = decltype(sample);
-        threads_.split(range.rows * width(), [&](int64_t p0, int64_t p1) {
-          scorePixels(range, static_cast<const T*>(data), p0, p1, reinterpret_cast<Out*>(out));
+        // By columns: a column's factor stays in the cache over its rows.
+        threads_.split(width(), [&](int64_t c0, int64_t c1) {
+          scoreColumns(range, static_cast<const T*>(data), c0, c1, reinterpret_cast<Out*>(out));
         });
       });
     });
@@ -403,35 +420,38 @@ void ColumnDetectRun::scorePass() {
 }
 
 template <class T, class Out>
-void ColumnDetectRun::scorePixels(const StripRange&, const T* strip, int64_t p0, int64_t p1,
-                                  Out* out) const {
+void ColumnDetectRun::scoreColumns(const StripRange& range, const T* strip, int64_t c0, int64_t c1,
+                                   Out* out) const {
   const int bands = bandCount(), outputs = outputBands();
   const ValidPixel<T> isValid(input_.nodata.data(), bands);
   const Out nan = std::numeric_limits<Out>::quiet_NaN();
   std::vector<double> d(bands), y(bands);
-  for (int64_t p = p0; p < p1; ++p) {
-    const T* x = strip + p * bands;
-    const ColumnDetector& column = columns_[p % width()];
-    Out* scores = out + p * outputs;
-    if (!column.scored || !isValid(x)) {
-      std::fill(scores, scores + outputs, nan);
-      continue;
-    }
-    for (int b = 0; b < bands; ++b) d[b] = static_cast<double>(x[b]) - column.mean[b];
-    if (options_.method == DetectMethod::MatchedFilter) {
-      for (int t = 0; t < outputs; ++t)
-        scores[t] = static_cast<Out>(dot(column.filters[t].data(), d.data(), bands));
-      continue;
-    }
-    forwardSubstitute(column.factor.data(), d.data(), bands, y.data());
-    const double distance = dot(y.data(), y.data(), bands);
-    if (options_.method == DetectMethod::Rx) {
-      scores[0] = static_cast<Out>(distance);
-      continue;
-    }
-    for (int t = 0; t < outputs; ++t) {
-      const double along = dot(column.filters[t].data(), y.data(), bands);
-      scores[t] = static_cast<Out>(distance > 0 ? along * along / distance : 0.0);
+  for (int64_t c = c0; c < c1; ++c) {
+    const ColumnDetector& column = columns_[c];
+    for (int64_t r = 0; r < range.rows; ++r) {
+      const int64_t p = r * width() + c;
+      const T* x = strip + p * bands;
+      Out* scores = out + p * outputs;
+      if (!column.scored || !isValid(x)) {
+        std::fill(scores, scores + outputs, nan);
+        continue;
+      }
+      for (int b = 0; b < bands; ++b) d[b] = static_cast<double>(x[b]) - column.mean[b];
+      if (options_.method == DetectMethod::MatchedFilter) {
+        for (int t = 0; t < outputs; ++t)
+          scores[t] = static_cast<Out>(dot(column.filters[t].data(), d.data(), bands));
+        continue;
+      }
+      forwardSubstitute(column.factor.data(), d.data(), bands, y.data());
+      const double distance = dot(y.data(), y.data(), bands);
+      if (options_.method == DetectMethod::Rx) {
+        scores[0] = static_cast<Out>(distance);
+        continue;
+      }
+      for (int t = 0; t < outputs; ++t) {
+        const double along = dot(column.filters[t].data(), y.data(), bands);
+        scores[t] = static_cast<Out>(distance > 0 ? along * along / distance : 0.0);
+      }
     }
   }
 }
