@@ -1,9 +1,12 @@
 #include "detect/Detector.h"
 
+#include "core/BlasThreads.h"
 #include "core/Error.h"
 #include "unmixing/EndmemberTable.h"
 
 #include <QString>
+
+#include <lapacke.h>
 
 #include <algorithm>
 #include <cmath>
@@ -92,6 +95,44 @@ void setWhitened(Projection& projection, const InverseCovariance& inverse, int c
       projection.weights[static_cast<size_t>(b) * projection.components + k] =
           inverse.loading(b, k) * scale;
   }
+}
+
+// All components whitened by a triangular factor instead: C + εI = U Uᵀ over the bands the fit
+// uses, U upper triangular (the Cholesky factor of the bands in reverse order, reversed), and
+// y = U⁻¹(x − m), so that |y|² is the same Mahalanobis distance while component i weighs only
+// the bands from the i-th on: the CPU's projection skips the zeros, half the work of a dense
+// whitening. False where the factor cannot be taken (then the eigenvectors whiten).
+bool setTriangularWhitened(Projection& projection, const InverseCovariance& inverse,
+                           int components) {
+  std::vector<int> used;  // the bands with a loading: those the fit kept (not constant)
+  for (int b = 0; b < projection.bands; ++b)
+    for (int k = 0; k < components; ++k)
+      if (inverse.loading(b, k) != 0) {
+        used.push_back(b);
+        break;
+      }
+  const auto m = static_cast<int>(used.size());
+  if (m != components) return false;
+  // A = P C P (P reverses the bands), from the eigenpairs: C = Σ_k (λ_k + ε) v_k v_kᵀ.
+  std::vector<double> a(static_cast<size_t>(m) * m, 0.0);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j <= i; ++j) {
+      double sum = 0;
+      for (int k = 0; k < components; ++k)
+        sum += inverse.loading(used[m - 1 - i], k) * inverse.variance(k) *
+               inverse.loading(used[m - 1 - j], k);
+      a[static_cast<size_t>(i) * m + j] = a[static_cast<size_t>(j) * m + i] = sum;
+    }
+  const BlasThreadsHere threads(fitBlasThreads(m));
+  if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', m, a.data(), m) != 0 ||
+      LAPACKE_dtrtri(LAPACK_ROW_MAJOR, 'L', 'N', m, a.data(), m) != 0)
+    return false;
+  // U⁻¹ = P L⁻¹ P: y_i = Σ_{j ≥ i} L⁻¹[m-1-i][m-1-j] d_j.
+  for (int i = 0; i < m; ++i)
+    for (int j = i; j < m; ++j)
+      projection.weights[static_cast<size_t>(used[j]) * projection.components + i] =
+          a[static_cast<size_t>(m - 1 - i) * m + (m - 1 - j)];
+  return true;
 }
 
 // A target's filter: w = A⁻¹ t / tᵀ A⁻¹ t, and tᵀ A⁻¹ t.
@@ -217,7 +258,8 @@ Detector fitDetector(const PcaModel& model, const DetectorOptions& options) {
   }
   projection.weights.assign(static_cast<size_t>(model.bands) * projection.components, 0.0);
   if (options.method == DetectMethod::Rx || options.method == DetectMethod::Ace) {
-    setWhitened(projection, inverse, used);
+    if (used < all || !setTriangularWhitened(projection, inverse, used))
+      setWhitened(projection, inverse, used);
     projection.scores.whitened = used;
   }
   if (options.method == DetectMethod::Rx) {

@@ -140,8 +140,9 @@ struct ComponentLanes {
 // pixel's sum runs over the bands in order, so the result does not depend on how pixels are cut.
 template <class C, int W>
 HYPERSTREAM_VECTOR_CLONES void projectBlock(const C* __restrict rows, int64_t count, int bands,
-                                            const C* __restrict weights, const C* __restrict bias,
-                                            C* __restrict out, int outStride, int components) {
+                                            int firstBand, const C* __restrict weights,
+                                            const C* __restrict bias, C* __restrict out,
+                                            int outStride, int components) {
   using Lanes = typename ComponentLanes<C, W>::type;
   constexpr int kPixels = 8;
   for (int k0 = 0; k0 < components; k0 += W) {
@@ -155,7 +156,7 @@ HYPERSTREAM_VECTOR_CLONES void projectBlock(const C* __restrict rows, int64_t co
     int64_t p = 0;
     for (; p + kPixels <= count; p += kPixels) {
       Lanes sum[kPixels] = {};
-      for (int b = 0; b < bands; ++b) {
+      for (int b = firstBand; b < bands; ++b) {
         Lanes w;
         loadWeights(b, w);
         for (int q = 0; q < kPixels; ++q) sum[q] += rows[(p + q) * bands + b] * w;
@@ -164,7 +165,7 @@ HYPERSTREAM_VECTOR_CLONES void projectBlock(const C* __restrict rows, int64_t co
     }
     for (; p < count; ++p) {
       Lanes sum = {};
-      for (int b = 0; b < bands; ++b) {
+      for (int b = firstBand; b < bands; ++b) {
         Lanes w;
         loadWeights(b, w);
         sum += rows[p * bands + b] * w;
@@ -182,7 +183,7 @@ HYPERSTREAM_VECTOR_CLONES void projectBlock(const C* __restrict rows, int64_t co
 template <class T, class C, int W, int Sums>
 HYPERSTREAM_VECTOR_CLONES void projectBandVectors(
     const T* __restrict data, int64_t bandStep, const unsigned char* __restrict valid,
-    int64_t count, int bands, const ShiftInteger<T>* __restrict shift,
+    int64_t count, int bands, int firstBand, const ShiftInteger<T>* __restrict shift,
     const double* __restrict center, const C* __restrict weights, const C* __restrict bias,
     C* __restrict out, int outStride, int components) {
   using Lanes = typename ComponentLanes<C, W>::type;
@@ -197,7 +198,7 @@ HYPERSTREAM_VECTOR_CLONES void projectBandVectors(
     std::memcpy(&flags, valid + p0, sizeof(flags));
     const Mask validLane = __builtin_convertvector(flags, Mask) != 0;
     Lanes sum[Sums] = {};
-    for (int b = 0; b < bands; ++b) {
+    for (int b = firstBand; b < bands; ++b) {
       Samples samples;
       std::memcpy(&samples, data + b * bandStep + p0, sizeof(samples));
       WideLanes wide = __builtin_convertvector(samples, WideLanes);
@@ -219,16 +220,16 @@ HYPERSTREAM_VECTOR_CLONES void projectBandVectors(
 // zero-padded copy.
 template <class T, class C, int W>
 void projectBands(const T* data, int64_t bandStep, const unsigned char* valid, int64_t count,
-                  int bands, const ShiftInteger<T>* shift, const double* center, const C* weights,
-                  const C* bias, C* out, int outStride, int components) {
+                  int bands, int firstBand, const ShiftInteger<T>* shift, const double* center,
+                  const C* weights, const C* bias, C* out, int outStride, int components) {
   static_assert(kComponentBlock == 16);
   const auto project = components <= 4    ? projectBandVectors<T, C, W, 4>
                        : components <= 8  ? projectBandVectors<T, C, W, 8>
                        : components <= 12 ? projectBandVectors<T, C, W, 12>
                                           : projectBandVectors<T, C, W, 16>;
   const int64_t whole = count / W * W;
-  project(data, bandStep, valid, whole, bands, shift, center, weights, bias, out, outStride,
-          components);
+  project(data, bandStep, valid, whole, bands, firstBand, shift, center, weights, bias, out,
+          outStride, components);
   if (whole == count) return;
   const int64_t rest = count - whole;
   std::vector<T> samples(static_cast<size_t>(bands) * W, T(0));
@@ -237,8 +238,8 @@ void projectBands(const T* data, int64_t bandStep, const unsigned char* valid, i
     std::copy_n(data + b * bandStep + whole, rest, samples.begin() + static_cast<int64_t>(b) * W);
   std::copy_n(valid + whole, rest, flags.begin());
   std::vector<C> values(static_cast<size_t>(W) * outStride);
-  project(samples.data(), W, flags.data(), W, bands, shift, center, weights, bias, values.data(),
-          outStride, components);
+  project(samples.data(), W, flags.data(), W, bands, firstBand, shift, center, weights, bias,
+          values.data(), outStride, components);
   for (int64_t p = 0; p < rest; ++p)
     std::copy_n(values.begin() + p * outStride, components, out + (whole + p) * outStride);
 }
@@ -278,6 +279,17 @@ struct KernelProjection {
       for (int k = 0; k < components; ++k)
         weights[(static_cast<size_t>(k / kComponentBlock) * bands + b) * kComponentBlock +
                 k % kComponentBlock] = static_cast<C>(weight(projection, b, k));
+    // Each block's leading bands of zero weights (a triangular whitening's) are skipped: adding
+    // their zero products changes no bit.
+    for (int block = 0; block < componentBlocks; ++block) {
+      int first = 0;
+      const C* w = blockWeights(block);
+      while (first < bands && std::all_of(w + static_cast<size_t>(first) * kComponentBlock,
+                                          w + static_cast<size_t>(first + 1) * kComponentBlock,
+                                          [](C value) { return value == C(0); }))
+        ++first;
+      firstBands.push_back(first);
+    }
     if constexpr (std::is_integral_v<T>) {
       for (int b = 0; b < bands; ++b)
         shift[b] = static_cast<ShiftInteger<T>>(std::llround(center[b]));
@@ -304,6 +316,7 @@ struct KernelProjection {
 
   int bands, components, componentBlocks;
   std::vector<C> weights, bias;
+  std::vector<int> firstBands;  // per block: the first band with a weight other than 0
   std::vector<ShiftInteger<T>> shift;
   const double* center;
 };
@@ -771,8 +784,9 @@ class CpuPcaKernels : public PcaKernels {
           wideVectors_ ? projectBands<T, C, 64 / sizeof(C)> : projectBands<T, C, 32 / sizeof(C)>;
       for (int kb = 0; kb < kernel.componentBlocks; ++kb)
         project(data + first, strip.pixels, valid_.data() + first, count, bands,
-                kernel.shift.data(), kernel.center, kernel.blockWeights(kb), kernel.blockBias(kb),
-                out + kb * kComponentBlock, kernel.components, kernel.blockComponents(kb));
+                kernel.firstBands[kb], kernel.shift.data(), kernel.center, kernel.blockWeights(kb),
+                kernel.blockBias(kb), out + kb * kComponentBlock, kernel.components,
+                kernel.blockComponents(kb));
       return;
     }
     block.resize(static_cast<size_t>(kProjectBlockPixels) * bands);
@@ -788,8 +802,9 @@ class CpuPcaKernels : public PcaKernels {
     const auto project =
         wideVectors_ ? projectBlock<C, 64 / sizeof(C)> : projectBlock<C, 32 / sizeof(C)>;
     for (int kb = 0; kb < kernel.componentBlocks; ++kb)
-      project(block.data(), count, bands, kernel.blockWeights(kb), kernel.blockBias(kb),
-              out + kb * kComponentBlock, kernel.components, kernel.blockComponents(kb));
+      project(block.data(), count, bands, kernel.firstBands[kb], kernel.blockWeights(kb),
+              kernel.blockBias(kb), out + kb * kComponentBlock, kernel.components,
+              kernel.blockComponents(kb));
   }
 
   // Projects in precision C, then encodes (or rebuilds or scores, and encodes) each chunk into
