@@ -72,9 +72,10 @@ def designer(path):
 
 
 def styled_outputs():
-    """SPP, endmembers, abundances and the endmembers' ACE scores of the mixed scene run as the
-    dialog's Run does (runAndLoadResults loads and post-processes the outputs), then the map: the
-    abundances with the endmember pixels on top, SPP's alpha, and the first endmember's scores."""
+    """SPP, endmembers, abundances, the endmembers' ACE scores and their SAM classes of the mixed
+    scene run as the dialog's Run does (runAndLoadResults loads and post-processes the outputs),
+    then the map: the abundances with the endmember pixels on top, SPP's alpha, the first
+    endmember's scores and the class map."""
     import processing
     from qgis.core import QgsProject
     work = os.path.dirname(mixed)
@@ -92,6 +93,11 @@ def styled_outputs():
         "INPUT": mixed, "TARGETS": os.path.join(work, "shot_em.csv"), "METHOD": 1,
         "SIGNAL_SUBSPACE": True,
         "OUTPUT": os.path.join(work, "shot_ace.tif")})
+    processing.runAndLoadResults("hyperstream:sam", {
+        "INPUT": mixed, "LIBRARY": os.path.join(work, "shot_em.csv"), "MAX_ANGLE": 0.1,
+        "OUTPUT": os.path.join(work, "shot_classes.tif"),
+        "OUTPUT_ANGLE": os.path.join(work, "shot_angle.tif"),
+        "OUTPUT_COUNTS": os.path.join(work, "shot_counts.csv")})
     root = QgsProject.instance().layerTreeRoot()
 
     def show_only(*names):
@@ -103,10 +109,15 @@ def styled_outputs():
     canvas.setExtent(QgsProject.instance().mapLayersByName("Abundances of mixed")[0].extent())
     canvas.refresh()
 
+    def classes():
+        show_only("Classes of mixed", "Endmember pixels of mixed")
+        canvas.refresh()
+        steps.insert(0, lambda: grab_later(iface.mainWindow(), "styled_classes.png"))
+
     def scores():
         show_only("Target scores of mixed", "Endmember pixels of mixed")
         canvas.refresh()
-        steps.insert(0, lambda: grab_later(iface.mainWindow(), "styled_scores.png"))
+        steps.insert(0, lambda: grab_later(iface.mainWindow(), "styled_scores.png", classes))
 
     def alpha():
         show_only("Alpha (mean neighbour angle) of mixed", "Endmember pixels of mixed")
