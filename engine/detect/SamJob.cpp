@@ -84,12 +84,9 @@ class SamRun {
   SamResult result_;
   AngleLibrary library_;
   RasterFormat format_, angleFormat_, anglesFormat_;
-  StripPlan plan_;
-  int64_t groupRows_ = 1;
+  StreamedInput streamed_;
   int64_t inputRowBytes_ = 0, classRowBytes_ = 0, angleRowBytes_ = 0, anglesRowBytes_ = 0;
   std::unique_ptr<UnmixingKernels> kernels_;
-  std::unique_ptr<DecompressedCopy> copy_;
-  std::unique_ptr<StripReader> reader_;
   std::unique_ptr<PendingRaster> classes_, angle_, angles_;
 };
 
@@ -151,7 +148,7 @@ void SamRun::checkOutputs() {
 }
 
 // Per buffered row: the input (a pool of buffers) and the outputs (two buffers): classes, the
-// best angle and every angle, each written whether asked for or not (the kernels fill them).
+// best angle and, when asked for, every angle.
 void SamRun::planMemory() {
   const RasterInfo& info = result_.input;
   const int size = typeSize(angleType());
@@ -159,25 +156,14 @@ void SamRun::planMemory() {
   classRowBytes_ = info.width * 2;
   angleRowBytes_ = info.width * size;
   anglesRowBytes_ = options_.anglesOutput.empty() ? 0 : info.width * spectra() * size;
-  StripNeeds needs;
-  needs.firstRow = 0;
-  needs.rowsToDo = info.height;
-  needs.sharing = 1;
-  needs.mayCopyInput = true;
-  needs.bands = bandCount();
-  needs.residentRowBytes = kOutputBuffers * (classRowBytes_ + angleRowBytes_ + anglesRowBytes_);
-  needs.streamingRowBytes = kInputBuffers * inputRowBytes_ + needs.residentRowBytes;
-  groupRows_ = groupRows(info.width);
-  needs.rowMultiple = groupRows_;
-  needs.leastStrips = 4;  // so that computing one strip overlaps writing another
-  needs.requestedRows = options_.stripRows;
-  plan_ = hyperstream::planMemory(info, options_.ramBytes, needs);
-  copy_ = decompressIfStreamed(info, result_.bands, options_.ramBytes, needs, options_.output,
-                               plan_, feedback_);
-  result_.stripRows = plan_.stripRows;
-  reader_ = std::make_unique<StripReader>(
-      copy_ ? copy_->info() : info, copy_ ? copy_->bands() : result_.bands, plan_.readers,
-      plan_.mappableBytes(plan_.stripRows * needs.streamingRowBytes), 0);
+  OnePassShape shape;
+  shape.rows = info.height;
+  shape.inputBuffers = kInputBuffers;
+  shape.outputBuffers = kOutputBuffers;
+  shape.outputRowBytes = classRowBytes_ + angleRowBytes_ + anglesRowBytes_;
+  shape.requestedRows = options_.stripRows;
+  streamed_ =
+      streamOnePass(info, result_.bands, shape, options_.ramBytes, options_.output, feedback_);
 }
 
 void SamRun::startKernels() {
@@ -187,7 +173,7 @@ void SamRun::startKernels() {
   CubeLayout layout;
   layout.bands = bandCount();
   layout.type = input_.sampleType;
-  layout.maxStripPixels = plan_.stripRows * info.width;
+  layout.maxStripPixels = streamed_.plan.stripRows * info.width;
   kernels_->prepare(layout);  // one pass: nothing to keep
   feedback_.info(QString("%1: %2 x %3 pixels, %4 bands; %5 spectra (%6)%7; %8 strip(s) of %9 "
                          "rows on %10")
@@ -200,8 +186,8 @@ void SamRun::startKernels() {
                      .arg(options_.maxAngle < kAnyAngle
                               ? QString(", at most %1 rad").arg(options_.maxAngle, 0, 'g', 4)
                               : QString())
-                     .arg(plan_.strips.size())
-                     .arg(plan_.stripRows)
+                     .arg(streamed_.plan.strips.size())
+                     .arg(streamed_.plan.stripRows)
                      .arg(QString::fromStdString(result_.backend)));
 }
 
@@ -245,25 +231,22 @@ void SamRun::countClasses(const uint16_t* classes, int64_t pixels) {
 
 void SamRun::classifyPass() {
   result_.classCounts.assign(static_cast<size_t>(spectra()) + 1, 0);
-  const int64_t classBytes = plan_.stripRows * classRowBytes_;
-  const int64_t angleBytes = plan_.stripRows * angleRowBytes_;
+  const int64_t classBytes = streamed_.plan.stripRows * classRowBytes_;
+  const int64_t angleBytes = streamed_.plan.stripRows * angleRowBytes_;
   StripPipeline pipeline(
-      kInputBuffers, static_cast<size_t>(plan_.stripRows * inputRowBytes_), kOutputBuffers,
-      static_cast<size_t>(plan_.stripRows * (classRowBytes_ + angleRowBytes_ + anglesRowBytes_)),
+      kInputBuffers, static_cast<size_t>(streamed_.plan.stripRows * inputRowBytes_), kOutputBuffers,
+      static_cast<size_t>(streamed_.plan.stripRows *
+                          (classRowBytes_ + angleRowBytes_ + anglesRowBytes_)),
       kernels_->usesEveryCore(), [this](size_t bytes) { return kernels_->allocateHost(bytes); });
   StripPipeline::Stages stages;
   const bool bandMajor =
-      readsBandMajor(copy_ ? copy_->info() : result_.input, kernels_->takesBandMajor());
-  stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
-    if (bandMajor)
-      reader_->readBandMajor(range.row0, range.rows, buffer);
-    else
-      reader_->read(range.row0, range.rows, buffer);
-    return buffer;
+      readsBandMajor(streamed_.source(result_.input), kernels_->takesBandMajor());
+  stages.read = [&](const StripRange& range, unsigned char* buffer) {
+    return streamed_.read(range, buffer, bandMajor);
   };
   stages.compute = [&](const StripRange& range, const void* data, unsigned char* out) {
     auto* classes = reinterpret_cast<uint16_t*>(out);
-    const StripView strip = jobStrip(input_, range, data, groupRows_, bandMajor);
+    const StripView strip = jobStrip(input_, range, data, streamed_.groupRows, bandMajor);
     result_.validPixels +=
         kernels_->classify(strip, library_, classes, out + classBytes,
                            anglesRowBytes_ > 0 ? out + classBytes + angleBytes : nullptr);
@@ -274,7 +257,7 @@ void SamRun::classifyPass() {
     if (angle_) angle_->write(range.row0, range.rows, out + classBytes, feedback_);
     if (angles_) angles_->write(range.row0, range.rows, out + classBytes + angleBytes, feedback_);
   };
-  pipeline.run(plan_.strips, stages, feedback_, 0.0, 100.0);
+  pipeline.run(streamed_.plan.strips, stages, feedback_, 0.0, 100.0);
 }
 
 SamResult SamRun::finish() {

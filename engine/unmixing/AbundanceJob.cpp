@@ -97,12 +97,9 @@ class AbundanceRun {
   AbundanceResult result_;
   Unmixing model_;
   RasterFormat format_, rmseFormat_;
-  StripPlan plan_;
-  int64_t groupRows_ = 1;
+  StreamedInput streamed_;
   int64_t inputRowBytes_ = 0, abundanceRowBytes_ = 0, rmseRowBytes_ = 0;
   std::unique_ptr<UnmixingKernels> kernels_;
-  std::unique_ptr<DecompressedCopy> copy_;
-  std::unique_ptr<StripReader> reader_;
   std::unique_ptr<PendingRaster> ownOutput_, ownRmse_;  // alone; a group keeps shared ones
   PendingRaster* output_ = nullptr;
   PendingRaster* rmseRaster_ = nullptr;
@@ -155,25 +152,17 @@ void AbundanceRun::planMemory() {
   inputRowBytes_ = info.width * bandCount() * typeSize(info.type);
   abundanceRowBytes_ = info.width * model_.endmembers * size;
   rmseRowBytes_ = model_.rmse ? info.width * size : 0;
-  StripNeeds needs;
-  needs.firstRow = share_.first;
-  needs.rowsToDo = share_.count;
-  needs.sharing = group_.size();
-  needs.mayCopyInput = group_.size() == 1;  // workers sharing the image read their rows of it
-  needs.bands = bandCount();
-  needs.residentRowBytes = kOutputBuffers * (abundanceRowBytes_ + rmseRowBytes_);
-  needs.streamingRowBytes = kInputBuffers * inputRowBytes_ + needs.residentRowBytes;
-  groupRows_ = groupRows(info.width);
-  needs.rowMultiple = groupRows_;
-  needs.leastStrips = 4;  // so that computing one strip overlaps writing another
-  needs.requestedRows = options_.stripRows;
-  plan_ = hyperstream::planMemory(info, options_.ramBytes, needs);
-  copy_ = decompressIfStreamed(info, result_.bands, options_.ramBytes, needs, options_.output,
-                               plan_, feedback_);
-  result_.stripRows = plan_.stripRows;
-  reader_ = std::make_unique<StripReader>(
-      copy_ ? copy_->info() : info, copy_ ? copy_->bands() : result_.bands, plan_.readers,
-      plan_.mappableBytes(plan_.stripRows * needs.streamingRowBytes), 0);
+  OnePassShape shape;
+  shape.firstRow = share_.first;
+  shape.rows = share_.count;
+  shape.sharing = group_.size();
+  shape.inputBuffers = kInputBuffers;
+  shape.outputBuffers = kOutputBuffers;
+  shape.outputRowBytes = abundanceRowBytes_ + rmseRowBytes_;
+  shape.requestedRows = options_.stripRows;
+  streamed_ =
+      streamOnePass(info, result_.bands, shape, options_.ramBytes, options_.output, feedback_);
+  result_.stripRows = streamed_.plan.stripRows;
 }
 
 void AbundanceRun::startKernels() {
@@ -183,7 +172,7 @@ void AbundanceRun::startKernels() {
   CubeLayout layout;
   layout.bands = bandCount();
   layout.type = input_.sampleType;
-  layout.maxStripPixels = plan_.stripRows * info.width;
+  layout.maxStripPixels = streamed_.plan.stripRows * info.width;
   kernels_->prepare(layout);  // one pass: nothing to keep
   feedback_.info(QString("%1: %2 x %3 pixels, %4 bands, %5 endmembers (%6, Gram condition "
                          "number %7); %8 strip(s) of %9 rows on %10")
@@ -194,8 +183,8 @@ void AbundanceRun::startKernels() {
                      .arg(model_.endmembers)
                      .arg(QString::fromStdString(abundanceMethodName(options_.method)).toUpper())
                      .arg(result_.conditionNumber, 0, 'g', 3)
-                     .arg(plan_.strips.size())
-                     .arg(plan_.stripRows)
+                     .arg(streamed_.plan.strips.size())
+                     .arg(streamed_.plan.stripRows)
                      .arg(QString::fromStdString(result_.backend)));
 }
 
@@ -231,24 +220,20 @@ PendingRaster& AbundanceRun::output(std::unique_ptr<PendingRaster> rankZeros,
 }
 
 void AbundanceRun::unmixPass() {
-  const int64_t abundanceBytes = plan_.stripRows * abundanceRowBytes_;
+  const int64_t abundanceBytes = streamed_.plan.stripRows * abundanceRowBytes_;
   StripPipeline pipeline(
-      kInputBuffers, static_cast<size_t>(plan_.stripRows * inputRowBytes_), kOutputBuffers,
-      static_cast<size_t>(plan_.stripRows * (abundanceRowBytes_ + rmseRowBytes_)),
+      kInputBuffers, static_cast<size_t>(streamed_.plan.stripRows * inputRowBytes_), kOutputBuffers,
+      static_cast<size_t>(streamed_.plan.stripRows * (abundanceRowBytes_ + rmseRowBytes_)),
       kernels_->usesEveryCore(), [this](size_t bytes) { return kernels_->allocateHost(bytes); });
   StripPipeline::Stages stages;
   const bool bandMajor =
-      readsBandMajor(copy_ ? copy_->info() : result_.input, kernels_->takesBandMajor());
-  stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
-    if (bandMajor)
-      reader_->readBandMajor(range.row0, range.rows, buffer);
-    else
-      reader_->read(range.row0, range.rows, buffer);
-    return buffer;
+      readsBandMajor(streamed_.source(result_.input), kernels_->takesBandMajor());
+  stages.read = [&](const StripRange& range, unsigned char* buffer) {
+    return streamed_.read(range, buffer, bandMajor);
   };
   stages.compute = [&](const StripRange& range, const void* data, unsigned char* out) {
     const UnmixStats strip =
-        kernels_->unmix(jobStrip(input_, range, data, groupRows_, bandMajor), model_, out,
+        kernels_->unmix(jobStrip(input_, range, data, streamed_.groupRows, bandMajor), model_, out,
                         model_.rmse ? out + abundanceBytes : nullptr);
     stats_.validPixels += strip.validPixels;
     stats_.unsolved += strip.unsolved;
@@ -258,7 +243,7 @@ void AbundanceRun::unmixPass() {
     output_->write(range.row0, range.rows, out, feedback_);
     if (rmseRaster_) rmseRaster_->write(range.row0, range.rows, out + abundanceBytes, feedback_);
   };
-  pipeline.run(plan_.strips, stages, feedback_, 0.0, 100.0);
+  pipeline.run(streamed_.plan.strips, stages, feedback_, 0.0, 100.0);
 }
 
 // Every worker's counts, summed in rank order.
