@@ -5,7 +5,8 @@ mandatory one is unset), validated before it is written.
   - spp_endmembers_abundances.model3: noise-adjusted SPP, N-FINDR endmembers searched in the SPP
     output with their spectra taken from the image, then FCLS abundances.
   - endmembers_detect.model3: endmembers found by ATGP, then each one's ACE scores over the image
-    in its signal subspace (where else each material lies).
+    in its signal subspace (where else each material lies), and the spectral angle mapper's
+    classes against the same table (which material each pixel is nearest to).
 
 Run with QGIS's Python and the plugin installed (its algorithms must be known):
     python3 scripts/make_models.py PLUGINS_DIR OUTPUT_DIR
@@ -116,7 +117,8 @@ detect = QgsProcessingModelAlgorithm("Detect targets found by endmembers", "Hype
 detect.setHelpContent({"ALG_DESC": "Endmembers found in the image by ATGP (the pixels most unlike "
                        "the others, in turn), then each one's adaptive cosine estimator (ACE) over "
                        "the whole image, in the image's signal subspace (HySime): where else each material "
-                       "lies, whatever its brightness."})
+                       "lies, whatever its brightness; and the spectral angle mapper's class of each "
+                       "pixel against the same endmembers (within 0.1 rad)."})
 add_input(detect, QgsProcessingParameterRasterLayer("image", "Hyperspectral image"), 120, 60)
 add_input(detect, QgsProcessingParameterNumber("number_of_targets",
                                                "Number of targets (0: the signal subspace's)",
@@ -131,4 +133,8 @@ add_child(detect, "detect", "hyperstream:detect", "ACE scores", 260, 330,
           {"INPUT": image, "TARGETS": Source.fromChildOutput("endmembers", "OUTPUT"),
            "METHOD": Source.fromStaticValue(1), "SIGNAL_SUBSPACE": Source.fromStaticValue(True)},
           {"OUTPUT": ("scores", "ACE scores", 560, 360)})
+add_child(detect, "sam", "hyperstream:sam", "SAM classes", 260, 470,
+          {"INPUT": image, "LIBRARY": Source.fromChildOutput("endmembers", "OUTPUT"),
+           "MAX_ANGLE": Source.fromStaticValue(0.1)},
+          {"OUTPUT": ("classes", "SAM classes", 560, 500)})
 write(detect, "endmembers_detect.model3")

@@ -272,6 +272,7 @@ $qp run hyperstream:detect -- INPUT="$work/patches.tif" TARGETS="$work/em_cli.cs
   --type float64 --quiet
 $qp run "$detect_model" -- image="$work/patches.tif" number_of_targets=4 \
   endmembers:targets="$work/model_targets.csv" detect:scores="$work/model_ace.tif" \
+  sam:classes="$work/model_classes.tif" \
   >"$work/detect_model.log" 2>&1 || { cat "$work/detect_model.log"; fail "the detection model"; }
 $qp run hyperstream:rx -- INPUT="$work/patches.tif" PER_COLUMN=true OUTPUT_TYPE=1 \
   OUTPUT="$work/rxc_qgis.tif" >"$work/rxc.log" 2>&1 || { cat "$work/rxc.log"; fail "run rx per column"; }
@@ -291,6 +292,8 @@ assert model.RasterCount == 4 and model.GetRasterBand(1).GetDescription().starts
 ace = model.ReadAsArray()
 ace = ace[ace != model.GetRasterBand(1).GetNoDataValue()]
 assert ace.size > 3000 and ace.min() >= 0 and ace.max() <= 1 + 1e-9, (ace.min(), ace.max())
+classes = gdal.Open(f"{work}/model_classes.tif").ReadAsArray()
+assert classes.max() == 4 and (classes > 0).sum() > 1000, np.unique(classes)
 PY
 # The spectral angle mapper against the endmembers' table: the command line's classes and angles.
 $qp help hyperstream:sam 2>/dev/null | grep -q "LIBRARY" || fail "help sam"
