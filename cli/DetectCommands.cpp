@@ -157,6 +157,10 @@ int runSamCommand(const QStringList& arguments) {
       {"angle", "Also write each pixel's angle to its class (one band) here.", "FILE"},
       {"angles", "Also write each pixel's angle to every spectrum (a band each) here.", "FILE"},
       {"counts", "Write the classes' pixel counts (CSV) here.", "FILE.csv"},
+      {"html",
+       "Write the HTML report here: the classes' counts and mean angles, the class map, the "
+       "angles' histogram and the library's spectra on the image's bands.",
+       "FILE.html"},
       {"type", "Angles: float32 (default) or float64 (computed in float64).", "TYPE"},
   });
   addSharedOptions(parser, {"1-100,120", "the outputs", kSamDeviceHelp});
@@ -175,6 +179,7 @@ int runSamCommand(const QStringList& arguments) {
   options.angleOutput = parser.value("angle").toStdString();
   options.anglesOutput = parser.value("angles").toStdString();
   options.countsCsv = parser.value("counts").toStdString();
+  options.htmlReport = parser.value("html").toStdString();
   options.outputType = outputTypeOption(parser, {OutputType::Float32, OutputType::Float64});
   const bool quiet = parser.isSet("quiet");
   ConsoleFeedback feedback(quiet);
@@ -192,6 +197,7 @@ int runSamCommand(const QStringList& arguments) {
   if (!options.angleOutput.empty()) std::printf("angle:   %s\n", options.angleOutput.c_str());
   if (!options.anglesOutput.empty()) std::printf("angles:  %s\n", options.anglesOutput.c_str());
   if (!options.countsCsv.empty()) std::printf("counts:  %s\n", options.countsCsv.c_str());
+  if (!options.htmlReport.empty()) std::printf("report:  %s\n", options.htmlReport.c_str());
   return 0;
 }
 

@@ -150,6 +150,8 @@ void SamAlgorithm::addJobOutputs() {
   addOptionalRasterOutput(QStringLiteral("OUTPUT_ANGLES"), QObject::tr("Angle to every spectrum"));
   addOptionalFileOutput(QStringLiteral("OUTPUT_COUNTS"), QObject::tr("Class counts"),
                         QObject::tr("CSV files (*.csv)"), true);
+  addOptionalFileOutput(QStringLiteral("OUTPUT_HTML_FILE"), QObject::tr("Report (HTML)"),
+                        QObject::tr("HTML files (*.html)"), true);
   addOutput(new QgsProcessingOutputNumber(QStringLiteral("N_CLASSES"),
                                           QObject::tr("Spectra in the library")));
   addOutput(new QgsProcessingOutputNumber(QStringLiteral("UNCLASSIFIED"),
@@ -176,6 +178,7 @@ EngineAlgorithm::RunReport SamAlgorithm::runJob(OutputFiles& files,
       files.layer(QStringLiteral("OUTPUT_ANGLE"), OutputStyle::PercentileStretch);
   options_.anglesOutput = files.layer(QStringLiteral("OUTPUT_ANGLES"), OutputStyle::AsQgisDoes);
   options_.countsCsv = files.table(QStringLiteral("OUTPUT_COUNTS"));
+  options_.htmlReport = files.file(QStringLiteral("OUTPUT_HTML_FILE"));
   const SamResult result =
       runEngineJob(feedback, [&](Feedback& engine) { return runSpectralAngles(options_, engine); });
   for (const Target& spectrum : result.library)

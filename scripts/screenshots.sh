@@ -27,7 +27,9 @@ r=$demo/reports
 "$cli" abundances "$demo/mixed.tif" "$r/em.csv" "$r/abundances.tif" --rmse "$r/rmse.tif" \
   --exclude-nm 1340-1450,1790-1960 \
   --html "$r/abundances.html" --quiet
-for report in pca mnf denoise endmembers abundances; do
+"$cli" sam "$demo/mixed.tif" "$r/em.csv" "$r/classes.tif" --max-angle 0.1 \
+  --exclude-nm 1340-1450,1790-1960 --html "$r/sam.html" --quiet
+for report in pca mnf denoise endmembers abundances sam; do
   timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
     --window-size=900,1900 --screenshot="$shots/report_$report.png" "file://$r/$report.html" \
     >/dev/null 2>&1

@@ -296,6 +296,7 @@ void TestSam::anglesMatchReference() {
   options.angleOutput = (dir + "/angle.tif").toStdString();
   options.anglesOutput = (dir + "/angles.tif").toStdString();
   options.countsCsv = (dir + "/counts.csv").toStdString();
+  options.htmlReport = (dir + "/report.html").toStdString();
   options.maxAngle = maxAngle;
   const SamResult result = runQuietly(options);
   QCOMPARE(result.validPixels, scene.cube.pixels() - 6);
@@ -327,6 +328,17 @@ void TestSam::anglesMatchReference() {
   char** names = band->GetCategoryNames();
   QVERIFY(names && CSLCount(names) == 6);
   QCOMPARE(QString(names[3]), QString("mineral 3"));
+  // The report names the classes with their counts, and holds the map and the two plots.
+  QFile report(dir + "/report.html");
+  QVERIFY(report.open(QIODevice::ReadOnly));
+  const QString page = QString::fromUtf8(report.readAll());
+  QVERIFY(page.contains("mineral 5") && page.contains("data:image/png;base64,"));
+  QCOMPARE(page.count("<svg"), 2);
+  QVERIFY(page.contains(QString("<td>%1</td>").arg(result.classCounts[2])));
+  // The histogram holds every valid pixel with an angle (the zero pixel has none).
+  int64_t binned = 0;
+  for (const int64_t n : result.angleHistogram) binned += n;
+  QCOMPARE(binned, result.validPixels - 1);
 }
 
 // Strips of 1, 7 and all rows, a 16 MiB budget, pixel- and band-interleaved files: the same bits.

@@ -2,6 +2,7 @@
 
 #include "core/AddressSpace.h"
 #include "core/Error.h"
+#include "detect/SamReport.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "io/TextFile.h"
@@ -26,7 +27,9 @@ constexpr int kInputBuffers = 3;
 constexpr int kOutputBuffers = 2;
 constexpr int kMostSpectra = 65535;  // classes of a UInt16 map, 0 kept for none
 
-// The class map's colours: ColorBrewer's "Paired" and "Set1", then hues a golden angle apart.
+}  // namespace
+
+// The class map's colours: ColorBrewer's "Paired", then hues a golden angle apart.
 GDALColorEntry classColour(int k) {
   static constexpr unsigned char kPalette[][3] = {
       {31, 120, 180},  {51, 160, 44},   {227, 26, 28},   {255, 127, 0},
@@ -41,6 +44,8 @@ GDALColorEntry classColour(int k) {
   const auto level = [](double v) { return static_cast<short>(40 + 190 * v); };
   return {level(rgb[sector][0]), level(rgb[sector][1]), level(rgb[sector][2]), 255};
 }
+
+namespace {
 
 class SamRun {
  public:
@@ -73,7 +78,7 @@ class SamRun {
   void startKernels();
   void createOutputs();
   void classifyPass();
-  void countClasses(const uint16_t* classes, int64_t pixels);
+  void countClasses(const uint16_t* classes, const void* bestAngles, int64_t pixels);
   SamResult finish();
 
   const SamOptions& options_;
@@ -145,6 +150,7 @@ void SamRun::checkOutputs() {
     outputs.raster("OUTPUT_ANGLES", options_.anglesOutput, anglesFormat_, spectra(), angleType());
   }
   if (!options_.countsCsv.empty()) outputs.file("OUTPUT_COUNTS", options_.countsCsv);
+  if (!options_.htmlReport.empty()) outputs.file("OUTPUT_HTML_FILE", options_.htmlReport);
 }
 
 // Per buffered row: the input (a pool of buffers) and the outputs (two buffers): classes, the
@@ -225,12 +231,27 @@ void SamRun::createOutputs() {
   }
 }
 
-void SamRun::countClasses(const uint16_t* classes, int64_t pixels) {
-  for (int64_t p = 0; p < pixels; ++p) ++result_.classCounts[classes[p]];
+// The strip's pixels into the class counts, the classes' angle sums and the angles' histogram
+// (class 0 counts invalid pixels too until finish()).
+void SamRun::countClasses(const uint16_t* classes, const void* bestAngles, int64_t pixels) {
+  withOutputType(options_.outputType, [&](auto sample) {
+    using Out = decltype(sample);
+    const auto* angles = static_cast<const Out*>(bestAngles);
+    for (int64_t p = 0; p < pixels; ++p) {
+      ++result_.classCounts[classes[p]];
+      const auto angle = static_cast<double>(angles[p]);
+      if (std::isnan(angle)) continue;
+      result_.classAngleSums[classes[p]] += angle;
+      ++result_.angleHistogram[std::min<int64_t>(kAngleBins - 1,
+                                                 static_cast<int64_t>(angle / kAngleBin))];
+    }
+  });
 }
 
 void SamRun::classifyPass() {
   result_.classCounts.assign(static_cast<size_t>(spectra()) + 1, 0);
+  result_.classAngleSums.assign(static_cast<size_t>(spectra()) + 1, 0.0);
+  result_.angleHistogram.assign(kAngleBins, 0);
   const int64_t classBytes = streamed_.plan.stripRows * classRowBytes_;
   const int64_t angleBytes = streamed_.plan.stripRows * angleRowBytes_;
   StripPipeline pipeline(
@@ -250,7 +271,7 @@ void SamRun::classifyPass() {
     result_.validPixels +=
         kernels_->classify(strip, library_, classes, out + classBytes,
                            anglesRowBytes_ > 0 ? out + classBytes + angleBytes : nullptr);
-    countClasses(classes, strip.pixels);
+    countClasses(classes, out + classBytes, strip.pixels);
   };
   stages.write = [&](const StripRange& range, const unsigned char* out) {
     classes_->write(range.row0, range.rows, out, feedback_);
@@ -269,6 +290,8 @@ SamResult SamRun::finish() {
   result_.device = kernels_->deviceTimes();
   if (!options_.countsCsv.empty())
     saveFileAtomically(options_.countsCsv, classCountsCsv(result_), "OUTPUT_COUNTS");
+  result_.seconds = total_.nsecsElapsed() * 1e-9;
+  if (!options_.htmlReport.empty()) writeSamReport(result_, options_, classes_->dataset());
   classes_->commit();
   if (angle_) angle_->commit();
   if (angles_) angles_->commit();

@@ -10,6 +10,8 @@
 #include "detect/SpectralLibrary.h"
 #include "io/Raster.h"
 
+#include <gdal_priv.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,7 +27,12 @@ struct SamOptions : JobOptions {
   std::string angleOutput;      // optional: the best angle (one band)
   std::string anglesOutput;     // optional: every spectrum's angle (a band each)
   std::string countsCsv;        // optional: the classes' pixel counts
+  std::string htmlReport;       // optional
 };
+
+// The best angles' histogram: bins of kAngleBin radians from 0, the last one for all beyond.
+constexpr double kAngleBin = 0.005;
+constexpr int kAngleBins = 201;
 
 struct SamResult {
   RasterInfo input;
@@ -33,12 +40,17 @@ struct SamResult {
   std::string libraryFormat;
   std::vector<Target> library;  // on the selected bands
   int64_t validPixels = 0;
-  std::vector<int64_t> classCounts;  // per class; [0]: valid pixels left unclassified
+  std::vector<int64_t> classCounts;     // per class; [0]: valid pixels left unclassified
+  std::vector<double> classAngleSums;   // per class: the sum of its pixels' angles (rad)
+  std::vector<int64_t> angleHistogram;  // kAngleBins bins of the valid pixels' best angle
   int64_t stripRows = 0;
   std::string backend;
   DeviceTimes device;
   double seconds = 0;
 };
+
+// The colour of class k + 1 (the library's k-th spectrum) in the class map.
+GDALColorEntry classColour(int k);
 
 // The classes' counts as a CSV table: class,name,pixels,percent (of the valid pixels).
 QByteArray classCountsCsv(const SamResult& result);

@@ -161,6 +161,32 @@ QuickLook makeQuickLook(GDALDataset& dataset, const std::vector<int>& bands, int
   return look;
 }
 
+QuickLook makeClassQuickLook(GDALDataset& dataset, int longSide) {
+  QuietGdalErrors quiet;
+  QuickLook look = previewOf(dataset.GetRasterXSize(), dataset.GetRasterYSize(), longSide);
+  GDALRasterBand& band = *dataset.GetRasterBand(1);
+  const std::vector<double> values = readDecimated(band, look.width, look.height);
+  if (values.empty()) return {};
+  const GDALColorTable* colours = band.GetColorTable();
+  std::vector<uint8_t> rgba(values.size() * 4, 0);
+  for (size_t p = 0; p < values.size(); ++p) {
+    if (!std::isfinite(values[p])) continue;
+    const auto value = static_cast<int>(values[p]);
+    const GDALColorEntry* entry =
+        colours && value < colours->GetColorEntryCount() ? colours->GetColorEntry(value) : nullptr;
+    const GDALColorEntry grey{128, 128, 128, 255};
+    const GDALColorEntry& colour = entry ? *entry : grey;
+    rgba[p * 4] = static_cast<uint8_t>(colour.c1);
+    rgba[p * 4 + 1] = static_cast<uint8_t>(colour.c2);
+    rgba[p * 4 + 2] = static_cast<uint8_t>(colour.c3);
+    rgba[p * 4 + 3] = static_cast<uint8_t>(colour.c4);
+  }
+  const QByteArray png = encodePng(rgba, look.width, look.height);
+  if (png.isEmpty()) return {};
+  look.dataUrl = "data:image/png;base64," + QString::fromLatin1(png.toBase64());
+  return look;
+}
+
 QuickLook makeDifferenceQuickLook(GDALDataset& a, const std::vector<int>& aBands, GDALDataset& b,
                                   const std::vector<int>& bBands, int longSide) {
   QuietGdalErrors quiet;

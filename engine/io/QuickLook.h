@@ -35,6 +35,10 @@ std::vector<int> naturalColourBands(const std::vector<int>& selected,
 QuickLook makeQuickLook(GDALDataset& dataset, const std::vector<int>& bands, int longSide = 320,
                         std::optional<std::pair<double, double>> range = std::nullopt);
 
+// A class map's band 1 in the colours of its colour table (classes without one in grey), its
+// nodata transparent; at most `longSide` pixels along the longer side (nearest pixel).
+QuickLook makeClassQuickLook(GDALDataset& dataset, int longSide = 320);
+
 // The root mean square of the differences of `aBands` of `a` and `bBands` of `b` (1-based, pairs
 // in order; two rasters of one grid) per preview pixel, in grey between its 2nd and 98th
 // percentiles; transparent where either is invalid.
