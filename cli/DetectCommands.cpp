@@ -6,6 +6,7 @@
 #include "ConsoleFeedback.h"
 #include "detect/ColumnDetectJob.h"
 #include "detect/SamJob.h"
+#include "detect/SpectralLibrary.h"
 
 #include <QCommandLineParser>
 
@@ -110,8 +111,9 @@ const char* const kDetectHelp =
     "Target detection with the image's own statistics: one band of scores per target of\n"
     "TARGETS.csv (the table `hyperstream endmembers` writes: id,row,col, then a column per\n"
     "band, named as that table names the image's bands; a table of other names needs a\n"
-    "column per selected band, in order). With m and C the mean and covariance of the valid\n"
-    "pixels and t = target - m:\n"
+    "column per selected band, in order), or of a spectral library on wavelengths (an ENVI\n"
+    ".sli, USGS splib07 ASCII with --target-wavelengths) resampled to the bands as sam\n"
+    "does. With m and C the mean and covariance of the valid pixels and t = target - m:\n"
     "  mf   the matched filter  t' C^-1 (x - m) / t' C^-1 t  (about 1 where the pixel is the\n"
     "       target, 0 at the background's mean: in units of the target's abundance)\n"
     "  ace  the adaptive cosine estimator  (t' C^-1 (x - m))^2 / ((t' C^-1 t)(x - m)' C^-1\n"
@@ -218,6 +220,9 @@ int runDetectCommand(const QStringList& arguments) {
   QCommandLineParser parser;
   parser.addOption({"method", "mf (matched filter), ace or cem; required.", "METHOD"});
   parser.addOption(
+      {"target-wavelengths",
+       "USGS ASCII targets: the wavelength file of the spectrometer that measured them.", "FILE"});
+  parser.addOption(
       {"target-mode",
        "spectrum (default: each target is a spectrum in the image's units) or absorption (each "
        "target is a unit absorption spectrum k, e.g. methane's per ppm m: the target signature "
@@ -227,7 +232,9 @@ int runDetectCommand(const QStringList& arguments) {
   addDetectOptions(parser);
   parseOrExit(parser, arguments,
               {{"INPUT", "Input raster (any GDAL format)."},
-               {"TARGETS", "The targets' spectra (CSV, as hyperstream endmembers writes)."},
+               {"TARGETS",
+                "The targets' spectra: CSV (as hyperstream endmembers writes), or a spectral "
+                "library on wavelengths (ENVI .sli, USGS .txt), resampled to the bands."},
                {"OUTPUT", "Output raster: one band of scores per target."}},
               kDetectHelp);
   PcaOptions options;
@@ -237,7 +244,8 @@ int runDetectCommand(const QStringList& arguments) {
   options.detector.method = parseDetectMethod(parser.value("method").toLower().toStdString());
   if (options.detector.method == DetectMethod::Rx)
     invalid("method", "--method is mf, ace or cem (RX has its own command: hyperstream rx)");
-  options.targetTable = readTargetTable(parser.positionalArguments()[1].toStdString());
+  options.targetTable = readTargets({parser.positionalArguments()[1].toStdString(),
+                                     parser.value("target-wavelengths").toStdString()});
   const QString mode = parser.value("target-mode").toLower();
   if (!mode.isEmpty() && mode != "spectrum" && mode != "absorption")
     invalid("target-mode", "--target-mode is spectrum or absorption");

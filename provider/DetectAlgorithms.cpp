@@ -3,6 +3,7 @@
 #include "ProcessingSupport.h"
 #include "QgisCompat.h"
 #include "detect/ColumnDetectJob.h"
+#include "detect/SpectralLibrary.h"
 
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
@@ -103,13 +104,13 @@ EngineAlgorithm::RunReport DetectAlgorithm::runJob(OutputFiles& files,
   options_.statsJson = files.file(QStringLiteral("OUTPUT_STATS"));
   if (perColumn_) {
     const ColumnDetectResult result = runEngineJob(feedback, [&](Feedback& engine) {
-      if (finds_ == Finds::Targets) options_.targetTable = readTargetTable(targetsPath_);
+      if (finds_ == Finds::Targets) options_.targetTable = readTargets({targetsPath_, ""});
       return runColumnDetection(perColumnOptions(options_), engine);
     });
     return {result.validPixels, result.backend, {{QStringLiteral("N_COMPONENTS"), 0}}};
   }
   const PcaResult result = runEngineJob(feedback, [&](Feedback& engine) {
-    if (finds_ == Finds::Targets) options_.targetTable = readTargetTable(targetsPath_);
+    if (finds_ == Finds::Targets) options_.targetTable = readTargets({targetsPath_, ""});
     return runPca(options_, engine);
   });
   return {result.model.validPixels,

@@ -7,7 +7,9 @@
 #include "TestFeedback.h"
 #include "TestSupport.h"
 #include "core/Error.h"
+#include "detect/ColumnDetectJob.h"
 #include "detect/SamJob.h"
+#include "pca/PcaJob.h"
 
 #include <QDir>
 #include <QFile>
@@ -271,6 +273,7 @@ class TestSam : public QObject {
   void usgsFolderResampled();
   void realSceneMatchesReference();
   void clearErrors();
+  void detectionTargetsFromALibrary();
 };
 
 void TestSam::anglesMatchReference_data() {
@@ -593,6 +596,65 @@ void TestSam::clearErrors() {
   QCOMPARE(parameterOf(samOptions(dir + "/in.tif", dir + "/library.csv", out)),
            std::string("none"));
   QVERIFY(QFile::exists(out));
+}
+
+// Detection's targets given as a spectral library on wavelengths (a methane-like absorption on a
+// 1 nm grid, in micrometres, as an ENVI .sli): the matched filter, per column and image-wide,
+// writes the same bits as with the spectrum resampled to the bands given band by band.
+void TestSam::detectionTargetsFromALibrary() {
+  std::vector<double> fine;
+  for (double w = 380; w <= 2520; w += 1) fine.push_back(w);
+  std::vector<double> absorption;
+  for (const double w : fine)
+    absorption.push_back(
+        0.02 * (std::exp(-std::pow((w - 2300) / 6, 2)) + std::exp(-std::pow((w - 2350) / 6, 2))));
+  std::vector<double> bands;
+  for (double w = 2100; w <= 2480; w += 10) bands.push_back(w);
+  Scene scene = mixedScene(40, 12, static_cast<int>(bands.size()), 4, 17);
+  const QString dir = testing::tempDir();
+  testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDT_Float32);
+  setWavelengths(dir + "/in.tif", bands, 10);
+  writeSli(dir + "/ch4", fine, {absorption}, {"CH4 per ppm m"}, false);
+  const DetectTargets library = readTargets({(dir + "/ch4.sli").toStdString(), ""});
+  QCOMPARE(library.wavelengths.size(), fine.size());
+  // The same spectrum on the bands, given band by band.
+  const DatasetPtr dataset = openRaster((dir + "/in.tif").toStdString(), "INPUT");
+  const RasterInfo info = describeRaster(*dataset, (dir + "/in.tif").toStdString());
+  std::vector<int> all(bands.size());
+  std::iota(all.begin(), all.end(), 1);
+  const DetectTargets onBands{{}, targetsForImage(library, info, all), {}};
+  QCOMPARE(onBands.targets.front().name, std::string("CH4 per ppm m"));
+  for (const bool perColumn : {true, false}) {
+    std::vector<double> written[2];
+    for (int given = 0; given < 2; ++given) {
+      const QString output = dir + QString("/mf_%1_%2.tif").arg(perColumn).arg(given);
+      PcaOptions options;
+      options.kind = PcaJobKind::Detect;
+      options.input = (dir + "/in.tif").toStdString();
+      options.output = output.toStdString();
+      options.outputType = OutputType::Float64;
+      options.device = DeviceChoice::cpu();
+      options.detector.method = DetectMethod::MatchedFilter;
+      options.detector.absorption = true;
+      options.detector.shrinkage = 1e-6;
+      options.targetTable = given ? onBands : library;
+      TestFeedback feedback;
+      if (perColumn)
+        runColumnDetection(perColumnOptions(options), feedback);
+      else
+        runPca(options, feedback);
+      written[given] = testing::samplesOf(output);
+    }
+    QVERIFY(written[0].size() == written[1].size() &&
+            std::memcmp(written[0].data(), written[1].data(), written[0].size() * sizeof(double)) ==
+                0);
+  }
+  // USGS spectra as targets need their wavelengths.
+  writeText(dir + "/one.txt", "splib07a Record=1: Methane\n0.5\n0.6\n");
+  QCOMPARE(errorParameter([&] {
+             readTargets({(dir + "/one.txt").toStdString(), ""});
+           }),
+           std::string("TARGET_WAVELENGTHS"));
 }
 
 QTEST_GUILESS_MAIN(TestSam)

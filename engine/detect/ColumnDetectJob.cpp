@@ -5,6 +5,7 @@
 #include "core/Error.h"
 #include "core/Samples.h"
 #include "core/WorkerThreads.h"
+#include "detect/SpectralLibrary.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "pca/PcaKernels.h"  // withOutputType
@@ -148,8 +149,7 @@ void ColumnDetectRun::openInput() {
   if (checkAddressSpace(options_.ramBytes)) result_.input.mappable = false;
   result_.bands = input_.bands;
   if (options_.method != DetectMethod::Rx) {
-    targets_ = targetsOnBands(options_.targetTable, bandColumnNames(result_.input, result_.bands),
-                              "TARGETS");
+    targets_ = targetsForImage(options_.targetTable, result_.input, result_.bands);
     if (targets_.empty()) throw Error("TARGETS", "no target spectrum given");
   }
   const std::string label = options_.method == DetectMethod::MatchedFilter ? "MF" : "ACE";

@@ -33,6 +33,9 @@ struct Target {
 struct DetectTargets {
   std::vector<std::string> columns;
   std::vector<Target> targets;
+  // Where the targets come as spectra on wavelengths (a spectral library: SpectralLibrary.h), in
+  // nm per value: they are resampled to the image's bands (targetsForImage) and `columns` is empty.
+  std::vector<double> wavelengths;
 };
 // The endmembers' CSV (unmixing/EndmemberTable.h) as targets; throws Error(parameter).
 DetectTargets readTargetTable(const std::string& path, const std::string& parameter = "TARGETS");

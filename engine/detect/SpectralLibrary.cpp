@@ -332,7 +332,8 @@ SpectralLibrary readEnvi(const std::string& path) {
 
 // The band's value from one spectrum; throws Error("LIBRARY") where it has none.
 double bandValue(const Target& spectrum, const std::vector<bool>& present,
-                 const std::vector<double>& wavelengths, double centre, double fwhm, int band) {
+                 const std::vector<double>& wavelengths, double centre, double fwhm, int band,
+                 const std::string& parameter) {
   // A channel at the band's centre in a library no finer than the image's bands (one convolved
   // to the sensor): its value as it is.
   const auto at = std::lower_bound(wavelengths.begin(), wavelengths.end(), centre * (1 - 1e-9));
@@ -346,7 +347,7 @@ double bandValue(const Target& spectrum, const std::vector<bool>& present,
   }
   const std::vector<ChannelWeight> response = bandResponse(wavelengths, present, centre, fwhm);
   if (response.empty())
-    throw Error("LIBRARY",
+    throw Error(parameter,
                 QString("'%1' has no values around band %2 (%3 nm, FWHM %4 nm); the library "
                         "spans %5-%6 nm: leave the band out (BANDS, EXCLUDE_NM)")
                     .arg(text(spectrum.name))
@@ -442,14 +443,14 @@ std::vector<ChannelWeight> bandResponse(const std::vector<double>& wavelengths,
 }
 
 std::vector<Target> libraryOnBands(const SpectralLibrary& library, const RasterInfo& info,
-                                   const std::vector<int>& bands) {
+                                   const std::vector<int>& bands, const std::string& parameter) {
   if (library.format == "CSV")
-    return targetsOnBands(DetectTargets{library.columns, library.spectra},
-                          bandColumnNames(info, bands), "LIBRARY");
+    return targetsOnBands(DetectTargets{library.columns, library.spectra, {}},
+                          bandColumnNames(info, bands), parameter);
   if (library.wavelengths.empty()) {  // an ENVI library without wavelengths: band by band
     for (const Target& spectrum : library.spectra)
       if (spectrum.spectrum.size() != bands.size())
-        throw Error("LIBRARY", "the library gives no wavelengths and '" + spectrum.name + "' has " +
+        throw Error(parameter, "the library gives no wavelengths and '" + spectrum.name + "' has " +
                                    std::to_string(spectrum.spectrum.size()) + " values for " +
                                    std::to_string(bands.size()) + " selected bands");
     return library.spectra;
@@ -473,11 +474,32 @@ std::vector<Target> libraryOnBands(const SpectralLibrary& library, const RasterI
         throw Error("INPUT", "band " + std::to_string(band) +
                                  " has no FWHM and no neighbour to take a width from");
       onBands.spectrum.push_back(
-          bandValue(spectrum, present, library.wavelengths, centre, fwhm, band));
+          bandValue(spectrum, present, library.wavelengths, centre, fwhm, band, parameter));
     }
     resampled.push_back(std::move(onBands));
   }
   return resampled;
+}
+
+DetectTargets readTargets(const LibraryFiles& files) {
+  try {
+    const SpectralLibrary library = readSpectralLibrary(files);
+    return {library.columns, library.spectra, library.wavelengths};
+  } catch (const Error& error) {  // the library's errors, named as detection's parameters
+    throw Error(error.parameter() == "LIBRARY_WAVELENGTHS" ? "TARGET_WAVELENGTHS" : "TARGETS",
+                error.what());
+  }
+}
+
+std::vector<Target> targetsForImage(const DetectTargets& table, const RasterInfo& info,
+                                    const std::vector<int>& bands) {
+  if (table.wavelengths.empty())
+    return targetsOnBands(table, bandColumnNames(info, bands), "TARGETS");
+  SpectralLibrary library;
+  library.format = "targets";
+  library.spectra = table.targets;
+  library.wavelengths = table.wavelengths;
+  return libraryOnBands(library, info, bands, "TARGETS");
 }
 
 }  // namespace hyperstream

@@ -39,10 +39,19 @@ struct SpectralLibrary {
 // Throws Error("LIBRARY") (or "LIBRARY_WAVELENGTHS") naming what is wrong.
 SpectralLibrary readSpectralLibrary(const LibraryFiles& files);
 
-// The library's spectra on the image's selected bands; throws Error("LIBRARY") for a band the
+// The library's spectra on the image's selected bands; throws Error(parameter) for a band the
 // library does not cover, Error("INPUT") when the image has no wavelengths to resample to.
 std::vector<Target> libraryOnBands(const SpectralLibrary& library, const RasterInfo& info,
-                                   const std::vector<int>& bands);
+                                   const std::vector<int>& bands,
+                                   const std::string& parameter = "LIBRARY");
+
+// Detection's targets from any of the library formats: the endmembers' CSV as it is, the others
+// as spectra on wavelengths; errors name TARGETS and TARGET_WAVELENGTHS.
+DetectTargets readTargets(const LibraryFiles& files);
+// The targets on the image's selected bands: by column name (targetsOnBands), or resampled from
+// their wavelengths; throws Error("TARGETS").
+std::vector<Target> targetsForImage(const DetectTargets& table, const RasterInfo& info,
+                                    const std::vector<int>& bands);
 
 // A library channel's share of a band's response.
 struct ChannelWeight {

@@ -1,5 +1,7 @@
 #include "pca/PcaJob.h"
 
+#include "detect/SpectralLibrary.h"
+
 #include "core/AddressSpace.h"
 #include "core/Error.h"
 #include "io/EmptyBands.h"
@@ -776,8 +778,7 @@ void PcaRun::chooseDetector() {
 // (a table whose columns name no band of the image, or are not named) the columns in order, one
 // per selected band.
 std::vector<Target> PcaRun::selectedTargets() const {
-  return targetsOnBands(options_.targetTable, bandColumnNames(result_.input, result_.bands),
-                        "TARGETS");
+  return targetsForImage(options_.targetTable, result_.input, result_.bands);
 }
 
 // Inverting, the component raster's values back to components (undoing a Byte rescale), then
