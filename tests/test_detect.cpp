@@ -713,8 +713,10 @@ void TestDetect::perColumnMatchesReference() {
     if (absorption) {
       targets.push_back(absorptionSpectrum(14));
     } else {
-      targets.emplace_back(cube.values.begin() + 300 * 14, cube.values.begin() + 301 * 14);
-      targets.emplace_back(cube.values.begin() + 800 * 14, cube.values.begin() + 801 * 14);
+      targets.emplace_back(cube.values.begin() + int64_t{300} * 14,
+                           cube.values.begin() + int64_t{301} * 14);
+      targets.emplace_back(cube.values.begin() + int64_t{800} * 14,
+                           cube.values.begin() + int64_t{801} * 14);
     }
   }
   ColumnDetectOptions options =

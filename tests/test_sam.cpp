@@ -605,6 +605,7 @@ void TestSam::detectionTargetsFromALibrary() {
   std::vector<double> fine;
   for (double w = 380; w <= 2520; w += 1) fine.push_back(w);
   std::vector<double> absorption;
+  absorption.reserve(fine.size());
   for (const double w : fine)
     absorption.push_back(
         0.02 * (std::exp(-std::pow((w - 2300) / 6, 2)) + std::exp(-std::pow((w - 2350) / 6, 2))));

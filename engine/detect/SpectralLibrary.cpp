@@ -212,7 +212,9 @@ int64_t headerInteger(const std::vector<std::pair<std::string, std::string>>& fi
     bool ok = false;
     const qlonglong number = text(value).toLongLong(&ok);
     if (!ok || number < 0)
-      throw Error("LIBRARY", header + ": '" + key + " = " + value + "' is not a count");
+      throw Error("LIBRARY", QString("%1: '%2 = %3' is not a count")
+                                 .arg(text(header), text(key), text(value))
+                                 .toStdString());
     return number;
   }
   if (required) throw Error("LIBRARY", header + " has no '" + key + "'");
