@@ -4,6 +4,8 @@
 #include "io/SpectralMetadata.h"
 #include "unmixing/EndmemberTable.h"
 
+#include <gdal_priv.h>
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -12,7 +14,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 namespace hyperstream {
@@ -151,58 +152,46 @@ SpectralLibrary readUsgs(const LibraryFiles& files) {
 
 struct EnviLayout {
   int64_t channels = 0, spectra = 0, offset = 0;
-  int dataType = 0;
+  GDALDataType type = GDT_Unknown;
   bool bigEndian = false;
 };
 
-int valueSize(int enviType) {
-  switch (enviType) {
+// ENVI's "data type" codes of real numbers as GDAL's types.
+GDALDataType enviDataType(int64_t code) {
+  switch (code) {
     case 1:
-      return 1;
+      return GDT_Byte;
     case 2:
-    case 12:
-      return 2;
+      return GDT_Int16;
     case 3:
+      return GDT_Int32;
     case 4:
-    case 13:
-      return 4;
+      return GDT_Float32;
     case 5:
+      return GDT_Float64;
+    case 12:
+      return GDT_UInt16;
+    case 13:
+      return GDT_UInt32;
     case 14:
+      return GDT_Int64;
     case 15:
-      return 8;
+      return GDT_UInt64;
     default:
-      return 0;
+      return GDT_Unknown;
   }
 }
 
-double decodeValue(const unsigned char* bytes, int enviType, bool bigEndian) {
-  unsigned char ordered[8];
-  const int size = valueSize(enviType);
-  for (int i = 0; i < size; ++i) ordered[i] = bytes[bigEndian ? size - 1 - i : i];
-  const auto as = [&](auto value) {
-    std::memcpy(&value, ordered, sizeof value);
-    return static_cast<double>(value);
-  };
-  switch (enviType) {
-    case 1:
-      return ordered[0];
-    case 2:
-      return as(int16_t{});
-    case 3:
-      return as(int32_t{});
-    case 4:
-      return as(float{});
-    case 5:
-      return as(double{});
-    case 12:
-      return as(uint16_t{});
-    case 13:
-      return as(uint32_t{});
-    case 14:
-      return as(int64_t{});
-    default:
-      return as(uint64_t{});
-  }
+// Every value of the library as float64, in the host's byte order (GDAL swaps and converts).
+std::vector<double> decodeValues(const QByteArray& data, const EnviLayout& layout) {
+  const int size = GDALGetDataTypeSizeBytes(layout.type);
+  const int64_t count = layout.channels * layout.spectra;
+  const auto* first = reinterpret_cast<const unsigned char*>(data.constData()) + layout.offset;
+  std::vector<unsigned char> raw(first, first + count * size);
+  if (layout.bigEndian == (CPL_IS_LSB != 0)) GDALSwapWordsEx(raw.data(), size, count, size);
+  std::vector<double> values(static_cast<size_t>(count));
+  GDALCopyWords64(raw.data(), layout.type, size, values.data(), GDT_Float64, sizeof(double), count);
+  return values;
 }
 
 int64_t headerInteger(const std::vector<std::pair<std::string, std::string>>& fields,
@@ -264,12 +253,13 @@ EnviLayout enviLayout(const std::vector<std::pair<std::string, std::string>>& fi
   layout.channels = headerInteger(fields, "samples", header, true);
   layout.spectra = headerInteger(fields, "lines", header, true);
   layout.offset = headerInteger(fields, "header offset", header, false);
-  layout.dataType = static_cast<int>(headerInteger(fields, "data type", header, true));
+  const int64_t code = headerInteger(fields, "data type", header, true);
+  layout.type = enviDataType(code);
   layout.bigEndian = headerInteger(fields, "byte order", header, false) == 1;
   if (headerInteger(fields, "bands", header, false) > 1)
     throw Error("LIBRARY", header + " has several bands: a spectral library has one");
-  if (valueSize(layout.dataType) == 0)
-    throw Error("LIBRARY", header + ": data type " + std::to_string(layout.dataType) +
+  if (layout.type == GDT_Unknown)
+    throw Error("LIBRARY", header + ": data type " + std::to_string(code) +
                                " is not a real number type (1-5, 12-15)");
   if (layout.channels < 1 || layout.spectra < 1 || layout.channels > kMostChannels ||
       layout.channels * layout.spectra > kMostValues)
@@ -278,7 +268,7 @@ EnviLayout enviLayout(const std::vector<std::pair<std::string, std::string>>& fi
                                " values is not a library this reads (at most " +
                                std::to_string(kMostValues) + " values)");
   const int64_t needed =
-      layout.offset + layout.channels * layout.spectra * valueSize(layout.dataType);
+      layout.offset + layout.channels * layout.spectra * GDALGetDataTypeSizeBytes(layout.type);
   if (needed > dataBytes)
     throw Error("LIBRARY", header + " describes " + std::to_string(needed) +
                                " bytes, the library's data file has " + std::to_string(dataBytes));
@@ -311,16 +301,14 @@ SpectralLibrary readEnvi(const std::string& path) {
                     " wavelengths for spectra of " + std::to_string(layout.channels) + " values");
   bool hasIgnored = false;
   const double ignored = text(headerText(fields, "data ignore value")).toDouble(&hasIgnored);
-  const auto* bytes = reinterpret_cast<const unsigned char*>(data.constData()) + layout.offset;
-  const int size = valueSize(layout.dataType);
+  const std::vector<double> values = decodeValues(data, layout);
   for (int64_t s = 0; s < layout.spectra; ++s) {
     Target spectrum;
     spectrum.name = s < names.size() && !names[static_cast<int>(s)].isEmpty()
                         ? names[static_cast<int>(s)].toStdString()
                         : std::to_string(s + 1);
     for (int64_t c = 0; c < layout.channels; ++c) {
-      const double value =
-          decodeValue(bytes + (s * layout.channels + c) * size, layout.dataType, layout.bigEndian);
+      const double value = values[static_cast<size_t>(s * layout.channels + c)];
       spectrum.spectrum.push_back((hasIgnored && value == ignored) || !std::isfinite(value)
                                       ? std::numeric_limits<double>::quiet_NaN()
                                       : value);
