@@ -210,8 +210,12 @@ HYPERSTREAM_VECTOR_CLONES void projectBandVectors(
 #pragma GCC unroll 16
       for (int k = 0; k < Sums; ++k) sum[k] += row * weights[b * kComponentBlock + k];
     }
+    // Through an array written once: reading the sums' lanes in place made GCC keep (and clear,
+    // every eight pixels) a copy of them on the stack.
+    C lanes[Sums][W];
+    for (int k = 0; k < Sums; ++k) std::memcpy(lanes[k], &sum[k], sizeof(lanes[k]));
     for (int l = 0; l < W; ++l)
-      for (int k = 0; k < components; ++k) out[(p0 + l) * outStride + k] = sum[k][l] - bias[k];
+      for (int k = 0; k < components; ++k) out[(p0 + l) * outStride + k] = lanes[k][l] - bias[k];
   }
 }
 
