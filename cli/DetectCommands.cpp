@@ -5,6 +5,7 @@
 #include "Commands.h"
 #include "ConsoleFeedback.h"
 #include "detect/ColumnDetectJob.h"
+#include "detect/LocalRxJob.h"
 #include "detect/SamJob.h"
 #include "detect/SpectralLibrary.h"
 
@@ -89,6 +90,34 @@ int runColumnJob(const PcaOptions& options, bool quiet) {
   return 0;
 }
 
+// Each pixel against its own neighbourhood (engine/detect/LocalRxJob.h).
+int runLocalRxJob(const QCommandLineParser& parser, const PcaOptions& options) {
+  if (parser.isSet("per-column"))
+    invalid("window", "--window and --per-column are two backgrounds: choose one");
+  if (parser.value("components") == "all")
+    invalid("components",
+            "local RX scores in 1 to " + QString::number(kMaxLocalComponents) +
+                " principal components or auto (each pixel's window covariance is factored)");
+  const int window = positiveInt(parser.value("window"), "window", kMaxWindow);
+  const int guard =
+      parser.isSet("guard") ? positiveInt(parser.value("guard"), "guard", kMaxWindow) : 1;
+  const LocalRxOptions local = localRxOptions(options, window, guard);
+  const bool quiet = parser.isSet("quiet");
+  ConsoleFeedback feedback(quiet);
+  const LocalRxResult result = runLocalRx(local, feedback);
+  feedback.finish();
+  if (quiet) return 0;
+  std::printf(
+      "local RX (window %d, guard %d) in %d principal component(s), %lld valid pixels "
+      "(%lld left unscored), %.2f s (components %.2f s) on %s\n",
+      local.window, local.guard, result.components, static_cast<long long>(result.validPixels),
+      static_cast<long long>(result.unscoredPixels), result.seconds, result.pcaSeconds,
+      result.backend.c_str());
+  std::printf("scores:     %s (%s)\n", options.output.c_str(),
+              outputTypeName(options.outputType).c_str());
+  return 0;
+}
+
 int runDetectJob(const PcaOptions& options, bool perColumn, bool quiet) {
   if (perColumn) return runColumnJob(options, quiet);
   const PcaResult result = runPcaJob(options, quiet);
@@ -104,7 +133,8 @@ const char* const kRxHelp =
     "of scores to OUTPUT (GeoTIFF unless the extension or --format says otherwise),\n"
     "georeferencing and nodata kept. Constant bands are left out. For a background of\n"
     "Gaussian pixels the scores follow a chi-square law with as many degrees of freedom as\n"
-    "components: large scores are anomalies.\n\n";
+    "components: large scores are anomalies. With --window, each pixel's mean and\n"
+    "covariance are those of its own neighbourhood (local, dual-window RX).\n\n";
 
 const char* const kDetectHelp =
     "usage: hyperstream detect INPUT TARGETS.csv OUTPUT --method mf|ace|cem [options]\n\n"
@@ -205,6 +235,20 @@ int runSamCommand(const QStringList& arguments) {
 
 int runRxCommand(const QStringList& arguments) {
   QCommandLineParser parser;
+  parser.addOptions({
+      {"window",
+       "Local RX: each pixel against the valid pixels of the N x N window centred on it "
+       "(odd, 3-255) rather than the whole image, in the first K principal components "
+       "(--components, default 10 here; all bands are not offered). The components are "
+       "written to a temporary file beside OUTPUT (K x 8 bytes a pixel); the windows run on "
+       "the CPU.",
+       "N"},
+      {"guard",
+       "Local RX: leave the G x G square around each pixel out of its background (odd, "
+       "smaller than the window; default 1, the pixel itself), so that a target larger than "
+       "a pixel does not hide in its own statistics.",
+       "G"},
+  });
   addDetectOptions(parser);
   parseOrExit(parser, arguments,
               {{"INPUT", "Input raster (any GDAL format)."},
@@ -213,6 +257,8 @@ int runRxCommand(const QStringList& arguments) {
   PcaOptions options;
   readDetectOptions(parser, options);
   options.detector.method = DetectMethod::Rx;
+  if (parser.isSet("window")) return runLocalRxJob(parser, options);
+  if (parser.isSet("guard")) invalid("guard", "--guard goes with --window (local RX)");
   return runDetectJob(options, parser.isSet("per-column"), parser.isSet("quiet"));
 }
 

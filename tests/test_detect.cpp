@@ -10,6 +10,7 @@
 #include "TestSupport.h"
 #include "core/Error.h"
 #include "detect/ColumnDetectJob.h"
+#include "detect/LocalRxJob.h"
 #include "pca/PcaJob.h"
 
 #include <QFile>
@@ -328,6 +329,89 @@ double detectionRate(const std::vector<double>& scores, const std::vector<bool>&
   return static_cast<double>(found) / static_cast<double>(total);
 }
 
+// Local RX's reference: each valid pixel's first k components (the reference PCA's eigenvectors,
+// projected in long double), its background (the window less the guard square, valid pixels
+// inside the image) by two passes in long double, its covariance + εI inverted by Gauss-Jordan.
+// NaN where the background has fewer than two pixels.
+std::vector<double> referenceLocalRx(const testing::Cube& cube, int k, int window, int guard,
+                                     double shrinkage) {
+  const testing::Reference pca = testing::referencePca(cube);
+  const int64_t pixels = cube.pixels();
+  std::vector<std::vector<long double>> y(static_cast<size_t>(pixels));
+  for (int64_t p = 0; p < pixels; ++p) {
+    if (!testing::referenceValid(cube, p)) continue;
+    for (int i = 0; i < k; ++i) {
+      long double along = 0;
+      for (int b = 0; b < cube.bands; ++b)
+        along += (static_cast<long double>(cube.values[static_cast<size_t>(p * cube.bands + b)]) -
+                  pca.mean[b]) *
+                 pca.vectors[i][b];
+      y[p].push_back(along);
+    }
+  }
+  const int64_t h = window / 2, g = guard / 2;
+  std::vector<double> scores(static_cast<size_t>(pixels), std::nan(""));
+  for (int64_t p = 0; p < pixels; ++p) {
+    if (y[p].empty()) continue;
+    const int64_t row = p / cube.cols, column = p % cube.cols;
+    std::vector<int64_t> background;
+    for (int64_t r = std::max<int64_t>(0, row - h); r <= std::min(cube.rows - 1, row + h); ++r)
+      for (int64_t c = std::max<int64_t>(0, column - h); c <= std::min(cube.cols - 1, column + h);
+           ++c)
+        if ((std::abs(r - row) > g || std::abs(c - column) > g) && !y[r * cube.cols + c].empty())
+          background.push_back(r * cube.cols + c);
+    const auto n = static_cast<int64_t>(background.size());
+    if (n < 2) continue;
+    std::vector<long double> mean(k, 0.0L);
+    for (const int64_t q : background)
+      for (int i = 0; i < k; ++i) mean[i] += y[q][i];
+    for (long double& m : mean) m /= n;
+    Matrix covariance(static_cast<size_t>(k) * k, 0.0L);
+    for (const int64_t q : background)
+      for (int i = 0; i < k; ++i)
+        for (int j = 0; j < k; ++j)
+          covariance[static_cast<size_t>(i) * k + j] += (y[q][i] - mean[i]) * (y[q][j] - mean[j]);
+    long double trace = 0;
+    for (long double& c : covariance) c /= (n - 1);
+    for (int i = 0; i < k; ++i) trace += covariance[static_cast<size_t>(i) * k + i];
+    for (int i = 0; i < k; ++i) covariance[static_cast<size_t>(i) * k + i] += shrinkage * trace / k;
+    std::vector<long double> d(k);
+    for (int i = 0; i < k; ++i) d[i] = y[p][i] - mean[i];
+    scores[p] = static_cast<double>(form(d, inverse(covariance, k), d));
+  }
+  return scores;
+}
+
+LocalRxOptions localOptions(const QString& input, const QString& output, int components, int window,
+                            int guard) {
+  LocalRxOptions options;
+  options.input = input.toStdString();
+  options.output = output.toStdString();
+  options.device = parseDevice("cpu");
+  options.outputType = OutputType::Float64;
+  options.components = components;
+  options.window = window;
+  options.guard = guard;
+  return options;
+}
+
+LocalRxResult runLocal(const LocalRxOptions& options) {
+  TestFeedback feedback;
+  return runLocalRx(options, feedback);
+}
+
+// Where `pixels` rank among the valid scores (0: the largest), sorted.
+std::vector<int64_t> ranksOf(const std::vector<double>& scores,
+                             const std::vector<int64_t>& pixels) {
+  std::vector<int64_t> ranks;
+  for (const int64_t p : pixels) {
+    int64_t above = 0;
+    for (const double score : scores) above += score > scores[p] ? 1 : 0;
+    ranks.push_back(above);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  return ranks;
+}
 }  // namespace
 
 class TestDetect : public QObject {
@@ -346,6 +430,10 @@ class TestDetect : public QObject {
   void perColumnMatchesReference_data();
   void perColumnMatchesReference();
   void perColumnFindsThePlume();
+  void localRxMatchesReference_data();
+  void localRxMatchesReference();
+  void localRxFindsWhatTheImageHides();
+  void localRxErrors();
 };
 
 void TestDetect::scoresMatchReference_data() {
@@ -818,6 +906,129 @@ void TestDetect::perColumnFindsThePlume() {
   QVERIFY2(perColumnRate >= 0.9, qPrintable(QString::number(perColumnRate)));
   QVERIFY2(globalRate <= 0.5, qPrintable(QString::number(globalRate)));
   QVERIFY(onPlume > 0.6 && onPlume < 1.05 && std::fabs(offPlume) < 0.05);
+}
+
+void TestDetect::localRxMatchesReference_data() {
+  QTest::addColumn<int>("type");
+  QTest::addColumn<int>("components");
+  QTest::addColumn<int>("window");
+  QTest::addColumn<int>("guard");
+  QTest::addColumn<double>("shrinkage");
+  QTest::newRow("float64 k4 w7 g3") << int(GDT_Float64) << 4 << 7 << 3 << 0.0;
+  QTest::newRow("float64 k6 w5 g1 shrunk") << int(GDT_Float64) << 6 << 5 << 1 << 0.05;
+  QTest::newRow("uint16 k3 w9 g5") << int(GDT_UInt16) << 3 << 9 << 5 << 0.0;
+}
+
+// Local RX against the reference on a scene with planted anomalies, targets, nodata pixels and a
+// constant band: within 1e-9 of the largest score, NaN where the reference has no background;
+// strips of 1, 4 and all rows and a 16 MiB budget give the same bits; no scratch file is left.
+void TestDetect::localRxMatchesReference() {
+  QFETCH(int, type);
+  QFETCH(int, components);
+  QFETCH(int, window);
+  QFETCH(int, guard);
+  QFETCH(double, shrinkage);
+  Scene scene = plantedScene(31, 26, 83);
+  if (type == GDT_UInt16) {  // nodata 0, which the type holds
+    for (double& v : scene.cube.values)
+      if (v == kNodata) v = 0;
+    scene.cube.nodata.assign(scene.cube.bands, 0.0);
+    testing::roundValues(scene.cube);
+  }
+  const QString dir = testing::tempDir();
+  testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDALDataType(type));
+  LocalRxOptions options =
+      localOptions(dir + "/in.tif", dir + "/out.tif", components, window, guard);
+  options.shrinkage = shrinkage;
+  const LocalRxResult result = runLocal(options);
+  QCOMPARE(result.components, components);
+  QCOMPARE(result.unscoredPixels, int64_t{0});
+  const std::vector<double> expected =
+      referenceLocalRx(scene.cube, components, window, guard, shrinkage);
+  const std::vector<double> written = testing::samplesOf(dir + "/out.tif");
+  double worst = 0, largest = 0;
+  for (const double e : expected)
+    if (!std::isnan(e)) largest = std::max(largest, e);
+  for (size_t p = 0; p < expected.size(); ++p) {
+    if (std::isnan(expected[p])) {
+      QVERIFY(std::isnan(written[p]));
+      continue;
+    }
+    worst = std::max(worst, std::fabs(written[p] - expected[p]));
+  }
+  qInfo("local RX: largest difference %.3g of the largest score %.6g", worst / largest, largest);
+  QVERIFY2(worst <= 1e-9 * largest, qPrintable(QString("%1 of %2").arg(worst).arg(largest)));
+  for (const int strip : {1, 4, 31}) {
+    options.output = (dir + QString("/strip%1.tif").arg(strip)).toStdString();
+    options.stripRows = strip;
+    runLocal(options);
+    const std::vector<double> again = testing::samplesOf(QString::fromStdString(options.output));
+    QVERIFY(again.size() == written.size() &&
+            std::memcmp(again.data(), written.data(), written.size() * sizeof(double)) == 0);
+  }
+  options.output = (dir + "/budget.tif").toStdString();
+  options.stripRows = 0;
+  options.ramBytes = int64_t{16} << 20;
+  runLocal(options);
+  const std::vector<double> budget = testing::samplesOf(dir + "/budget.tif");
+  QVERIFY(budget.size() == written.size() &&
+          std::memcmp(budget.data(), written.data(), written.size() * sizeof(double)) == 0);
+  QCOMPARE(testing::filesIn(dir), (QStringList{"budget.tif", "in.tif", "out.tif", "strip1.tif",
+                                               "strip31.tif", "strip4.tif"}));
+}
+
+// Two materials, each over half of the image, and pixels of the right half's material planted in
+// the left half: common in the image, so image-wide RX ranks them among the background, but
+// foreign to their neighbourhood, where local RX ranks them first.
+void TestDetect::localRxFindsWhatTheImageHides() {
+  testing::Cube cube = testing::correlatedCube(60, 60, 20, 89, 3000.0, 60.0);
+  std::vector<double> material(20);
+  for (int b = 0; b < 20; ++b) material[b] = 400.0 * std::sin(0.4 * b + 1.0);
+  std::vector<int64_t> planted;
+  for (int k = 0; k < 6; ++k) planted.push_back((8 + 8 * k) * 60 + 6 + 3 * (k % 4));
+  for (int64_t p = 0; p < cube.pixels(); ++p)
+    if (p % 60 >= 30 || std::find(planted.begin(), planted.end(), p) != planted.end())
+      for (int b = 0; b < 20; ++b) cube.values[static_cast<size_t>(p * 20 + b)] += material[b];
+  const QString dir = testing::tempDir();
+  testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Float64);
+  runLocal(localOptions(dir + "/in.tif", dir + "/local.tif", 5, 9, 3));
+  PcaOptions global = detectOptions(dir + "/in.tif", dir + "/global.tif", DetectMethod::Rx, {});
+  global.detector.components = 5;
+  runQuietly(global);
+  const std::vector<int64_t> local = ranksOf(testing::samplesOf(dir + "/local.tif"), planted);
+  const std::vector<int64_t> imageWide = ranksOf(testing::samplesOf(dir + "/global.tif"), planted);
+  qInfo("planted pixels' ranks of 3600: local RX %lld-%lld, image-wide RX %lld-%lld",
+        static_cast<long long>(local.front()), static_cast<long long>(local.back()),
+        static_cast<long long>(imageWide.front()), static_cast<long long>(imageWide.back()));
+  QVERIFY(local.back() < 6);
+  QVERIFY(imageWide.front() > 100);
+}
+
+void TestDetect::localRxErrors() {
+  const Scene scene = plantedScene(12, 10, 97);
+  const QString dir = testing::tempDir();
+  testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDT_Float64);
+  auto parameterOf = [&](const LocalRxOptions& options) {
+    try {
+      runLocal(options);
+    } catch (const Error& error) {
+      return QString::fromStdString(error.parameter());
+    }
+    return QString();
+  };
+  const QString in = dir + "/in.tif", out = dir + "/out.tif";
+  QCOMPARE(parameterOf(localOptions(in, out, 4, 4, 1)), QString("WINDOW"));
+  QCOMPARE(parameterOf(localOptions(in, out, 4, 1, 1)), QString("WINDOW"));
+  QCOMPARE(parameterOf(localOptions(in, out, 4, 5, 5)), QString("GUARD"));
+  QCOMPARE(parameterOf(localOptions(in, out, 4, 5, 2)), QString("GUARD"));
+  QCOMPARE(parameterOf(localOptions(in, out, 65, 5, 1)), QString("COMPONENTS"));
+  QCOMPARE(parameterOf(localOptions(in, out, 40, 5, 1)), QString("COMPONENTS"));  // 28 bands
+  LocalRxOptions options = localOptions(in, out, 4, 5, 1);
+  options.outputType = OutputType::Byte;
+  QCOMPARE(parameterOf(options), QString("OUTPUT_TYPE"));
+  options = localOptions(in, in, 4, 5, 1);
+  QCOMPARE(parameterOf(options), QString("OUTPUT"));
+  QCOMPARE(testing::filesIn(dir), QStringList{"in.tif"});
 }
 
 QTEST_GUILESS_MAIN(TestDetect)

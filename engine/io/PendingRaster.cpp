@@ -52,7 +52,9 @@ CPLStringList creationOptionList(const RasterFormat& format) {
   return options;
 }
 
-// A new hidden folder beside `destination`, unique to this object; registered before it is made,
+}  // namespace
+
+// A new hidden folder beside `destination`, unique to its caller; registered before it is made,
 // so that a signal arriving just after leaves nothing behind. Its name starts with at most 40
 // characters of the destination's, so that it stays within the 255 bytes a name may have
 // whatever the destination's (up to 255 bytes itself).
@@ -72,8 +74,6 @@ std::string makePendingFolder(const std::string& destination, PendingFiles& pend
   throw Error("OUTPUT", "cannot create a temporary folder in '" + parent.path().toStdString() +
                             "' for '" + destination + "': " + std::strerror(errno));
 }
-
-}  // namespace
 
 void checkCreationOptions(const RasterFormat& format) {
   creationOptionList(format);

@@ -95,12 +95,17 @@ class PendingRaster {
   std::string mapTemporary_;  // the map grid's file, in the destination's format
 };
 
-// Opens a raster that another process created for update; throws Error(parameter).
+// A new hidden folder beside `destination` for files that exist only while a job runs, named so
+// that the next run there removes it if this process dies (isPendingFolderName); registered in
+// `pending`. Throws Error("OUTPUT") when it cannot be made.
+std::string makePendingFolder(const std::string& destination, PendingFiles& pending);
+
 // A pending raster of `bands` bands of `type` over the same grid as `input`: its size,
 // geotransform and CRS.
 std::unique_ptr<PendingRaster> createLike(const RasterInfo& input, const std::string& destination,
                                           const RasterFormat& format, int bands, GDALDataType type);
 
+// Opens a raster that another process created for update; throws Error(parameter).
 DatasetPtr openForUpdate(const std::string& path, const std::string& parameter);
 
 // The files of an existing raster dataset at `path` (its sidecars included), or {path} when GDAL
