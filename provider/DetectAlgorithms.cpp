@@ -2,7 +2,9 @@
 
 #include "ProcessingSupport.h"
 #include "QgisCompat.h"
+#include "core/Error.h"
 #include "detect/ColumnDetectJob.h"
+#include "detect/LocalRxJob.h"
 #include "detect/SpectralLibrary.h"
 
 #include <qgsprocessingoutputs.h>
@@ -47,6 +49,14 @@ void DetectAlgorithm::addJobParameters() {
   addDocumented(new QgsProcessingParameterBoolean(
       QStringLiteral("PER_COLUMN"),
       QObject::tr("Each image column's own statistics (pushbroom sensors)"), false, true));
+  if (finds_ == Finds::Anomalies) {
+    addDocumented(new QgsProcessingParameterNumber(
+        QStringLiteral("WINDOW"), QObject::tr("Local RX: background window (pixels; 0: the image)"),
+        compat::kInteger, 0, true, 0, kMaxWindow));
+    addDocumented(new QgsProcessingParameterNumber(QStringLiteral("GUARD"),
+                                                   QObject::tr("Local RX: guard window (pixels)"),
+                                                   compat::kInteger, 1, true, 1, kMaxWindow));
+  }
   addDocumented(new QgsProcessingParameterNumber(
       QStringLiteral("COMPONENTS"), QObject::tr("Principal components scored (0: all)"),
       compat::kInteger, 0, false, 0));
@@ -89,6 +99,11 @@ void DetectAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingCon
         parameterAsEnum(parameters, QStringLiteral("TARGET_MODE"), context) == 1;
   }
   perColumn_ = parameterAsBoolean(parameters, QStringLiteral("PER_COLUMN"), context);
+  window_ = finds_ == Finds::Anomalies
+                ? parameterAsInt(parameters, QStringLiteral("WINDOW"), context)
+                : 0;
+  guard_ =
+      finds_ == Finds::Anomalies ? parameterAsInt(parameters, QStringLiteral("GUARD"), context) : 1;
   options_.detector.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
   if (options_.detector.components == 0 &&
       parameterAsBoolean(parameters, QStringLiteral("SIGNAL_SUBSPACE"), context))
@@ -102,6 +117,17 @@ void DetectAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingCon
 EngineAlgorithm::RunReport DetectAlgorithm::runJob(OutputFiles& files,
                                                    QgsProcessingFeedback* feedback) {
   options_.statsJson = files.file(QStringLiteral("OUTPUT_STATS"));
+  if (window_ > 0) {
+    const LocalRxResult result = runEngineJob(feedback, [&](Feedback& engine) -> LocalRxResult {
+      if (perColumn_)
+        throw Error("WINDOW",
+                    "a background window and PER_COLUMN are two backgrounds: "
+                    "choose one");
+      return runLocalRx(localRxOptions(options_, window_, guard_), engine);
+    });
+    return {
+        result.validPixels, result.backend, {{QStringLiteral("N_COMPONENTS"), result.components}}};
+  }
   if (perColumn_) {
     const ColumnDetectResult result = runEngineJob(feedback, [&](Feedback& engine) {
       if (finds_ == Finds::Targets) options_.targetTable = readTargets({targetsPath_, ""});

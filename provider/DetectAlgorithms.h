@@ -32,6 +32,7 @@ class DetectAlgorithm : public JobAlgorithm<DetectAlgorithm, PcaOptions> {
   Finds finds_;
   std::string targetsPath_;  // the targets' table, read on the worker thread
   bool perColumn_ = false;
+  int window_ = 0, guard_ = 1;  // local RX where window_ > 0
 };
 
 class SamAlgorithm : public JobAlgorithm<SamAlgorithm, SamOptions> {

@@ -277,12 +277,16 @@ $qp run "$detect_model" -- image="$work/patches.tif" number_of_targets=4 \
 $qp run hyperstream:rx -- INPUT="$work/patches.tif" PER_COLUMN=true OUTPUT_TYPE=1 \
   OUTPUT="$work/rxc_qgis.tif" >"$work/rxc.log" 2>&1 || { cat "$work/rxc.log"; fail "run rx per column"; }
 "$cli" rx "$work/patches.tif" "$work/rxc_cli.tif" --per-column --type float64 --quiet
+$qp run hyperstream:rx -- INPUT="$work/patches.tif" WINDOW=9 GUARD=3 COMPONENTS=4 OUTPUT_TYPE=1 \
+  OUTPUT="$work/rxl_qgis.tif" >"$work/rxl.log" 2>&1 || { cat "$work/rxl.log"; fail "run local rx"; }
+"$cli" rx "$work/patches.tif" "$work/rxl_cli.tif" --window 9 --guard 3 --components 4 \
+  --type float64 --quiet
 /usr/bin/python3 - "$work" <<'PY' || fail "the detection results"
 import sys
 import numpy as np
 from osgeo import gdal
 work = sys.argv[1]
-for name in ("rx", "ace", "rxc"):
+for name in ("rx", "ace", "rxc", "rxl"):
     a = gdal.Open(f"{work}/{name}_qgis.tif").ReadAsArray()
     b = gdal.Open(f"{work}/{name}_cli.tif").ReadAsArray()
     assert a.shape == b.shape, name
