@@ -4,7 +4,8 @@
 # Float32 scores), `sam` against a library of twelve (the class map and the best angle), and with
 # each column's statistics (CPU only: skipped with DEVICE gpu) `rx --per-column` (rxc) and
 # `detect --method mf --per-column --target-mode absorption` of a methane-like absorption (mfc),
-# both with `--shrinkage 1e-4` (the tiled cube's columns repeat 100 pixels: fewer than its bands).
+# both with `--shrinkage 1e-4` (the tiled cube's columns repeat 100 pixels: fewer than its bands),
+# and local RX `rx --window 15 --guard 3 --components 10` (rxl).
 # Prints every round, the medians and the ratios to PCA. With SPY=1, also Spectral Python's rx,
 # matched_filter, ace and spectral_angles (in memory, float64, one process) against
 # `hyperstream rx/detect/sam --type float64` on SPY_INPUT (a cube Spectral Python can hold;
@@ -46,7 +47,7 @@ median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2 ? v[(NR+1)/2] : (v[NR/2]
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 declare -A times
-jobs=(pca rx mf ace cem sam)
+jobs=(pca rx mf ace cem sam rxl)
 [[ $device == gpu* ]] || jobs+=(rxc mfc)
 for ((r = 1; r <= rounds; r++)); do
   line="round $r:"
@@ -56,6 +57,7 @@ for ((r = 1; r <= rounds; r++)); do
       rx) t=$(seconds rx "$input" "$out/rx.tif") ;;
       sam) t=$(seconds sam "$input" "$out/library.csv" "$out/sam.tif" --angle "$out/angle.tif") ;;
       rxc) t=$(seconds rx "$input" "$out/rxc.tif" --per-column --shrinkage 1e-4) ;;
+      rxl) t=$(seconds rx "$input" "$out/rxl.tif" --window 15 --guard 3 --components 10) ;;
       mfc) t=$(seconds detect "$input" "$out/absorption.csv" "$out/mfc.tif" --method mf \
         --per-column --target-mode absorption --shrinkage 1e-4) ;;
       *) t=$(seconds detect "$input" "$out/targets.csv" "$out/$job.tif" --method "$job") ;;

@@ -7,6 +7,7 @@
 #include "TestSupport.h"
 #include "core/Error.h"
 #include "core/Samples.h"
+#include "detect/LocalRxJob.h"
 #include "detect/SamJob.h"
 #include "io/TextFile.h"
 #include "pca/PcaJob.h"
@@ -18,6 +19,7 @@
 #include "unmixing/AbundanceJob.h"
 #include "unmixing/EndmemberJob.h"
 #include "unmixing/EndmemberTable.h"
+#include "unmixing/UnmixingKernels.h"
 
 #include <QFileInfo>
 #include <QtTest>
@@ -925,6 +927,105 @@ class GpuTests : public QObject {
       qInfo("SAM %s GPU vs CPU: within %.3g rad", file, worst);
       QVERIFY2(worst <= tolerance, qPrintable(QString::number(worst)));
     }
+  }
+
+  // Local RX's windows on the GPU against the CPU's, on random components (5, and 40: lanes past
+  // the warp's 32 and 820 covariance entries) with invalid pixels, a constant patch (its pixels'
+  // backgrounds singular: NaN on both) and a strip whose halo rows end at the image's edge.
+  void localRxWindows_data() {
+    QTest::addColumn<int>("components");
+    QTest::addColumn<int>("type");
+    QTest::newRow("5 components, Float64") << 5 << int(OutputType::Float64);
+    QTest::newRow("40 components, Float32") << 40 << int(OutputType::Float32);
+  }
+  void localRxWindows() {
+    QFETCH(int, components);
+    QFETCH(int, type);
+    const int k = components;
+    const int64_t width = 61, rows = 40;  // buffered: image rows 20-59 of 60
+    std::mt19937_64 random(5);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::vector<double> values(static_cast<size_t>(width * rows * k));
+    for (double& v : values) v = 100.0 * normal(random);
+    std::vector<unsigned char> valid(static_cast<size_t>(width * rows), 1);
+    for (int64_t p = 0; p < width * rows; p += 13) valid[p] = 0;
+    for (int64_t r = 10; r < 22; ++r)
+      for (int64_t c = 20; c < 35; ++c) std::fill_n(values.begin() + (r * width + c) * k, k, 7.0);
+    WindowStrip strip;
+    strip.components = values.data();
+    strip.valid = valid.data();
+    strip.componentCount = k;
+    strip.width = width;
+    strip.firstRow = 20;
+    strip.rowCount = rows;
+    strip.scoreRow = 24;
+    strip.scoreRows = 36;  // to the image's last row: its windows end there
+    const WindowRule rule{9, 3, 0.0, OutputType(type)};
+    const size_t pixels = static_cast<size_t>(strip.scoreRows * width);
+    std::vector<double> scores[2];
+    for (int gpu = 0; gpu < 2; ++gpu) {
+      std::unique_ptr<UnmixingKernels> kernels =
+          gpu ? gpuRuntime(nullptr)->createUnmixingKernels(GpuKernelOptions{})
+              : makeCpuUnmixingKernels();
+      std::vector<unsigned char> out(pixels * 8);
+      kernels->windowScores(strip, rule, out.data());
+      for (size_t p = 0; p < pixels; ++p)
+        scores[gpu].push_back(OutputType(type) == OutputType::Float64
+                                  ? reinterpret_cast<const double*>(out.data())[p]
+                                  : reinterpret_cast<const float*>(out.data())[p]);
+    }
+    double worst = 0, largest = 0;
+    int64_t unscored = 0;
+    for (size_t p = 0; p < pixels; ++p) {
+      QCOMPARE(std::isnan(scores[1][p]), std::isnan(scores[0][p]));
+      if (std::isnan(scores[0][p])) {
+        unscored += valid[p + 4 * width] ? 1 : 0;
+        continue;
+      }
+      largest = std::max(largest, scores[0][p]);
+      worst = std::max(worst, std::abs(scores[1][p] - scores[0][p]));
+    }
+    qInfo("local RX windows, GPU vs CPU: within %.3g of the largest score %.4g; %lld unscored",
+          worst / largest, largest, static_cast<long long>(unscored));
+    QVERIFY(unscored > 0);
+    const double tolerance = OutputType(type) == OutputType::Float64 ? 1e-12 : 1.2e-7;
+    QVERIFY2(worst <= tolerance * largest, qPrintable(QString::number(worst / largest)));
+  }
+
+  // The whole job on the GPU (its PCA and its windows) against the CPU's: 4 components (the
+  // scene's signal: well apart from the noise's), strips of 7 rows.
+  void localRxJob() {
+    const QString dir = testing::tempDir();
+    const testing::Cube cube = testing::smoothScene(120, 90, 30, 17, 3000);
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Float32);
+    LocalRxResult results[2];
+    for (int gpu = 0; gpu < 2; ++gpu) {
+      LocalRxOptions options;
+      options.input = (dir + "/in.tif").toStdString();
+      options.output = (dir + (gpu ? "/gpu.tif" : "/cpu.tif")).toStdString();
+      options.outputType = OutputType::Float64;
+      options.components = 4;
+      options.window = 11;
+      options.guard = 3;
+      options.stripRows = 7;
+      options.device = gpu ? DeviceChoice::anyGpu() : DeviceChoice::cpu();
+      TestFeedback feedback;
+      results[gpu] = runLocalRx(options, feedback);
+    }
+    QVERIFY2(QString::fromStdString(results[1].backend).contains("windows on gpu"),
+             results[1].backend.c_str());
+    const std::vector<double> cpu = testing::samplesOf(dir + "/cpu.tif");
+    const std::vector<double> gpu = testing::samplesOf(dir + "/gpu.tif");
+    QCOMPARE(gpu.size(), cpu.size());
+    double worst = 0, largest = 0;
+    for (size_t i = 0; i < cpu.size(); ++i) {
+      QCOMPARE(std::isnan(gpu[i]), std::isnan(cpu[i]));
+      if (std::isnan(cpu[i])) continue;
+      largest = std::max(largest, cpu[i]);
+      worst = std::max(worst, std::abs(gpu[i] - cpu[i]));
+    }
+    qInfo("local RX job, GPU vs CPU: within %.3g of the largest score", worst / largest);
+    QVERIFY2(worst <= 1e-9 * largest, qPrintable(QString::number(worst / largest)));
   }
 
   void jasperRidge() {

@@ -205,6 +205,38 @@ class CudaUnmixingKernels final : public UnmixingKernels {
     return valid;
   }
 
+  void windowScores(const WindowStrip& strip, const WindowRule& rule, void* scores) override {
+    context_.select();
+    const int k = strip.componentCount;
+    const auto buffered = static_cast<size_t>(strip.rowCount * strip.width);
+    const auto pixels = static_cast<size_t>(strip.scoreRows * strip.width);
+    const size_t size = rule.type == OutputType::Float64 ? 8 : 4;
+    grow(rows_, buffered * k);
+    grow(valid_, buffered);
+    grow(encoded_, pixels * size);
+    context_.timed(times_.upload, context_.computeStream(), [&] {
+      uploadAsync(rows_.get(), strip.components, buffered * k, context_.computeStream());
+      uploadAsync(valid_.get(), strip.valid, buffered, context_.computeStream());
+    });
+    times_.uploadBytes += static_cast<int64_t>(buffered * (k * 8 + 1));
+    context_.timed(times_.unmix, context_.computeStream(), [&] {
+      if (size == 8)
+        localRxScores(rows_.get(), valid_.get(), k, strip.width, strip.firstRow, strip.rowCount,
+                      strip.scoreRow, strip.scoreRows, rule.window, rule.guard, rule.shrinkage,
+                      reinterpret_cast<double*>(encoded_.get()), context_.computeStream());
+      else
+        localRxScores(rows_.get(), valid_.get(), k, strip.width, strip.firstRow, strip.rowCount,
+                      strip.scoreRow, strip.scoreRows, rule.window, rule.guard, rule.shrinkage,
+                      reinterpret_cast<float*>(encoded_.get()), context_.computeStream());
+    });
+    context_.timed(times_.download, context_.computeStream(), [&] {
+      downloadAsync(static_cast<unsigned char*>(scores), encoded_.get(), pixels * size,
+                    context_.computeStream());
+    });
+    times_.downloadBytes += static_cast<int64_t>(pixels * size);
+    context_.synchronize();
+  }
+
  private:
   // Uploads the strip and makes its float64 rows chunk by chunk (centred on `center` when not
   // null): rows_, valid_, weight_, energy_; calls work(first pixel of the chunk, pixels in it).

@@ -1,6 +1,7 @@
 #include "core/Launch.h"
 #include "unmixing/UnmixingDeviceKernels.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace hyperstream::cuda {
@@ -191,6 +192,127 @@ __global__ void encodeKernel(const double* __restrict__ solved, const double* __
 
 // A warp per pixel: its direction x/|x| against each unit spectrum, |u - s|² summed over the
 // lanes, the angle 2 asin(|u - s|/2) and the nearest spectrum.
+// Local RX (engine/detect/LocalWindows.h's WindowScorer, in the same order): a warp per pixel, its
+// mean (lanes take components), its covariance's lower triangle (lanes take entries, each summed
+// over the background in image order) in the warp's shared memory, then lane 0 factors and
+// whitens.
+struct WindowGeometry {
+  int k;
+  int64_t width, firstRow, rowCount, scoreRow, pixels;
+  int halo, guardHalo;
+  double shrinkage;
+};
+
+// Calls f(y) for each background pixel of (row, column), rows then columns in image order.
+template <class F>
+__device__ void forEachBackground(const double* __restrict__ components,
+                                  const unsigned char* __restrict__ valid, const WindowGeometry& g,
+                                  int64_t row, int64_t column, F&& f) {
+  const int64_t r0 = max(g.firstRow, row - g.halo);
+  const int64_t r1 = min(g.firstRow + g.rowCount - 1, row + g.halo);
+  const int64_t c0 = max(int64_t{0}, column - g.halo);
+  const int64_t c1 = min(g.width - 1, column + g.halo);
+  for (int64_t r = r0; r <= r1; ++r) {
+    const bool guardRow = llabs(r - row) <= g.guardHalo;
+    const int64_t first = (r - g.firstRow) * g.width;
+    for (int64_t c = c0; c <= c1; ++c) {
+      if (guardRow && llabs(c - column) <= g.guardHalo) continue;
+      if (!valid[first + c]) continue;
+      f(components + (first + c) * g.k);
+    }
+  }
+}
+
+// Lane 0: C + εI factored and y - m whitened (mean, c and d in shared memory); NaN when singular.
+__device__ double factorAndWhiten(double* c, const double* mean, double* d, const double* y, int k,
+                                  int64_t n, double shrinkage) {
+  const double scale = 1.0 / static_cast<double>(n - 1);
+  double trace = 0;
+  for (int i = 0; i < k; ++i) {
+    for (int j = 0; j <= i; ++j) c[i * k + j] *= scale;
+    trace += c[i * k + i];
+  }
+  const double epsilon = shrinkage * trace / k;
+  double largest = 0;
+  for (int i = 0; i < k; ++i) {
+    c[i * k + i] += epsilon;
+    largest = fmax(largest, c[i * k + i]);
+  }
+  if (!(largest > 0)) return __builtin_nan("");
+  for (int j = 0; j < k; ++j) {
+    double pivot = c[j * k + j];
+    for (int m = 0; m < j; ++m) pivot -= c[j * k + m] * c[j * k + m];
+    if (!(pivot > largest / kWindowLargestCondition)) return __builtin_nan("");
+    c[j * k + j] = sqrt(pivot);
+    for (int i = j + 1; i < k; ++i) {
+      double sum = c[i * k + j];
+      for (int m = 0; m < j; ++m) sum -= c[i * k + m] * c[j * k + m];
+      c[i * k + j] = sum / c[j * k + j];
+    }
+  }
+  double square = 0;
+  for (int i = 0; i < k; ++i) {
+    double sum = y[i] - mean[i];
+    for (int m = 0; m < i; ++m) sum -= c[i * k + m] * d[m];
+    d[i] = sum / c[i * k + i];
+    square += d[i] * d[i];
+  }
+  return square;
+}
+
+template <class Out>
+__global__ void localRxKernel(const double* __restrict__ components,
+                              const unsigned char* __restrict__ valid, WindowGeometry g,
+                              Out* __restrict__ scores) {
+  extern __shared__ double shared[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warpsPerBlock = blockDim.x >> 5;
+  const int k = g.k, entries = k * (k + 1) / 2;
+  double* mean = shared + static_cast<int64_t>(warp) * (k * k + 2 * k);
+  double* c = mean + k;
+  double* d = c + k * k;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * warpsPerBlock;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * warpsPerBlock + warp; p < g.pixels;
+       p += warps) {
+    const int64_t row = g.scoreRow + p / g.width, column = p % g.width;
+    const double* y = components + ((row - g.firstRow) * g.width + column) * k;
+    if (!valid[(row - g.firstRow) * g.width + column]) {
+      if (lane == 0) scores[p] = static_cast<Out>(__builtin_nan(""));
+      continue;
+    }
+    int64_t n = 0;
+    double sum0 = 0, sum1 = 0;  // components lane and lane + 32
+    forEachBackground(components, valid, g, row, column, [&](const double* x) {
+      ++n;
+      if (lane < k) sum0 += x[lane];
+      if (lane + 32 < k) sum1 += x[lane + 32];
+    });
+    if (n < 2) {
+      if (lane == 0) scores[p] = static_cast<Out>(__builtin_nan(""));
+      continue;
+    }
+    if (lane < k) mean[lane] = sum0 / static_cast<double>(n);
+    if (lane + 32 < k) mean[lane + 32] = sum1 / static_cast<double>(n);
+    __syncwarp();
+    // Entry e of the lower triangle by rows is (i, j), e = i (i + 1) / 2 + j.
+    int i0 = 0;
+    while ((i0 + 1) * (i0 + 2) / 2 <= lane) ++i0;
+    const int j0 = lane - i0 * (i0 + 1) / 2;
+    for (int e = lane, i = i0, j = j0; e < entries; e += 32) {
+      c[i * k + j] = 0;
+      for (j += 32; j > i && i < k; ++i) j -= i + 1;
+    }
+    forEachBackground(components, valid, g, row, column, [&](const double* x) {
+      for (int e = lane, i = i0, j = j0; e < entries; e += 32) {
+        c[i * k + j] += (x[i] - mean[i]) * (x[j] - mean[j]);
+        for (j += 32; j > i && i < k; ++i) j -= i + 1;
+      }
+    });
+    __syncwarp();
+    if (lane == 0) scores[p] = static_cast<Out>(factorAndWhiten(c, mean, d, y, k, n, g.shrinkage));
+    __syncwarp();
+  }
+}
+
 template <class Out>
 __global__ void anglesKernel(const double* __restrict__ rows, const double* __restrict__ energy,
                              const unsigned char* __restrict__ valid, int64_t pixels, int bands,
@@ -338,11 +460,32 @@ template void encodeAbundances<float>(const double*, const double*, const unsign
                                       int, int, float*, float*, cudaStream_t);
 template void encodeAbundances<double>(const double*, const double*, const unsigned char*, int64_t,
                                        int, int, double*, double*, cudaStream_t);
+template <class Out>
+void localRxScores(const double* components, const unsigned char* valid, int k, int64_t width,
+                   int64_t firstRow, int64_t rowCount, int64_t scoreRow, int64_t scoreRows,
+                   int window, int guard, double shrinkage, Out* scores, cudaStream_t stream) {
+  const WindowGeometry geometry{
+      k, width, firstRow, rowCount, scoreRow, scoreRows * width, window / 2, guard / 2, shrinkage};
+  // Each warp's mean, covariance and whitened vector in shared memory: 48 KiB a block.
+  const size_t warpBytes = static_cast<size_t>(k * k + 2 * k) * sizeof(double);
+  const int warps = static_cast<int>(std::clamp<size_t>((48 << 10) / warpBytes, 1, kWarps));
+  localRxKernel<<<gridFor(geometry.pixels, warps), 32 * warps, warps * warpBytes, stream>>>(
+      components, valid, geometry, scores);
+  checkLaunch("localRxScores");
+}
+
 template void spectralAngles<float>(const double*, const double*, const unsigned char*, int64_t,
                                     int, const double*, int, double, unsigned short*, float*,
                                     float*, cudaStream_t);
 template void spectralAngles<double>(const double*, const double*, const unsigned char*, int64_t,
                                      int, const double*, int, double, unsigned short*, double*,
                                      double*, cudaStream_t);
+
+template void localRxScores<float>(const double*, const unsigned char*, int, int64_t, int64_t,
+                                   int64_t, int64_t, int64_t, int, int, double, float*,
+                                   cudaStream_t);
+template void localRxScores<double>(const double*, const unsigned char*, int, int64_t, int64_t,
+                                    int64_t, int64_t, int64_t, int, int, double, double*,
+                                    cudaStream_t);
 
 }  // namespace hyperstream::cuda

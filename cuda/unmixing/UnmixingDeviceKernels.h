@@ -63,4 +63,12 @@ void spectralAngles(const double* rows, const double* energy, const unsigned cha
                     int64_t pixels, int bands, const double* units, int spectra, double maxAngle,
                     unsigned short* classes, Out* bestAngle, Out* angles, cudaStream_t stream);
 
+// Local RX's windows (engine/detect/LocalWindows.h) over the buffered rows of `components`
+// (rowCount x width pixels, k per pixel, from image row firstRow) and their validity: the scores
+// of the `scoreRows` rows from image row scoreRow, NaN where a pixel is invalid or its background
+// cannot be factored.
+template <class Out>
+void localRxScores(const double* components, const unsigned char* valid, int k, int64_t width,
+                   int64_t firstRow, int64_t rowCount, int64_t scoreRow, int64_t scoreRows,
+                   int window, int guard, double shrinkage, Out* scores, cudaStream_t stream);
 }  // namespace hyperstream::cuda

@@ -3,12 +3,13 @@
 #include "core/AddressSpace.h"
 #include "core/Error.h"
 #include "core/Samples.h"
-#include "core/WorkerThreads.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "pca/PcaKernels.h"  // withOutputType
+#include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
+#include "unmixing/UnmixingKernels.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -25,9 +26,6 @@ namespace {
 
 constexpr int kInputBuffers = 3;
 constexpr int kOutputBuffers = 2;
-// A Cholesky pivot this far below the largest variance: the covariance is singular to working
-// precision (as the global and per-column detectors').
-constexpr double kLargestCondition = 1e13;
 
 // Progress of a part of a job: [from, to] of the whole; log and cancel go through.
 class PartFeedback : public Feedback {
@@ -64,143 +62,13 @@ class ScratchFolder {
   std::string path_;
 };
 
-// One pixel's score from its background: the window's valid pixels outside the guard square.
-// Work memory is per thread.
-class WindowScorer {
- public:
-  struct Rows {
-    const double* components;    // buffered rows, pixel-interleaved
-    const unsigned char* valid;  // per buffered pixel
-    int64_t firstRow, rowCount;  // the buffered rows in the image
-    int64_t width;
-  };
-
-  WindowScorer(int components, int window, int guard, double shrinkage)
-      : k_(components),
-        halo_(window / 2),
-        guardHalo_(guard / 2),
-        shrinkage_(shrinkage),
-        mean_(components),
-        covariance_(static_cast<size_t>(components) * components),
-        d_(components) {}
-
-  // NaN when the background has fewer than two valid pixels or its covariance is singular.
-  double score(const Rows& rows, int64_t row, int64_t column) {
-    const int64_t n = backgroundMean(rows, row, column);
-    if (n < 2) return std::numeric_limits<double>::quiet_NaN();
-    backgroundCovariance(rows, row, column, n);
-    if (!factor()) return std::numeric_limits<double>::quiet_NaN();
-    const double* y = rows.components + ((row - rows.firstRow) * rows.width + column) * k_;
-    for (int i = 0; i < k_; ++i) d_[i] = y[i] - mean_[i];
-    return whitenedSquare();
-  }
-
- private:
-  // Calls f(y) for each background pixel, rows then columns in image order.
-  template <class F>
-  void forEachBackground(const Rows& rows, int64_t row, int64_t column, F&& f) const {
-    const int64_t r0 = std::max(rows.firstRow, row - halo_);
-    const int64_t r1 = std::min(rows.firstRow + rows.rowCount - 1, row + halo_);
-    const int64_t c0 = std::max<int64_t>(0, column - halo_);
-    const int64_t c1 = std::min(rows.width - 1, column + halo_);
-    for (int64_t r = r0; r <= r1; ++r) {
-      const bool guardRow = std::abs(r - row) <= guardHalo_;
-      const int64_t first = (r - rows.firstRow) * rows.width;
-      for (int64_t c = c0; c <= c1; ++c) {
-        if (guardRow && std::abs(c - column) <= guardHalo_) continue;
-        if (!rows.valid[first + c]) continue;
-        f(rows.components + (first + c) * k_);
-      }
-    }
-  }
-
-  int64_t backgroundMean(const Rows& rows, int64_t row, int64_t column) {
-    std::fill(mean_.begin(), mean_.end(), 0.0);
-    int64_t n = 0;
-    double* __restrict mean = mean_.data();
-    const int k = k_;
-    forEachBackground(rows, row, column, [&](const double* __restrict y) {
-      ++n;
-      for (int i = 0; i < k; ++i) mean[i] += y[i];
-    });
-    for (double& m : mean_) m /= static_cast<double>(n);
-    return n;
-  }
-
-  // C = Σ (y − m)(y − m)ᵀ / (n − 1) + εI, the lower triangle used.
-  void backgroundCovariance(const Rows& rows, int64_t row, int64_t column, int64_t n) {
-    std::fill(covariance_.begin(), covariance_.end(), 0.0);
-    double* __restrict c = covariance_.data();
-    double* __restrict d = d_.data();
-    const double* __restrict mean = mean_.data();
-    const int k = k_;
-    forEachBackground(rows, row, column, [&](const double* __restrict y) {
-      for (int i = 0; i < k; ++i) d[i] = y[i] - mean[i];
-      for (int i = 0; i < k; ++i) {
-        const double di = d[i];
-        double* __restrict ci = c + static_cast<size_t>(i) * k;
-        for (int j = 0; j < k; ++j) ci[j] += di * d[j];
-      }
-    });
-    const double scale = 1.0 / static_cast<double>(n - 1);
-    double trace = 0;
-    for (int i = 0; i < k; ++i) {
-      for (int j = 0; j <= i; ++j) covariance_[static_cast<size_t>(i) * k + j] *= scale;
-      trace += covariance_[static_cast<size_t>(i) * k + i];
-    }
-    const double epsilon = shrinkage_ * trace / k;
-    for (int i = 0; i < k; ++i) covariance_[static_cast<size_t>(i) * k + i] += epsilon;
-  }
-
-  // The lower Cholesky factor in place; false where a pivot is not above the largest variance
-  // divided by kLargestCondition.
-  bool factor() {
-    const int k = k_;
-    double* a = covariance_.data();
-    double largest = 0;
-    for (int i = 0; i < k; ++i) largest = std::max(largest, a[static_cast<size_t>(i) * k + i]);
-    if (!(largest > 0)) return false;
-    for (int j = 0; j < k; ++j) {
-      double* rowJ = a + static_cast<size_t>(j) * k;
-      double pivot = rowJ[j];
-      for (int m = 0; m < j; ++m) pivot -= rowJ[m] * rowJ[m];
-      if (!(pivot > largest / kLargestCondition)) return false;
-      rowJ[j] = std::sqrt(pivot);
-      for (int i = j + 1; i < k; ++i) {
-        double* rowI = a + static_cast<size_t>(i) * k;
-        double sum = rowI[j];
-        for (int m = 0; m < j; ++m) sum -= rowI[m] * rowJ[m];
-        rowI[j] = sum / rowJ[j];
-      }
-    }
-    return true;
-  }
-
-  // |L⁻¹ d|².
-  double whitenedSquare() {
-    const int k = k_;
-    const double* a = covariance_.data();
-    double square = 0;
-    for (int i = 0; i < k; ++i) {
-      const double* rowI = a + static_cast<size_t>(i) * k;
-      double sum = d_[i];
-      for (int m = 0; m < i; ++m) sum -= rowI[m] * d_[m];
-      d_[i] = sum / rowI[i];
-      square += d_[i] * d_[i];
-    }
-    return square;
-  }
-
-  int k_;
-  int64_t halo_, guardHalo_;
-  double shrinkage_;
-  std::vector<double> mean_, covariance_, d_;
-};
-
 class LocalRxRun {
  public:
   LocalRxRun(const LocalRxOptions& options, Feedback& feedback)
-      : options_(options), feedback_(feedback) {
+      : options_(options),
+        feedback_(feedback),
+        starting_(options.device, options.gpuMemoryBytes,
+                  {makeCpuUnmixingKernels, &GpuRuntime::createUnmixingKernels}) {
     total_.start();
   }
 
@@ -211,6 +79,7 @@ class LocalRxRun {
     writeComponents();
     openComponents();
     planMemory();
+    startKernels();
     createOutput();
     scorePass();
     return finish();
@@ -229,15 +98,17 @@ class LocalRxRun {
   void writeComponents();
   void openComponents();
   void planMemory();
+  void startKernels();
   void createOutput();
   void scorePass();
-  template <class Out>
-  void scoreStrip(const StripRange& range, const double* components, Out* out);
+  void scoreStrip(const StripRange& range, const double* components, unsigned char* out);
   LocalRxResult finish();
 
   const LocalRxOptions& options_;
   Feedback& feedback_;
   QElapsedTimer total_;
+  KernelStart<UnmixingKernels> starting_;  // the windows' device
+  std::unique_ptr<UnmixingKernels> kernels_;
   LocalRxResult result_;
   RasterFormat format_;
   std::unique_ptr<ScratchFolder> scratch_;
@@ -248,7 +119,6 @@ class LocalRxRun {
   std::unique_ptr<StripReader> reader_;
   std::vector<unsigned char> valid_;
   std::unique_ptr<PendingRaster> output_;
-  WorkerThreads threads_;
 };
 
 void LocalRxRun::checkOptions() const {
@@ -276,6 +146,10 @@ void LocalRxRun::openInput() {
   const JobInput input = openJobInput(options_, options_.bands, "local RX", feedback_);
   result_.input = input.info;
   result_.bands = input.bands;
+  // Each component is read once per pixel of its window.
+  const int k = options_.components > 0 ? options_.components : 10;
+  starting_.weigh({input.info.width * input.info.height * k * int64_t{8},
+                   static_cast<double>(options_.window) * options_.window});
 }
 
 void LocalRxRun::checkOutputs() {
@@ -334,15 +208,19 @@ void LocalRxRun::planMemory() {
   reader_ = std::make_unique<StripReader>(
       info, components_.bands, plan_.readers,
       plan_.mappableBytes(plan_.bufferedRows * needs.streamingRowBytes), 2 * halo());
-  result_.backend += "; windows on the cpu (" + std::to_string(threads_.count()) + " threads)";
+}
+
+void LocalRxRun::startKernels() {
+  kernels_ = starting_.get(feedback_);
+  result_.backend += "; windows on " + kernels_->name();
   feedback_.info(QString("local RX in %1 component(s): window %2, guard %3; %4 strip(s) of %5 "
-                         "rows on the CPU (%6 threads)")
-                     .arg(k)
+                         "rows on %6")
+                     .arg(result_.components)
                      .arg(options_.window)
                      .arg(options_.guard)
                      .arg(plan_.strips.size())
                      .arg(plan_.stripRows)
-                     .arg(threads_.count()));
+                     .arg(QString::fromStdString(kernels_->name())));
 }
 
 void LocalRxRun::createOutput() {
@@ -368,11 +246,7 @@ void LocalRxRun::scorePass() {
     return buffer;
   };
   stages.compute = [&](const StripRange& range, const void* data, unsigned char* out) {
-    withOutputType(options_.outputType, [&](auto sample) {
-      using Out = decltype(sample);
-      if constexpr (std::is_floating_point_v<Out>)
-        scoreStrip(range, static_cast<const double*>(data), reinterpret_cast<Out*>(out));
-    });
+    scoreStrip(range, static_cast<const double*>(data), out);
   };
   stages.write = [&](const StripRange& range, const unsigned char* out) {
     output_->write(range.row0, range.rows, out, feedback_);
@@ -380,34 +254,34 @@ void LocalRxRun::scorePass() {
   pipeline.run(plan_.strips, stages, feedback_, 40.0, 100.0);
 }
 
-template <class Out>
-void LocalRxRun::scoreStrip(const StripRange& range, const double* components, Out* out) {
+// The validity of the buffered pixels (every component finite, none nodata), then the windows.
+void LocalRxRun::scoreStrip(const StripRange& range, const double* components, unsigned char* out) {
   const int k = result_.components;
   const StripRange rows = haloRange(range);
   const int64_t buffered = rows.rows * width();
   valid_.resize(static_cast<size_t>(buffered));
   const ValidPixel<double> isValid(components_.nodata.data(), k);
-  threads_.split(buffered, [&](int64_t first, int64_t last) {
-    for (int64_t p = first; p < last; ++p) valid_[p] = isValid(components + p * k) ? 1 : 0;
-  });
-  const WindowScorer::Rows window{components, valid_.data(), rows.row0, rows.rows, width()};
+  for (int64_t p = 0; p < buffered; ++p) valid_[p] = isValid(components + p * k) ? 1 : 0;
+  WindowStrip strip;
+  strip.components = components;
+  strip.valid = valid_.data();
+  strip.componentCount = k;
+  strip.width = width();
+  strip.firstRow = rows.row0;
+  strip.rowCount = rows.rows;
+  strip.scoreRow = range.row0;
+  strip.scoreRows = range.rows;
+  const WindowRule rule{options_.window, options_.guard, options_.shrinkage, options_.outputType};
+  kernels_->windowScores(strip, rule, out);
+  // Valid pixels the windows left as NaN: their background could not be factored.
+  const unsigned char* scored = valid_.data() + (range.row0 - rows.row0) * width();
   const int64_t pixels = range.rows * width();
-  std::vector<int64_t> unscored(static_cast<size_t>(threads_.count()), 0);
-  threads_.onEach([&](int worker) {
-    WindowScorer scorer(k, options_.window, options_.guard, options_.shrinkage);
-    const int64_t first = pixels * worker / threads_.count();
-    const int64_t last = pixels * (worker + 1) / threads_.count();
-    for (int64_t p = first; p < last; ++p) {
-      const int64_t row = range.row0 + p / width(), column = p % width();
-      double score = std::numeric_limits<double>::quiet_NaN();
-      if (valid_[(row - rows.row0) * width() + column]) {
-        score = scorer.score(window, row, column);
-        if (std::isnan(score)) ++unscored[worker];
-      }
-      out[p] = static_cast<Out>(score);
-    }
-  });
-  for (const int64_t count : unscored) result_.unscoredPixels += count;
+  for (int64_t p = 0; p < pixels; ++p) {
+    const double score = options_.outputType == OutputType::Float64
+                             ? reinterpret_cast<const double*>(out)[p]
+                             : reinterpret_cast<const float*>(out)[p];
+    if (scored[p] && std::isnan(score)) ++result_.unscoredPixels;
+  }
 }
 
 LocalRxResult LocalRxRun::finish() {

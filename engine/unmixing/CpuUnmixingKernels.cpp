@@ -268,6 +268,24 @@ class CpuUnmixingKernels : public UnmixingKernels {
     return valid;
   }
 
+  void windowScores(const WindowStrip& strip, const WindowRule& rule, void* scores) override {
+    withOutputType(rule.type, [&](auto sample) {
+      using Out = decltype(sample);
+      if constexpr (std::is_floating_point_v<Out>) {
+        auto* out = static_cast<Out*>(scores);
+        threads_.split(strip.scoreRows * strip.width, [&](int64_t p0, int64_t p1) {
+          WindowScorer scorer(strip.componentCount, rule);
+          for (int64_t p = p0; p < p1; ++p) {
+            const int64_t row = strip.scoreRow + p / strip.width, column = p % strip.width;
+            const bool valid = strip.valid[(row - strip.firstRow) * strip.width + column] != 0;
+            out[p] = static_cast<Out>(valid ? scorer.score(strip, row, column)
+                                            : std::numeric_limits<double>::quiet_NaN());
+          }
+        });
+      }
+    });
+  }
+
  private:
   struct PartialSearch {
     std::vector<Candidate> best;

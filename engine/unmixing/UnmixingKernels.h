@@ -1,9 +1,10 @@
 #pragma once
 // The unmixing chain's per-strip work, behind one interface so that its jobs run unchanged on the
 // CPU or a GPU: the moments (for VCA's and N-FINDR's subspaces), the pixel searches every
-// endmember method is made of, and the abundances.
+// endmember method is made of, and the abundances; and the one-pass detectors' (SAM, local RX).
 
 #include "core/JobOptions.h"
+#include "detect/LocalWindows.h"
 #include "pca/Moments.h"
 #include "pca/PcaKernels.h"  // StripView
 #include "run/Kernels.h"
@@ -128,6 +129,10 @@ class UnmixingKernels : public Kernels {
   // class 0, angles NaN. Returns the number of valid pixels.
   virtual int64_t classify(const StripView& strip, const AngleLibrary& library, uint16_t* classes,
                            void* bestAngle, void* angles) = 0;
+  // Local RX's scores (detect/LocalWindows.h) of the strip's rows to score into `scores` (one
+  // per pixel, rule.type); NaN for invalid pixels and those whose background cannot be factored.
+  // Needs no prepare().
+  virtual void windowScores(const WindowStrip& strip, const WindowRule& rule, void* scores) = 0;
 };
 
 // On every CPU core (the worker threads).
