@@ -85,6 +85,13 @@ pca_cases=(
   "pca|out.tif --components 5 --ram 16 --stats out.json"
   "pca|out.img --format ENVI --components 3 --bands 2-12,15 --strip-rows 13"
 )
+# Jobs that rebuild the image or score it from the same passes.
+projection_cases=(
+  "denoise|out.tif --components 4"
+  "denoise|out.tif --components 3 --type float64 --strip-rows 7"
+  "rx|out.tif --type float64"
+  "rx|out.tif --components 5 --strip-rows 9"
+)
 spp_cases=(
   "spp|out.tif"
   "spp|out.tif --window 3 --border mirror --type float64 --alpha a.tif --rho r.tif --strip-rows 5"
@@ -138,7 +145,7 @@ synth_cases=(
 
 failures=0 unstable=0 count=0
 for input in "${inputs[@]}" "(none)"; do
-  cases=("${pca_cases[@]}" "${spp_cases[@]}")
+  cases=("${pca_cases[@]}" "${projection_cases[@]}" "${spp_cases[@]}")
   [[ $input == "(none)" ]] && cases=("${synth_cases[@]}")
   for entry in "${cases[@]}"; do
     command=${entry%%|*}

@@ -775,6 +775,26 @@ class CpuPcaKernels : public PcaKernels {
     }
   }
 
+  // Each worker projects its share of the strip a block at a time and calls consume(first pixel,
+  // pixels, values, worker) on it at once.
+  template <class T, class C, class Consume>
+  void forEachProjectedBlock(const StripView& strip, const Projection& projection,
+                             Consume&& consume) {
+    markValid<T>(strip);
+    const KernelProjection<T, C> kernel(projection, strip.bands);
+    threads_.onEach([&](int worker) {
+      ProjectionBuffers<C>& mine = buffers<C>(worker);
+      mine.result.resize(static_cast<size_t>(kProjectBlockPixels) * projection.components);
+      const int64_t end = strip.pixels * (worker + 1) / workers_;
+      for (int64_t first = strip.pixels * worker / workers_; first < end;
+           first += kProjectBlockPixels) {
+        const int64_t count = std::min(kProjectBlockPixels, end - first);
+        projectPixels(strip, kernel, first, count, mine.block, mine.result.data());
+        consume(first, count, mine.result.data(), worker);
+      }
+    });
+  }
+
   // Projects pixels [first, first + count) of the strip into `out` (count x components) on one
   // worker thread: band-major strips straight, pixel-interleaved ones through a block of centred
   // pixels that stays in the core's cache.
@@ -811,15 +831,15 @@ class CpuPcaKernels : public PcaKernels {
               kernel.blockComponents(kb));
   }
 
-  // Projects in precision C, then encodes (or rebuilds or scores, and encodes) each chunk into
-  // `output`.
+  // Projects in precision C, then encodes (or rebuilds or scores, and encodes) each block into
+  // `output` on the worker that projected it, while its values are in the core's cache.
   template <class T, class C, class Out>
   void projectInto(const StripView& strip, const Projection& projection,
                    const OutputEncoding& encoding, Out* output) {
-    forEachProjectedChunk<T, C>(
-        strip, projection, [&](int64_t first, int64_t count, const C* values) {
+    forEachProjectedBlock<T, C>(
+        strip, projection, [&](int64_t first, int64_t count, const C* values, int worker) {
           if (projection.rebuilds()) {
-            rebuild(values, first, count, projection, encoding, output);
+            rebuild(values, first, count, projection, encoding, buffers<C>(worker).row, output);
           } else if constexpr (std::is_floating_point_v<Out>) {
             if (projection.scores.active())
               score(values, first, count, projection, encoding, output);
@@ -847,33 +867,31 @@ class CpuPcaKernels : public PcaKernels {
     }
   }
 
-  // Detection scores (DetectionScores) of `count` projected pixels, in float64; on every worker.
+  // Detection scores (DetectionScores) of `count` projected pixels, in float64.
   template <class C, class Out>
   void score(const C* values, int64_t first, int64_t count, const Projection& projection,
-             const OutputEncoding& encoding, Out* output) {
+             const OutputEncoding& encoding, Out* output) const {
     const DetectionScores& rule = projection.scores;
     const int components = projection.components;
     const int outputs = projection.outputCount();
-    threads_.split(count, [&](int64_t from, int64_t to) {
-      for (int64_t p = from; p < to; ++p) {
-        Out* out = output + (first + p) * outputs;
-        if (!valid_[first + p]) {
-          std::fill(out, out + outputs, static_cast<Out>(encoding.nodata));
-          continue;
-        }
-        const C* pixel = values + p * components;
-        const double distance = sumOfSquares(pixel, rule.whitened);
-        if (rule.targetPower.empty()) {
-          out[0] = static_cast<Out>(distance);
-          continue;
-        }
-        for (int t = 0; t < outputs; ++t) {
-          const auto filtered = static_cast<double>(pixel[rule.whitened + t]);
-          out[t] = static_cast<Out>(
-              distance > 0 ? filtered * filtered * rule.targetPower[t] / distance : 0.0);
-        }
+    for (int64_t p = 0; p < count; ++p) {
+      Out* out = output + (first + p) * outputs;
+      if (!valid_[first + p]) {
+        std::fill(out, out + outputs, static_cast<Out>(encoding.nodata));
+        continue;
       }
-    });
+      const C* pixel = values + p * components;
+      const double distance = sumOfSquares(pixel, rule.whitened);
+      if (rule.targetPower.empty()) {
+        out[0] = static_cast<Out>(distance);
+        continue;
+      }
+      for (int t = 0; t < outputs; ++t) {
+        const auto filtered = static_cast<double>(pixel[rule.whitened + t]);
+        out[t] = static_cast<Out>(
+            distance > 0 ? filtered * filtered * rule.targetPower[t] / distance : 0.0);
+      }
+    }
   }
 
   // Byte components: each rescaled from its range to the encoding's.
@@ -896,31 +914,32 @@ class CpuPcaKernels : public PcaKernels {
     }
   }
 
-  // Rebuilt values of `count` projected pixels, in float64, encoded by toSample; on every worker.
+  // Rebuilt values of `count` projected pixels, in float64, encoded by toSample (`row`: a pixel's
+  // float64 values).
   template <class C, class Out>
   void rebuild(const C* values, int64_t first, int64_t count, const Projection& projection,
-               const OutputEncoding& encoding, Out* output) {
+               const OutputEncoding& encoding, std::vector<double>& row, Out* output) const {
     const int outputs = projection.outputs;
     const int components = projection.components;
-    threads_.split(count, [&](int64_t from, int64_t to) {
-      std::vector<double> row(static_cast<size_t>(outputs));
-      for (int64_t p = from; p < to; ++p) {
-        Out* out = output + (first + p) * outputs;
-        if (!valid_[first + p]) {
-          std::fill(out, out + outputs, static_cast<Out>(encoding.nodata));
-          continue;
-        }
-        rebuildPixel(values + p * components, components, projection.restore.data(),
-                     projection.offset.data(), row.data(), outputs, encoding.nodata,
-                     encoding.avoidNodata, out);
+    row.resize(static_cast<size_t>(outputs));
+    for (int64_t p = 0; p < count; ++p) {
+      Out* out = output + (first + p) * outputs;
+      if (!valid_[first + p]) {
+        std::fill(out, out + outputs, static_cast<Out>(encoding.nodata));
+        continue;
       }
-    });
+      rebuildPixel(values + p * components, components, projection.restore.data(),
+                   projection.offset.data(), row.data(), outputs, encoding.nodata,
+                   encoding.avoidNodata, out);
+    }
   }
 
-  // Per worker thread: the centred block and (worker 0's) the projected batch.
+  // Per worker thread: the centred block, the projected block (worker 0's: the projected batch
+  // of forEachProjectedChunk) and a rebuilt pixel.
   template <class C>
   struct ProjectionBuffers {
     std::vector<C> block, result;
+    std::vector<double> row;
   };
   template <class C>
   ProjectionBuffers<C>& buffers(int worker) {
