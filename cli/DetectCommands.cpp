@@ -33,6 +33,10 @@ void addDetectOptions(QCommandLineParser& parser) {
       {"type", "Output type: float32 (default) or float64 (scores are computed in float64).",
        "TYPE"},
       {"stats", "Write the covariance fit's statistics report (JSON) here.", "FILE.json"},
+      {"html",
+       "Write the HTML report here: each score band's preview, histogram and highest-scoring "
+       "pixels, and the targets' spectra beside the image's mean.",
+       "FILE.html"},
       {"per-column",
        "Take the mean and covariance of each image column (pushbroom sensors: each column is "
        "its own detector element, with its own gains), as methane mapping does; on the CPU, "
@@ -55,6 +59,7 @@ void readDetectOptions(const QCommandLineParser& parser, PcaOptions& options) {
     options.detector.shrinkage = nonNegativeNumber(parser.value("shrinkage"), "shrinkage");
   options.outputType = outputTypeOption(parser, {OutputType::Float32, OutputType::Float64});
   options.statsJson = parser.value("stats").toStdString();
+  options.htmlReport = parser.value("html").toStdString();
   readGpuOptions(parser, options);
 }
 
@@ -71,6 +76,7 @@ void printDetectSummary(const PcaResult& result, const PcaOptions& options) {
   for (const std::string& name : detector.bandNames) std::printf("; %s", name.c_str());
   std::printf(")\n");
   if (!options.statsJson.empty()) std::printf("statistics: %s\n", options.statsJson.c_str());
+  if (!options.htmlReport.empty()) std::printf("report:     %s\n", options.htmlReport.c_str());
 }
 
 // Each column's own statistics (engine/detect/ColumnDetectJob.h).
@@ -87,6 +93,7 @@ int runColumnJob(const PcaOptions& options, bool quiet) {
               outputTypeName(options.outputType).c_str());
   for (const std::string& name : result.bandNames) std::printf("; %s", name.c_str());
   std::printf(")\n");
+  if (!options.htmlReport.empty()) std::printf("report:     %s\n", options.htmlReport.c_str());
   return 0;
 }
 
@@ -109,12 +116,13 @@ int runLocalRxJob(const QCommandLineParser& parser, const PcaOptions& options) {
   if (quiet) return 0;
   std::printf(
       "local RX (window %d, guard %d) in %d principal component(s), %lld valid pixels "
-      "(%lld left unscored), %.2f s (components %.2f s) on %s\n",
+      "(%lld left unscored), %.2f s (components %.2f s): %s\n",
       local.window, local.guard, result.components, static_cast<long long>(result.validPixels),
       static_cast<long long>(result.unscoredPixels), result.seconds, result.pcaSeconds,
       result.backend.c_str());
   std::printf("scores:     %s (%s)\n", options.output.c_str(),
               outputTypeName(options.outputType).c_str());
+  if (!options.htmlReport.empty()) std::printf("report:     %s\n", options.htmlReport.c_str());
   return 0;
 }
 

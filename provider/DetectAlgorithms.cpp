@@ -83,6 +83,8 @@ std::string DetectAlgorithm::resolveOutput(OutputFiles& files) {
 void DetectAlgorithm::addJobOutputs() {
   addOptionalFileOutput(QStringLiteral("OUTPUT_STATS"), QObject::tr("Statistics (JSON)"),
                         QObject::tr("JSON files (*.json)"));
+  addOptionalFileOutput(QStringLiteral("OUTPUT_HTML_FILE"), QObject::tr("Report (HTML)"),
+                        QObject::tr("HTML files (*.html)"), true);
   addOutput(new QgsProcessingOutputNumber(QStringLiteral("N_COMPONENTS"),
                                           QObject::tr("Principal components scored")));
 }
@@ -117,6 +119,7 @@ void DetectAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingCon
 EngineAlgorithm::RunReport DetectAlgorithm::runJob(OutputFiles& files,
                                                    QgsProcessingFeedback* feedback) {
   options_.statsJson = files.file(QStringLiteral("OUTPUT_STATS"));
+  options_.htmlReport = files.file(QStringLiteral("OUTPUT_HTML_FILE"));
   if (window_ > 0) {
     const LocalRxResult result = runEngineJob(feedback, [&](Feedback& engine) -> LocalRxResult {
       if (perColumn_)

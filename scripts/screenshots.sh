@@ -29,7 +29,11 @@ r=$demo/reports
   --html "$r/abundances.html" --quiet
 "$cli" sam "$demo/mixed.tif" "$r/em.csv" "$r/classes.tif" --max-angle 0.1 \
   --exclude-nm 1340-1450,1790-1960 --html "$r/sam.html" --quiet
-for report in pca mnf denoise endmembers abundances sam; do
+"$cli" detect "$demo/mixed.tif" "$r/em.csv" "$r/ace.tif" --method ace --components auto \
+  --exclude-nm 1340-1450,1790-1960 --html "$r/detect.html" --quiet
+"$cli" rx "$demo/mixed.tif" "$r/rx_local.tif" --window 15 --guard 3 \
+  --exclude-nm 1340-1450,1790-1960 --html "$r/rx.html" --quiet
+for report in pca mnf denoise endmembers abundances sam detect rx; do
   timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
     --window-size=900,1900 --screenshot="$shots/report_$report.png" "file://$r/$report.html" \
     >/dev/null 2>&1

@@ -10,6 +10,7 @@
 #include "TestSupport.h"
 #include "core/Error.h"
 #include "detect/ColumnDetectJob.h"
+#include "detect/DetectReport.h"
 #include "detect/LocalRxJob.h"
 #include "pca/PcaJob.h"
 
@@ -434,6 +435,7 @@ class TestDetect : public QObject {
   void localRxMatchesReference();
   void localRxFindsWhatTheImageHides();
   void localRxErrors();
+  void reports();
 };
 
 void TestDetect::scoresMatchReference_data() {
@@ -1029,6 +1031,60 @@ void TestDetect::localRxErrors() {
   options = localOptions(in, in, 4, 5, 1);
   QCOMPARE(parameterOf(options), QString("OUTPUT"));
   QCOMPARE(testing::filesIn(dir), QStringList{"in.tif"});
+}
+
+// The HTML report of every form of detection: the score band's summary read back equals the
+// written scores' (count, histogram total, the highest ten by a sort of them), and the page
+// holds the heading, the previews, the histograms and the targets' plot.
+void TestDetect::reports() {
+  const Scene scene = plantedScene(40, 36, 101);
+  const QString dir = testing::tempDir();
+  testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDT_Float64);
+  PcaOptions options = detectOptions(dir + "/in.tif", dir + "/rx.tif", DetectMethod::Rx, {});
+  options.htmlReport = (dir + "/rx.html").toStdString();
+  runQuietly(options);
+  const auto dataset = testing::openReadOnly(dir + "/rx.tif");
+  const ScoreSummary summary = summariseScores(*dataset->GetRasterBand(1), 20, 10);
+  std::vector<std::pair<double, int64_t>> scores;
+  const std::vector<double> written = testing::samplesOf(dir + "/rx.tif");
+  for (size_t p = 0; p < written.size(); ++p)
+    if (!std::isnan(written[p]) && written[p] != kNodata)  // the input's nodata, kept
+      scores.emplace_back(written[p], static_cast<int64_t>(p));
+  std::sort(scores.begin(), scores.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
+  QCOMPARE(summary.valid, static_cast<int64_t>(scores.size()));
+  QCOMPARE(std::accumulate(summary.histogram.begin(), summary.histogram.end(), int64_t{0}),
+           summary.valid);
+  QCOMPARE(summary.high, scores.front().first);
+  QCOMPARE(summary.low, scores.back().first);
+  const std::vector<std::pair<double, int64_t>> highest(scores.begin(), scores.begin() + 10);
+  QVERIFY(summary.highest == highest);
+  // The planted anomalies are among the highest, and the report names them.
+  const QString rx = QString::fromUtf8(fileBytes(dir + "/rx.html"));
+  QVERIFY(rx.contains("Anomaly detection (RX)") && rx.contains("<svg") &&
+          rx.contains("data:image/png;base64,"));
+  const int64_t first = summary.highest.front().second;
+  QVERIFY(rx.contains(QString("<td>1</td><td>%1</td><td>%2</td>").arg(first / 36).arg(first % 36)));
+
+  options = detectOptions(dir + "/in.tif", dir + "/ace.tif", DetectMethod::Ace, scene.targets);
+  options.htmlReport = (dir + "/ace.html").toStdString();
+  runQuietly(options);
+  const QString ace = QString::fromUtf8(fileBytes(dir + "/ace.html"));
+  QVERIFY(ace.contains("Adaptive cosine estimator") && ace.contains("Targets and the image") &&
+          ace.contains("ACE: target 2"));
+
+  LocalRxOptions local = localOptions(dir + "/in.tif", dir + "/local.tif", 4, 7, 3);
+  local.htmlReport = (dir + "/local.html").toStdString();
+  runLocal(local);
+  QVERIFY(QString::fromUtf8(fileBytes(dir + "/local.html")).contains("7 x 7 window"));
+
+  ColumnDetectOptions column = columnOptions(dir + "/in.tif", dir + "/column.tif",
+                                             DetectMethod::MatchedFilter, scene.targets);
+  column.shrinkage = 0.01;
+  column.htmlReport = (dir + "/column.html").toStdString();
+  runColumns(column);
+  QVERIFY(QString::fromUtf8(fileBytes(dir + "/column.html")).contains("each column"));
 }
 
 QTEST_GUILESS_MAIN(TestDetect)

@@ -263,7 +263,8 @@ PY
 # which QGIS's own BLAS may change), then the shipped model (ATGP endmembers -> ACE scores).
 $qp help hyperstream:detect 2>/dev/null | grep -q "TARGETS" || fail "help detect"
 $qp run hyperstream:rx -- INPUT="$work/patches.tif" OUTPUT_TYPE=1 OUTPUT="$work/rx_qgis.tif" \
-  >"$work/rx.log" 2>&1 || { cat "$work/rx.log"; fail "run rx"; }
+  OUTPUT_HTML_FILE="$work/rx.html" >"$work/rx.log" 2>&1 || { cat "$work/rx.log"; fail "run rx"; }
+grep -q "Anomaly detection (RX)" "$work/rx.html" || fail "the rx report"
 "$cli" rx "$work/patches.tif" "$work/rx_cli.tif" --type float64 --quiet
 $qp run hyperstream:detect -- INPUT="$work/patches.tif" TARGETS="$work/em_cli.csv" METHOD=1 \
   OUTPUT_TYPE=1 OUTPUT="$work/ace_qgis.tif" >"$work/ace.log" 2>&1 ||

@@ -5,6 +5,7 @@
 #include "core/Error.h"
 #include "core/Samples.h"
 #include "core/WorkerThreads.h"
+#include "detect/DetectReport.h"
 #include "detect/SpectralLibrary.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
@@ -14,6 +15,7 @@
 #include "unmixing/EndmemberTable.h"
 
 #include <QElapsedTimer>
+#include <QObject>
 
 #include <lapacke.h>
 
@@ -116,6 +118,7 @@ class ColumnDetectRun {
   void scoreColumns(const StripRange& range, const T* strip, int64_t c0, int64_t c1,
                     Out* out) const;
   ColumnDetectResult finish();
+  void writeReport();
 
   const ColumnDetectOptions& options_;
   Feedback& feedback_;
@@ -164,6 +167,7 @@ void ColumnDetectRun::checkOutputs() {
   outputs.rasterDestination("OUTPUT", options_.output);
   format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};
   outputs.raster("OUTPUT", options_.output, format_, outputBands(), gdalType(options_.outputType));
+  if (!options_.htmlReport.empty()) outputs.file("OUTPUT_HTML_FILE", options_.htmlReport);
 }
 
 // The columns' sums (then their factors, in the same place) are held for the whole run; the
@@ -459,9 +463,33 @@ void ColumnDetectRun::scoreColumns(const StripRange& range, const T* strip, int6
 ColumnDetectResult ColumnDetectRun::finish() {
   input_.dataset.reset();
   if (feedback_.isCanceled()) throw Canceled();
+  if (!options_.htmlReport.empty()) writeReport();
   output_->commit();
   result_.seconds = total_.nsecsElapsed() * 1e-9;
   return result_;
+}
+
+void ColumnDetectRun::writeReport() {
+  DetectionPage page;
+  page.heading = detectorTitle(options_.method) + QObject::tr(", each column's statistics");
+  page.input = result_.input;
+  page.bands = result_.bands;
+  page.validPixels = result_.validPixels;
+  page.facts = {
+      {QObject::tr("Output"), QString::fromStdString(options_.output)},
+      {QObject::tr("Statistics"),
+       QObject::tr("each image column's own mean and covariance; %1 column(s) with fewer than two "
+                   "valid pixels left unscored%2")
+           .arg(result_.columnsUnscored)
+           .arg(options_.shrinkage > 0
+                    ? QObject::tr("; C + εI, ε = %1 × the column's mean band variance")
+                          .arg(options_.shrinkage)
+                    : QString())},
+      {QObject::tr("Device"), QString::fromStdString(result_.backend)},
+      {QObject::tr("Seconds"), QString::number(total_.nsecsElapsed() * 1e-9, 'f', 2)}};
+  page.targets = targets_;
+  page.absorption = options_.absorption;
+  writeDetectionReport(page, output_->dataset(), options_.htmlReport);
 }
 
 }  // namespace
@@ -475,6 +503,7 @@ ColumnDetectOptions perColumnOptions(const PcaOptions& options) {
   column.targetTable = options.targetTable;
   column.absorption = options.detector.absorption;
   column.shrinkage = options.detector.shrinkage;
+  column.htmlReport = options.htmlReport;
   return column;
 }
 

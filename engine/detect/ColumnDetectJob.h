@@ -27,6 +27,7 @@ struct ColumnDetectOptions : JobOptions {
   DetectTargets targetTable;               // mf and ace
   bool absorption = false;                 // targets are unit absorption spectra
   double shrinkage = 0;                    // ε = shrinkage × the column's mean band variance
+  std::string htmlReport;                  // optional (detect/DetectReport.h)
 };
 
 struct ColumnDetectResult {

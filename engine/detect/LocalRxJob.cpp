@@ -3,6 +3,7 @@
 #include "core/AddressSpace.h"
 #include "core/Error.h"
 #include "core/Samples.h"
+#include "detect/DetectReport.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "pca/PcaKernels.h"  // withOutputType
@@ -14,6 +15,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QObject>
 
 #include <algorithm>
 #include <cmath>
@@ -103,6 +105,7 @@ class LocalRxRun {
   void scorePass();
   void scoreStrip(const StripRange& range, const double* components, unsigned char* out);
   LocalRxResult finish();
+  void writeReport();
 
   const LocalRxOptions& options_;
   Feedback& feedback_;
@@ -157,6 +160,7 @@ void LocalRxRun::checkOutputs() {
   outputs.rasterDestination("OUTPUT", options_.output);
   format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};
   outputs.raster("OUTPUT", options_.output, format_, 1, gdalType(options_.outputType));
+  if (!options_.htmlReport.empty()) outputs.file("OUTPUT_HTML_FILE", options_.htmlReport);
 }
 
 // The image's first K principal components, in Float64, in image geometry.
@@ -288,6 +292,7 @@ LocalRxResult LocalRxRun::finish() {
   reader_.reset();
   components_.dataset.reset();
   if (feedback_.isCanceled()) throw Canceled();
+  if (!options_.htmlReport.empty()) writeReport();
   output_->commit();
   if (result_.unscoredPixels > 0)
     feedback_.warning(QString("%1 valid pixel(s) left as nodata: their background has fewer than "
@@ -296,6 +301,31 @@ LocalRxResult LocalRxRun::finish() {
                           .arg(result_.unscoredPixels));
   result_.seconds = total_.nsecsElapsed() * 1e-9;
   return result_;
+}
+
+void LocalRxRun::writeReport() {
+  DetectionPage page;
+  page.heading = QObject::tr("Local anomaly detection (RX)");
+  page.input = result_.input;
+  page.bands = result_.bands;
+  page.validPixels = result_.validPixels;
+  page.facts = {
+      {QObject::tr("Output"), QString::fromStdString(options_.output)},
+      {QObject::tr("Statistics"),
+       QObject::tr("each pixel's background: the %1 x %1 window around it less the %2 x %2 "
+                   "guard window, in %3 principal component(s); %4 valid pixel(s) left "
+                   "unscored%5")
+           .arg(options_.window)
+           .arg(options_.guard)
+           .arg(result_.components)
+           .arg(result_.unscoredPixels)
+           .arg(options_.shrinkage > 0
+                    ? QObject::tr("; C + εI, ε = %1 × the window's mean component variance")
+                          .arg(options_.shrinkage)
+                    : QString())},
+      {QObject::tr("Device"), QString::fromStdString(result_.backend)},
+      {QObject::tr("Seconds"), QString::number(total_.nsecsElapsed() * 1e-9, 'f', 2)}};
+  writeDetectionReport(page, output_->dataset(), options_.htmlReport);
 }
 
 }  // namespace
@@ -308,6 +338,7 @@ LocalRxOptions localRxOptions(const PcaOptions& options, int window, int guard) 
   if (options.detector.components != 0) local.components = options.detector.components;
   local.shrinkage = options.detector.shrinkage;
   local.gpuMemoryBytes = options.gpuMemoryBytes;
+  local.htmlReport = options.htmlReport;
   return local;
 }
 

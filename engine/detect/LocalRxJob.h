@@ -34,6 +34,7 @@ struct LocalRxOptions : JobOptions {
   int components = 10;         // K, or kSignalSubspace (HySime's estimate)
   double shrinkage = 0;        // ε = shrinkage × the window's mean component variance
   int64_t gpuMemoryBytes = 0;  // for the PCA, as PcaOptions'
+  std::string htmlReport;      // optional (detect/DetectReport.h)
 };
 
 struct LocalRxResult {

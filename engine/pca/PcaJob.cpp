@@ -1,5 +1,6 @@
 #include "pca/PcaJob.h"
 
+#include "detect/DetectReport.h"
 #include "detect/SpectralLibrary.h"
 
 #include "core/AddressSpace.h"
@@ -23,6 +24,7 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QMutexLocker>
+#include <QObject>
 #include <QThread>
 
 #include <algorithm>
@@ -49,8 +51,6 @@ void checkDetectOptions(const PcaOptions& options) {
     throw Error("COMPONENTS", "the number of components must be positive (0: all), or auto");
   if (!(options.detector.shrinkage >= 0 && options.detector.shrinkage < 1))
     throw Error("SHRINKAGE", "the shrinkage is a share of the mean band variance, in [0, 1)");
-  if (!options.htmlReport.empty())
-    throw Error("OUTPUT_HTML_FILE", "detection writes no HTML report");
 }
 
 void checkOptions(const PcaOptions& options) {
@@ -264,6 +264,7 @@ class PcaRun {
   PcaResult finish();
   // The report's preview of the written components (none for a rebuilt image).
   ReportViews reportViews();
+  DetectionPage detectionPage() const;
 
   StripView stripView(const StripRange& range, const void* data) const;
   unsigned char* residentStrip(const StripRange& range) const {
@@ -1096,6 +1097,31 @@ ReportViews PcaRun::reportViews() {
   return views;
 }
 
+// A detection run's report: the detector, its statistics and targets.
+DetectionPage PcaRun::detectionPage() const {
+  const Detector& detector = *result_.detector;
+  DetectionPage page;
+  page.heading = detectorTitle(options_.detector.method);
+  page.input = result_.input;
+  page.bands = result_.bands;
+  page.validPixels = result_.model.validPixels;
+  page.facts = {
+      {QObject::tr("Output"), QString::fromStdString(options_.output)},
+      {QObject::tr("Statistics"),
+       QObject::tr("the image's mean and covariance, in %1 principal component(s)%2")
+           .arg(detector.components)
+           .arg(detector.epsilon > 0 ? QObject::tr("; C + εI, ε = %1").arg(detector.epsilon)
+                                     : QString())},
+      {QObject::tr("Device"), QString::fromStdString(result_.backend)},
+      {QObject::tr("Seconds"), QString::number(total_.nsecsElapsed() * 1e-9, 'f', 2)}};
+  if (options_.detector.method != DetectMethod::Rx) {
+    page.targets = targetsForImage(options_.targetTable, result_.input, result_.bands);
+    page.absorption = options_.detector.absorption;
+    page.mean = result_.model.mean;
+  }
+  return page;
+}
+
 // Every worker's rows are in the file: rank 0 writes the reports and moves the output into place.
 PcaResult PcaRun::finish() {
   // The device stages took as long as the slowest worker.
@@ -1108,8 +1134,12 @@ PcaResult PcaRun::finish() {
   }
   if (!options_.statsJson.empty()) writeStatsJson(result_, options_, options_.statsJson);
   if (!options_.tableCsv.empty()) writeTableCsv(result_, options_.tableCsv);
-  if (!options_.htmlReport.empty())
-    writeHtmlReport(result_, options_, options_.htmlReport, reportViews());
+  if (!options_.htmlReport.empty()) {
+    if (options_.kind == PcaJobKind::Detect)
+      writeDetectionReport(detectionPage(), output_->dataset(), options_.htmlReport);
+    else
+      writeHtmlReport(result_, options_, options_.htmlReport, reportViews());
+  }
   output_->commit();
   group_.synchronize();
   result_.seconds.total = total_.nsecsElapsed() * 1e-9;
