@@ -3,6 +3,7 @@
 #include "Commands.h"
 #include "CudaSettings.h"
 #include "Locale.h"
+#include "core/BlasThreads.h"
 
 #include <QCoreApplication>
 
@@ -64,6 +65,7 @@ void printUsage(FILE* stream) {
 
 int main(int argc, char** argv) {
   useTwoCudaConnections();
+  useOneBlasThreadPerProcess();
   preferUtf8Locale();
   QCoreApplication app(argc, argv);
   QCoreApplication::setApplicationName("hyperstream");

@@ -8,6 +8,7 @@
 #include "CudaSettings.h"
 #include "Locale.h"
 #include "MpiGroup.h"
+#include "core/BlasThreads.h"
 #include "core/Error.h"
 #include "pca/PcaJob.h"
 #include "run/GpuRuntime.h"
@@ -126,6 +127,7 @@ int runRank(MpiGroup& group, const QStringList& arguments) {
 
 int main(int argc, char** argv) {
   useTwoCudaConnections();
+  useOneBlasThreadPerProcess();
   preferUtf8Locale();
   MPI_Init(&argc, &argv);
   int status = 0;

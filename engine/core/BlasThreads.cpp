@@ -7,6 +7,8 @@
 // Weak, so the engine links and runs with an OpenBLAS that lacks it (before 0.3.27): its address
 // is then null. It returns the thread's previous count (0: the process's).
 extern "C" int openblas_set_num_threads_local(int threads) __attribute__((weak));
+// The process's count, in every OpenBLAS (null where the BLAS is another library).
+extern "C" void openblas_set_num_threads(int threads) __attribute__((weak));
 
 namespace hyperstream {
 
@@ -20,6 +22,11 @@ BlasThreadsHere::~BlasThreadsHere() {
 
 bool BlasThreadsHere::available() {
   return openblas_set_num_threads_local != nullptr;
+}
+
+void useOneBlasThreadPerProcess() {
+  if (!BlasThreadsHere::available() && openblas_set_num_threads != nullptr)
+    openblas_set_num_threads(1);
 }
 
 int fitBlasThreads(int order) {

@@ -775,20 +775,21 @@ class CpuPcaKernels : public PcaKernels {
     }
   }
 
-  // Each worker projects its share of the strip a block at a time and calls consume(first pixel,
-  // pixels, values, worker) on it at once.
+  // The workers project the strip a block at a time, each taking the next block when done with
+  // one (a worker slowed by another thread on its core takes fewer), and call consume(first
+  // pixel, pixels, values, worker) on it at once. A pixel's values do not depend on its block.
   template <class T, class C, class Consume>
   void forEachProjectedBlock(const StripView& strip, const Projection& projection,
                              Consume&& consume) {
     markValid<T>(strip);
     const KernelProjection<T, C> kernel(projection, strip.bands);
+    std::atomic<int64_t> next{0};
     threads_.onEach([&](int worker) {
       ProjectionBuffers<C>& mine = buffers<C>(worker);
       mine.result.resize(static_cast<size_t>(kProjectBlockPixels) * projection.components);
-      const int64_t end = strip.pixels * (worker + 1) / workers_;
-      for (int64_t first = strip.pixels * worker / workers_; first < end;
-           first += kProjectBlockPixels) {
-        const int64_t count = std::min(kProjectBlockPixels, end - first);
+      for (int64_t first = next.fetch_add(kProjectBlockPixels); first < strip.pixels;
+           first = next.fetch_add(kProjectBlockPixels)) {
+        const int64_t count = std::min(kProjectBlockPixels, strip.pixels - first);
         projectPixels(strip, kernel, first, count, mine.block, mine.result.data());
         consume(first, count, mine.result.data(), worker);
       }

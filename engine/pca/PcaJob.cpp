@@ -505,8 +505,8 @@ void PcaRun::prepareKernels() {
                           : result_.resident ? ", the cube stays in memory between the passes"
                                              : ", read once per pass"));
   if (result_.resident) cube_ = kernels_->allocateHost(static_cast<size_t>(plan_.cubeBytes()));
-  // Read by the reader thread only, in parallel parts; the CPU kernels' compute never runs at
-  // the same time (see StripPipeline), so reading may use every core.
+  // Read by the reader thread only, in parallel parts, on every core: in pass 1 the CPU kernels'
+  // compute waits for it (see StripPipeline); in pass 2 their workers share the cores with it.
   const int64_t bufferBytes = result_.resident
                                   ? plan_.cubeBytes() + plan_.stripRows * needs_.residentRowBytes
                                   : plan_.stripRows * needs_.streamingRowBytes;
@@ -1032,8 +1032,11 @@ void PcaRun::projectionPass(const OutputEncoding& encoding) {
   const int64_t outputBytes = plan_.stripRows * result_.input.width * projection_.outputCount() *
                               typeSize(gdalType(encoding.type));
   QElapsedTimer timer;
+  // Reading the next strip overlaps projecting this one even on the CPU: its workers take the
+  // strip's blocks as they free up, so a reader on a core costs only its own time (16 cores:
+  // PCA of the 2.09 GB cube 0.90 -> 0.82 s, RX 1.42 -> 1.27 s).
   StripPipeline pipeline(laterInputBuffers(), inputStripBytes(), kOutputBuffers,
-                         static_cast<size_t>(outputBytes), kernels_->usesEveryCore(), allocator());
+                         static_cast<size_t>(outputBytes), false, allocator());
   StripPipeline::Stages stages;
   stages.read = readAgainStage();
   stages.compute = [&](const StripRange& strip, const void* data, unsigned char* out) {
