@@ -54,7 +54,7 @@ class ScratchFolder {
   ScratchFolder(const ScratchFolder&) = delete;
   ScratchFolder& operator=(const ScratchFolder&) = delete;
   std::string file(const std::string& name) {
-    const std::string path = path_ + "/" + name;
+    std::string path = path_ + "/" + name;
     pending_.add(path);
     return path;
   }
