@@ -6,7 +6,8 @@
 # `detect --method mf --per-column --target-mode absorption` of a methane-like absorption (mfc),
 # both with `--shrinkage 1e-4` (the tiled cube's columns repeat 100 pixels: fewer than its bands),
 # and local RX `rx --window 15 --guard 3 --components 10` (rxl).
-# Prints every round, the medians and the ratios to PCA. With SPY=1, also Spectral Python's rx,
+# JOBS="pca rx ace" runs those alone (pca first: the ratios are to it). Prints every round, the
+# medians and the ratios to PCA. With SPY=1, also Spectral Python's rx,
 # matched_filter, ace and spectral_angles (in memory, float64, one process) against
 # `hyperstream rx/detect/sam --type float64` on SPY_INPUT (a cube Spectral Python can hold;
 # default a 600 x 600 tile of Jasper Ridge), timed from reading the file to the scores, and the
@@ -47,8 +48,12 @@ median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2 ? v[(NR+1)/2] : (v[NR/2]
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 declare -A times
-jobs=(pca rx mf ace cem sam rxl)
-[[ $device == gpu* ]] || jobs+=(rxc mfc)
+if [[ -n ${JOBS:-} ]]; then
+  read -ra jobs <<<"$JOBS"
+else
+  jobs=(pca rx mf ace cem sam rxl)
+  [[ $device == gpu* ]] || jobs+=(rxc mfc)
+fi
 for ((r = 1; r <= rounds; r++)); do
   line="round $r:"
   for job in "${jobs[@]}"; do

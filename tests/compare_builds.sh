@@ -91,6 +91,8 @@ projection_cases=(
   "denoise|out.tif --components 3 --type float64 --strip-rows 7"
   "rx|out.tif --type float64"
   "rx|out.tif --components 5 --strip-rows 9"
+  "detect|@TARGETS@ out.tif --method ace"
+  "detect|@TARGETS@ out.tif --method mf --type float64 --strip-rows 7"
 )
 spp_cases=(
   "spp|out.tif"
@@ -143,6 +145,14 @@ synth_cases=(
   "synth|out.tif --type uint16 --dead-bands 0 --border 0 --rows 9 --cols 70 --bands 40"
 )
 
+# detect's targets (@TARGETS@ in a case): two ATGP endmembers of each input, by the new build.
+mkdir -p "$work/in/targets"
+for input in "${inputs[@]}"; do
+  [[ -f $work/in/targets/$input.csv ]] ||
+    "$new" endmembers "$input" "$work/in/targets/$input.csv" --count 2 --method atgp -q \
+      >/dev/null 2>&1 || true
+done
+
 failures=0 unstable=0 count=0
 for input in "${inputs[@]}" "(none)"; do
   cases=("${pca_cases[@]}" "${projection_cases[@]}" "${spp_cases[@]}")
@@ -150,6 +160,7 @@ for input in "${inputs[@]}" "(none)"; do
   for entry in "${cases[@]}"; do
     command=${entry%%|*}
     read -r -a options <<<"${entry#*|}"
+    options=("${options[@]/@TARGETS@/$work/in/targets/$input.csv}")
     count=$((count + 1))
     dir="$work/runs/$count"
     rm -rf "$dir"
