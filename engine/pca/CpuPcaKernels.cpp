@@ -200,9 +200,9 @@ HYPERSTREAM_VECTOR_CLONES void projectOneVector(const C* __restrict rows, int64_
 // 16). On a Xeon core this ran a third more multiply-adds a second than one vector over eight
 // pixels. The pixels that fill no group of P go through projectOneVector.
 template <class C, int W, int P>
-HYPERSTREAM_VECTOR_CLONES void projectTwoVectors(const C* __restrict rows, int64_t count,
-                                                 int bands, const WeightBlock<C>& block,
-                                                 C* __restrict out, int outStride) {
+HYPERSTREAM_VECTOR_CLONES void projectTwoVectors(const C* __restrict rows, int64_t count, int bands,
+                                                 const WeightBlock<C>& block, C* __restrict out,
+                                                 int outStride) {
   static_assert(2 * W == kComponentBlock);
   using Lanes = typename ComponentLanes<C, W>::type;
   const C* __restrict weights = block.weights;
@@ -890,8 +890,8 @@ class CpuPcaKernels : public PcaKernels {
       const auto project =
           wideVectors_ ? projectBands<T, C, 64 / sizeof(C)> : projectBands<T, C, 32 / sizeof(C)>;
       for (int kb = 0; kb < kernel.componentBlocks; ++kb)
-        project(data + first, strip.pixels, valid_.data() + first, count, bands,
-                kernel.centring(), kernel.block(kb), out, kernel.components);
+        project(data + first, strip.pixels, valid_.data() + first, count, bands, kernel.centring(),
+                kernel.block(kb), out, kernel.components);
       return;
     }
     block.resize(static_cast<size_t>(kProjectBlockPixels) * bands);
