@@ -27,8 +27,10 @@ void addDetectOptions(QCommandLineParser& parser) {
        "N|all|auto"},
       {"shrinkage",
        "Add S times the mean band variance to the covariance's diagonal (C + eps I) before it "
-       "is inverted: for covariances of few pixels or many correlated bands (default 0, the "
-       "plain inverse; a singular covariance is refused).",
+       "is inverted: for covariances of few pixels or many correlated bands. Default: with "
+       "--per-column, each column's noise variance (half the mean squared difference of "
+       "vertically adjacent pixels); else 0, the plain inverse (a singular covariance is "
+       "refused).",
        "S"},
       {"type", "Output type: float32 (default) or float64 (scores are computed in float64).",
        "TYPE"},
@@ -89,6 +91,9 @@ int runColumnJob(const PcaOptions& options, bool quiet) {
   std::printf("%s with each column's statistics, %lld valid pixels, %.2f s on %s\n",
               detectMethodName(column.method).c_str(), static_cast<long long>(result.validPixels),
               result.seconds, result.backend.c_str());
+  if (!column.shrinkage)
+    std::printf("C + eps I:  eps = each column's noise variance, %.4g on average\n",
+                result.meanEpsilon);
   std::printf("scores:     %s (%s", options.output.c_str(),
               outputTypeName(options.outputType).c_str());
   for (const std::string& name : result.bandNames) std::printf("; %s", name.c_str());

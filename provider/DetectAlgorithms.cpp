@@ -64,9 +64,10 @@ void DetectAlgorithm::addJobParameters() {
   addDocumented(new QgsProcessingParameterBoolean(
       QStringLiteral("SIGNAL_SUBSPACE"),
       QObject::tr("When COMPONENTS is 0, score in the signal subspace (HySime)"), false, true));
+  // Optional without a default: empty is each column's noise variance with PER_COLUMN, else 0.
   auto* shrinkage = new QgsProcessingParameterNumber(
       QStringLiteral("SHRINKAGE"), QObject::tr("Shrinkage (share of the mean band variance)"),
-      compat::kDouble, 0.0, false, 0.0, 0.999);
+      compat::kDouble, QVariant(), true, 0.0, 0.999);
   shrinkage->setMetadata(
       {{QStringLiteral("widget_wrapper"), QVariantMap{{QStringLiteral("decimals"), 8}}}});
   addDocumented(shrinkage);
@@ -110,7 +111,10 @@ void DetectAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingCon
   if (options_.detector.components == 0 &&
       parameterAsBoolean(parameters, QStringLiteral("SIGNAL_SUBSPACE"), context))
     options_.detector.components = kSignalSubspace;
-  options_.detector.shrinkage = parameterAsDouble(parameters, QStringLiteral("SHRINKAGE"), context);
+  const QVariant shrinkage = parameters.value(QStringLiteral("SHRINKAGE"));
+  if (shrinkage.isValid() && !shrinkage.isNull())
+    options_.detector.shrinkage =
+        parameterAsDouble(parameters, QStringLiteral("SHRINKAGE"), context);
   options_.outputType = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context) == 1
                             ? OutputType::Float64
                             : OutputType::Float32;

@@ -81,7 +81,8 @@ struct ReferenceDetector {
   std::vector<long double> mean;
   Matrix inverseCovariance, inverseCorrelation;
 
-  ReferenceDetector(const testing::Cube& cube, double shrinkage) {
+  // C + εI with ε = shrinkage × the mean band variance + epsilon.
+  ReferenceDetector(const testing::Cube& cube, double shrinkage, long double epsilon = 0) {
     const int bands = cube.bands;
     int64_t n = 0;
     std::vector<long double> sum(bands, 0.0L);
@@ -108,7 +109,7 @@ struct ReferenceDetector {
     Matrix covariance(static_cast<size_t>(m) * m), correlation(static_cast<size_t>(m) * m);
     long double trace = 0;
     for (int i = 0; i < m; ++i) trace += comoment[static_cast<size_t>(used[i]) * bands + used[i]];
-    const long double epsilon = shrinkage * trace / (n - 1) / m;
+    epsilon += shrinkage * trace / (n - 1) / m;
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < m; ++j) {
         const long double c = comoment[static_cast<size_t>(used[i]) * bands + used[j]];
@@ -767,13 +768,20 @@ void TestDetect::clearErrors() {
   ColumnDetectOptions small = columnOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::Rx, {});
   small.ramBytes = 16ll << 20;
   QCOMPARE(columnParameter(small), std::string("RAM_MB"));
+  // Columns of 3 pixels for 28 bands: regular with each column's noise (the default), refused
+  // without a shrinkage.
+  ColumnDetectOptions fewRows =
+      columnOptions(dir + "/few.tif", dir + "/b.tif", DetectMethod::Rx, {});
+  QCOMPARE(columnParameter(fewRows), std::string("none"));
+  fewRows.shrinkage = 0.0;
+  QCOMPARE(columnParameter(fewRows), std::string("SHRINKAGE"));
   PcaOptions absorbedCem =
       detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::Cem, scene.targets);
   absorbedCem.detector.absorption = true;
   QCOMPARE(parameterOf(absorbedCem), std::string("TARGET_MODE"));
   QVERIFY(!QFile::exists(dir + "/a.tif.tmp"));
   const QStringList left = testing::filesIn(dir);
-  QVERIFY2(left.size() == 3, qPrintable(left.join(", ")));  // in.tif, few.tif, a.tif
+  QVERIFY2(left.size() == 4, qPrintable(left.join(", ")));  // in, few, a and b .tif
 }
 
 void TestDetect::perColumnMatchesReference_data() {
@@ -786,6 +794,40 @@ void TestDetect::perColumnMatchesReference_data() {
   QTest::newRow("mf, absorption, shrinkage 1e-3")
       << static_cast<int>(DetectMethod::MatchedFilter) << true << 1e-3;
   QTest::newRow("ace, absorption") << static_cast<int>(DetectMethod::Ace) << true << 0.0;
+  // -1: no shrinkage given, each column's noise variance.
+  QTest::newRow("rx, the noise") << static_cast<int>(DetectMethod::Rx) << false << -1.0;
+  QTest::newRow("mf, absorption, the noise")
+      << static_cast<int>(DetectMethod::MatchedFilter) << true << -1.0;
+}
+
+// A column's noise variance (a cube of one column): half the mean squared difference of its
+// vertically adjacent valid pixels, over its non-constant bands.
+long double referenceNoise(const testing::Cube& column) {
+  const int bands = column.bands;
+  std::vector<long double> low(bands, INFINITY), high(bands, -INFINITY), squares(bands, 0.0L);
+  int64_t pairs = 0;
+  for (int64_t r = 0; r < column.rows; ++r) {
+    if (!testing::referenceValid(column, r)) continue;
+    const bool paired = r > 0 && testing::referenceValid(column, r - 1);
+    for (int b = 0; b < bands; ++b) {
+      const long double v = column.values[static_cast<size_t>(r * bands + b)];
+      low[b] = std::min(low[b], v);
+      high[b] = std::max(high[b], v);
+      if (paired) {
+        const long double d = v - column.values[static_cast<size_t>((r - 1) * bands + b)];
+        squares[b] += d * d;
+      }
+    }
+    pairs += paired ? 1 : 0;
+  }
+  long double total = 0;
+  int varying = 0;
+  for (int b = 0; b < bands; ++b)
+    if (low[b] < high[b]) {
+      total += squares[b] / (2.0L * pairs);
+      ++varying;
+    }
+  return total / varying;
 }
 
 // Each column's scores against a reference fitted to that column alone (long-double moments,
@@ -812,14 +854,16 @@ void TestDetect::perColumnMatchesReference() {
   ColumnDetectOptions options =
       columnOptions(dir + "/in.tif", dir + "/out.tif", DetectMethod(method), targets);
   options.absorption = absorption;
-  options.shrinkage = shrinkage;
+  if (shrinkage >= 0) options.shrinkage = shrinkage;
   const ColumnDetectResult result = runColumns(options);
   QCOMPARE(result.columnsUnscored, int64_t{0});
   const testing::Cube written = testing::readCube(options.output);
   double worst = 0, largest = 0;
   for (int64_t c = 0; c < cube.cols; ++c) {
     const testing::Cube column = columnOf(cube, c);
-    const ReferenceDetector reference(column, shrinkage);
+    const ReferenceDetector reference = shrinkage >= 0
+                                            ? ReferenceDetector(column, shrinkage)
+                                            : ReferenceDetector(column, 0, referenceNoise(column));
     const std::vector<double> mean = meanOf(column);
     for (int64_t r = 0; r < cube.rows; ++r) {
       const double* x = &column.values[static_cast<size_t>(r * 14)];

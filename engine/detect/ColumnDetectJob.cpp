@@ -45,16 +45,35 @@ int64_t packedSize(int bands) {
 // One column's running sums about a fixed shift (its first valid pixel), so that large DN means
 // cancel before they are squared: s1 = Σ d, s2 = Σ d dᵀ (upper triangle, packed by rows),
 // d = x − shift. Groups of kGroupRows rows are added in the image's order.
+// With them, the noise: Σ (x_r − x_{r−1})² per band over the column's vertically adjacent valid
+// pixels (`pairs` of them; `above`: its last valid pixel, on row aboveRow).
 struct ColumnSums {
   int64_t count = 0;
   std::vector<double> shift, s1, s2;
   std::vector<double> low, high;  // per band, for constant bands
+  std::vector<double> noise, above;
+  int64_t pairs = 0, aboveRow = -2;
 };
+
+// The column's noise variance, over its varying bands: half the mean squared difference of its
+// vertically adjacent pixels (0 without any).
+double noiseVariance(const ColumnSums& sums, const std::vector<bool>& constant) {
+  if (sums.pairs == 0) return 0;
+  double total = 0;
+  int varying = 0;
+  for (size_t b = 0; b < constant.size(); ++b)
+    if (!constant[b]) {
+      total += sums.noise[b] / (2.0 * static_cast<double>(sums.pairs));
+      ++varying;
+    }
+  return total / std::max(1, varying);
+}
 
 // One column's detector: its mean, the packed lower Cholesky factor of C + εI (rows i: j ≤ i),
 // per target the matched filter w = C⁻¹t / tᵀC⁻¹t (mf) or û = L⁻¹t / |L⁻¹t| (ace).
 struct ColumnDetector {
   bool scored = false;
+  double epsilon = 0;  // added to the covariance's diagonal
   std::vector<double> mean, factor;
   std::vector<std::vector<double>> filters;
 };
@@ -108,8 +127,10 @@ class ColumnDetectRun {
   void sumPass();
   void addStrip(const StripRange& range, const void* data);
   template <class T>
-  void addColumn(const T* strip, int64_t rows, int64_t column, const ValidPixel<T>& isValid,
-                 std::vector<double>& block);
+  void addColumn(const T* strip, const StripRange& range, int64_t column,
+                 const ValidPixel<T>& isValid, std::vector<double>& block);
+  template <class T>
+  void addNoise(const T* x, int64_t row, ColumnSums& sums) const;
   void fitColumns();
   ColumnDetector fitColumn(int64_t column, ColumnSums& sums) const;
   void createOutput();
@@ -119,6 +140,7 @@ class ColumnDetectRun {
                     Out* out) const;
   ColumnDetectResult finish();
   void writeReport();
+  QString epsilonText() const;
 
   const ColumnDetectOptions& options_;
   Feedback& feedback_;
@@ -143,7 +165,7 @@ void ColumnDetectRun::openInput() {
                 "has no per-column form here)");
   if (options_.outputType != OutputType::Float32 && options_.outputType != OutputType::Float64)
     throw Error("OUTPUT_TYPE", "scores are written as Float32 or Float64");
-  if (!(options_.shrinkage >= 0))
+  if (options_.shrinkage && !(*options_.shrinkage >= 0))
     throw Error("SHRINKAGE", "the shrinkage is a share of the mean band variance, 0 or more");
   if (options_.device.kind() == DeviceChoice::Kind::Gpus)
     throw Error("DEVICE", "per-column detection runs on the CPU (device cpu or auto)");
@@ -174,7 +196,7 @@ void ColumnDetectRun::checkOutputs() {
 // strips get what is left of the budget.
 void ColumnDetectRun::planMemory() {
   const int bands = bandCount();
-  const int64_t perColumn = (packedSize(bands) + 5 * static_cast<int64_t>(bands) +
+  const int64_t perColumn = (packedSize(bands) + 7 * static_cast<int64_t>(bands) +
                              static_cast<int64_t>(targets_.size()) * bands) *
                             static_cast<int64_t>(sizeof(double));
   result_.statisticsBytes = perColumn * width();
@@ -239,7 +261,7 @@ void ColumnDetectRun::addStrip(const StripRange& range, const void* data) {
     threads_.split(width(), [&](int64_t c0, int64_t c1) {
       std::vector<double> block;
       for (int64_t c = c0; c < c1; ++c)
-        addColumn(static_cast<const T*>(data), range.rows, c, isValid, block);
+        addColumn(static_cast<const T*>(data), range, c, isValid, block);
     });
   });
 }
@@ -247,9 +269,10 @@ void ColumnDetectRun::addStrip(const StripRange& range, const void* data) {
 // The strip's valid pixels of one column into its sums, a group of rows at a time: the group's
 // deviations as rows of a band-major block (bands x pixels), each s2 entry one dot product.
 template <class T>
-void ColumnDetectRun::addColumn(const T* strip, int64_t rows, int64_t column,
+void ColumnDetectRun::addColumn(const T* strip, const StripRange& range, int64_t column,
                                 const ValidPixel<T>& isValid, std::vector<double>& block) {
   const int bands = bandCount();
+  const int64_t rows = range.rows;
   ColumnSums& sums = sums_[column];
   block.resize(static_cast<size_t>(bands) * kGroupRows);
   for (int64_t group = 0; group < rows; group += kGroupRows) {
@@ -263,8 +286,11 @@ void ColumnDetectRun::addColumn(const T* strip, int64_t rows, int64_t column,
         sums.s2.assign(static_cast<size_t>(packedSize(bands)), 0.0);
         sums.low.assign(x, x + bands);
         sums.high.assign(x, x + bands);
+        sums.noise.assign(bands, 0.0);
+        sums.above.assign(x, x + bands);
       }
       ++sums.count;
+      addNoise(x, range.row0 + r, sums);
       for (int b = 0; b < bands; ++b) {
         const auto v = static_cast<double>(x[b]);
         const double d = v - sums.shift[b];
@@ -286,6 +312,23 @@ void ColumnDetectRun::addColumn(const T* strip, int64_t rows, int64_t column,
   }
 }
 
+// Pixel x of image row `row` into its column's noise sums, paired with the pixel above if valid.
+template <class T>
+void ColumnDetectRun::addNoise(const T* x, int64_t row, ColumnSums& sums) const {
+  const int bands = bandCount();
+  const bool paired = sums.aboveRow == row - 1;
+  for (int b = 0; b < bands; ++b) {
+    const auto v = static_cast<double>(x[b]);
+    if (paired) {
+      const double difference = v - sums.above[b];
+      sums.noise[b] += difference * difference;
+    }
+    sums.above[b] = v;
+  }
+  if (paired) ++sums.pairs;
+  sums.aboveRow = row;
+}
+
 // Each column's factor on the calling thread (LAPACK's own threads, as the fits elsewhere).
 void ColumnDetectRun::fitColumns() {
   columns_.resize(static_cast<size_t>(width()));
@@ -295,8 +338,13 @@ void ColumnDetectRun::fitColumns() {
     columns_[c] = fitColumn(c, sums_[c]);
     result_.validPixels += sums_[c].count;
     sums_[c] = ColumnSums{};  // its memory back before the next column's factor
-    if (!columns_[c].scored) ++result_.columnsUnscored;
+    if (columns_[c].scored)
+      result_.meanEpsilon += columns_[c].epsilon;
+    else
+      ++result_.columnsUnscored;
   }
+  const int64_t scored = width() - result_.columnsUnscored;
+  if (scored > 0) result_.meanEpsilon /= static_cast<double>(scored);
   if (result_.columnsUnscored > 0)
     feedback_.warning(QString("%1 column(s) with fewer than two valid pixels are written as "
                               "nodata")
@@ -331,21 +379,23 @@ ColumnDetector ColumnDetectRun::fitColumn(int64_t column, ColumnSums& sums) cons
     }
   }
   meanVariance /= std::max(1, varying);
-  const double epsilon = options_.shrinkage * meanVariance;
+  detector.epsilon =
+      options_.shrinkage ? *options_.shrinkage * meanVariance : noiseVariance(sums, constant);
   double largest = 0;
   for (int b = 0; b < bands; ++b) {
     double& diagonal = c[static_cast<size_t>(b) * bands + b];
-    diagonal = constant[b] ? 1.0 : diagonal + epsilon;
+    diagonal = constant[b] ? 1.0 : diagonal + detector.epsilon;
     largest = std::max(largest, diagonal);
   }
   const auto singular = [&] {
     return Error("SHRINKAGE",
                  QString("column %1's covariance is singular to working precision (%2 valid "
-                         "pixels for %3 bands, or bands that are combinations of others): give "
-                         "a shrinkage (e.g. 1e-4)")
+                         "pixels for %3 bands, or bands that are combinations of others; ε = "
+                         "%4): give a shrinkage (e.g. 1e-4)")
                      .arg(column)
                      .arg(sums.count)
                      .arg(bands)
+                     .arg(detector.epsilon, 0, 'g', 4)
                      .toStdString());
   };
   if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', bands, c.data(), bands) != 0) throw singular();
@@ -481,15 +531,25 @@ void ColumnDetectRun::writeReport() {
        QObject::tr("each image column's own mean and covariance; %1 column(s) with fewer than two "
                    "valid pixels left unscored%2")
            .arg(result_.columnsUnscored)
-           .arg(options_.shrinkage > 0
-                    ? QObject::tr("; C + εI, ε = %1 × the column's mean band variance")
-                          .arg(options_.shrinkage)
-                    : QString())},
+           .arg(epsilonText())},
       {QObject::tr("Device"), QString::fromStdString(result_.backend)},
       {QObject::tr("Seconds"), QString::number(total_.nsecsElapsed() * 1e-9, 'f', 2)}};
   page.targets = targets_;
   page.absorption = options_.absorption;
   writeDetectionReport(page, output_->dataset(), options_.htmlReport);
+}
+
+// The regularisation as the report states it.
+QString ColumnDetectRun::epsilonText() const {
+  if (!options_.shrinkage)
+    return QObject::tr(
+               "; C + εI, ε = the column's noise variance (half the mean squared "
+               "difference of vertically adjacent pixels; %1 on average)")
+        .arg(result_.meanEpsilon, 0, 'g', 4);
+  if (*options_.shrinkage > 0)
+    return QObject::tr("; C + εI, ε = %1 × the column's mean band variance")
+        .arg(*options_.shrinkage);
+  return {};
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "pca/PcaJob.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,9 @@ struct ColumnDetectOptions : JobOptions {
   DetectMethod method = DetectMethod::Rx;  // rx, mf or ace
   DetectTargets targetTable;               // mf and ace
   bool absorption = false;                 // targets are unit absorption spectra
-  double shrinkage = 0;                    // ε = shrinkage × the column's mean band variance
+  // ε = shrinkage × the column's mean band variance; unset: the column's noise variance (half
+  // the mean squared difference of vertically adjacent valid pixels, over its varying bands).
+  std::optional<double> shrinkage;
   std::string htmlReport;                  // optional (detect/DetectReport.h)
 };
 
@@ -36,6 +39,7 @@ struct ColumnDetectResult {
   std::vector<std::string> bandNames;  // one per output band
   int64_t validPixels = 0;
   int64_t columnsUnscored = 0;  // columns with fewer than two valid pixels (written as nodata)
+  double meanEpsilon = 0;       // the scored columns' mean ε
   int64_t statisticsBytes = 0;  // the columns' moments and factors held in memory
   std::string backend;
   double seconds = 0;

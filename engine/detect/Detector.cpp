@@ -227,7 +227,7 @@ Detector fitDetector(const PcaModel& model, const DetectorOptions& options) {
   const int used = detector.components;
   const double meanVariance =
       std::accumulate(model.eigenvalues.begin(), model.eigenvalues.end(), 0.0) / all;
-  detector.epsilon = options.shrinkage * meanVariance;
+  detector.epsilon = options.shrinkage.value_or(0.0) * meanVariance;
   const bool correlation = options.method == DetectMethod::Cem;
   // R = C (n-1)/n + m mᵀ: its covariance part is the biased one.
   const double n = static_cast<double>(model.validPixels);

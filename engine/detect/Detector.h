@@ -8,6 +8,7 @@
 
 #include "pca/PcaModel.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,9 @@ struct DetectorOptions {
   // The first K principal components; 0: all (the PCA job also takes kSignalSubspace: as many
   // as HySime's estimate).
   int components = 0;
-  double shrinkage = 0;  // ε = shrinkage × mean band variance
+  // ε = shrinkage × mean band variance; unset: the job's default (none, except per column:
+  // each column's noise variance, see ColumnDetectJob.h).
+  std::optional<double> shrinkage;
   // The targets are unit absorption spectra k (mf, ace): t = −m ⊙ k, the image's mean times the
   // absorption, so that the matched filter is the enhancement in k's units (mag1c's, EMIT's).
   bool absorption = false;

@@ -336,7 +336,7 @@ LocalRxOptions localRxOptions(const PcaOptions& options, int window, int guard) 
   local.window = window;
   local.guard = guard;
   if (options.detector.components != 0) local.components = options.detector.components;
-  local.shrinkage = options.detector.shrinkage;
+  local.shrinkage = options.detector.shrinkage.value_or(0.0);
   local.gpuMemoryBytes = options.gpuMemoryBytes;
   local.htmlReport = options.htmlReport;
   return local;

@@ -49,7 +49,8 @@ void checkDetectOptions(const PcaOptions& options) {
     throw Error("METHOD", "detection fits the image's own covariance");
   if (options.detector.components < 0 && options.detector.components != kSignalSubspace)
     throw Error("COMPONENTS", "the number of components must be positive (0: all), or auto");
-  if (!(options.detector.shrinkage >= 0 && options.detector.shrinkage < 1))
+  const double shrinkage = options.detector.shrinkage.value_or(0.0);
+  if (!(shrinkage >= 0 && shrinkage < 1))
     throw Error("SHRINKAGE", "the shrinkage is a share of the mean band variance, in [0, 1)");
 }
 
