@@ -93,6 +93,10 @@ projection_cases=(
   "rx|out.tif --components 5 --strip-rows 9"
   "detect|@TARGETS@ out.tif --method ace"
   "detect|@TARGETS@ out.tif --method mf --type float64 --strip-rows 7"
+  "rx|out.tif --per-column --shrinkage 0.001 --type float64"
+  "rx|out.tif --per-column --strip-rows 7"
+  "detect|@TARGETS@ out.tif --method ace --per-column --shrinkage 0.01"
+  "detect|@TARGETS@ out.tif --method mf --per-column --type float64"
 )
 spp_cases=(
   "spp|out.tif"

@@ -6,6 +6,7 @@
 #include "core/Error.h"
 #include "core/Rounding.h"
 #include "core/WorkerThreads.h"
+#include "detect/ColumnKernels.h"
 #include "io/QuickLook.h"
 #include "io/Raster.h"
 #include "io/SvgPlot.h"
@@ -24,6 +25,7 @@
 #include <atomic>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -664,6 +666,54 @@ class UnitTests : public QObject {
     WorkerThreads workers;
     workers.onEach([&](int) { alone += openblas_set_num_threads_local(1) == 1 ? 1 : 0; });
     QCOMPARE(alone.load(), workers.count());
+  }
+
+  // The per-column kernels' vectors give the bits of one value at a time (columns::dot), for band
+  // counts around the vectors' widths and groups of 1 to 32 pixels.
+  void columnKernelsMatchOneValueAtATime() {
+    std::mt19937_64 random(5);
+    std::uniform_real_distribution<double> uniform(-1000.0, 1000.0);
+    for (const int bands : {1, 3, 8, 9, 15, 16, 17, 33, 198}) {
+      const int stride = columns::paddedBands(bands);
+      for (const int n : {1, 4, 7, 32}) {
+        std::vector<double> deviations(static_cast<size_t>(n) * stride, 0.0);
+        for (int k = 0; k < n; ++k)
+          for (int b = 0; b < bands; ++b)
+            deviations[static_cast<size_t>(k) * stride + b] = uniform(random);
+        std::vector<double> s2(static_cast<size_t>(bands) * (bands + 1) / 2), expected;
+        for (double& v : s2) v = uniform(random);
+        expected = s2;
+        columns::addProducts(deviations.data(), n, bands, stride, s2.data());
+        std::vector<double> di(n), dj(n);
+        size_t entry = 0;
+        for (int i = 0; i < bands; ++i)
+          for (int j = i; j < bands; ++j, ++entry) {
+            for (int k = 0; k < n; ++k) {
+              di[k] = deviations[static_cast<size_t>(k) * stride + i];
+              dj[k] = deviations[static_cast<size_t>(k) * stride + j];
+            }
+            expected[entry] += columns::dot(di.data(), dj.data(), n);
+          }
+        QVERIFY(std::memcmp(s2.data(), expected.data(), s2.size() * sizeof(double)) == 0);
+      }
+      // A lower factor with a positive diagonal, and kWhitenedPixels pixels' deviations.
+      std::vector<double> factor;
+      for (int i = 0; i < bands; ++i)
+        for (int j = 0; j <= i; ++j)
+          factor.push_back(i == j ? 1.0 + std::fabs(uniform(random)) : uniform(random) / 100);
+      constexpr int kPixels = columns::kWhitenedPixels;
+      std::vector<double> d(static_cast<size_t>(bands) * kPixels), y(d.size());
+      for (double& v : d) v = uniform(random);
+      columns::forwardSubstituteLanes(factor.data(), d.data(), bands, y.data());
+      std::vector<double> pixel(bands), whitened(bands);
+      for (int l = 0; l < kPixels; ++l) {
+        for (int b = 0; b < bands; ++b) pixel[b] = d[static_cast<size_t>(b) * kPixels + l];
+        columns::forwardSubstitute(factor.data(), pixel.data(), bands, whitened.data());
+        for (int b = 0; b < bands; ++b)
+          QVERIFY(std::memcmp(&whitened[b], &y[static_cast<size_t>(b) * kPixels + l],
+                              sizeof(double)) == 0);
+      }
+    }
   }
 };
 

@@ -5,6 +5,7 @@
 #include "core/Error.h"
 #include "core/Samples.h"
 #include "core/WorkerThreads.h"
+#include "detect/ColumnKernels.h"
 #include "detect/DetectReport.h"
 #include "detect/SpectralLibrary.h"
 #include "io/OutputCheck.h"
@@ -78,24 +79,29 @@ struct ColumnDetector {
   std::vector<std::vector<double>> filters;
 };
 
-// x·y over n values in four partial sums.
-inline double dot(const double* __restrict x, const double* __restrict y, int n) {
-  double partial[4] = {};
-  int i = 0;
-  for (; i + 4 <= n; i += 4)
-    for (int j = 0; j < 4; ++j) partial[j] += x[i + j] * y[i + j];
-  for (; i < n; ++i) partial[0] += x[i] * y[i];
-  return (partial[0] + partial[1]) + (partial[2] + partial[3]);
-}
-
-// y = L⁻¹ d, L packed lower by rows.
-void forwardSubstitute(const double* factor, const double* d, int bands, double* y) {
-  const double* row = factor;
-  for (int i = 0; i < bands; ++i) {
-    y[i] = (d[i] - dot(row, y, i)) / row[i];
-    row += i + 1;
+// Up to columns::kWhitenedPixels valid pixels of one column waiting to be whitened together: their
+// deviations from the column's mean band by band (the unused lanes 0), where their scores go.
+template <class Out>
+struct WhiteningLanes {
+  explicit WhiteningLanes(int bands)
+      : deviations(static_cast<size_t>(bands) * columns::kWhitenedPixels, 0.0),
+        whitened(deviations.size()),
+        pixel(bands) {}
+  // Adds pixel x; returns how many are waiting.
+  template <class T>
+  int add(const T* x, const std::vector<double>& mean, Out* scoresOfX) {
+    if (count == 0) std::fill(deviations.begin(), deviations.end(), 0.0);
+    const auto bands = static_cast<int>(pixel.size());
+    for (int b = 0; b < bands; ++b)
+      deviations[static_cast<size_t>(b) * columns::kWhitenedPixels + count] =
+          static_cast<double>(x[b]) - mean[b];
+    scores[count] = scoresOfX;
+    return ++count;
   }
-}
+  std::vector<double> deviations, whitened, pixel;
+  Out* scores[columns::kWhitenedPixels] = {};
+  int count = 0;
+};
 
 class ColumnDetectRun {
  public:
@@ -138,6 +144,8 @@ class ColumnDetectRun {
   template <class T, class Out>
   void scoreColumns(const StripRange& range, const T* strip, int64_t c0, int64_t c1,
                     Out* out) const;
+  template <class Out>
+  void scoreWhitened(const ColumnDetector& column, WhiteningLanes<Out>& lanes) const;
   ColumnDetectResult finish();
   void writeReport();
   QString epsilonText() const;
@@ -267,14 +275,15 @@ void ColumnDetectRun::addStrip(const StripRange& range, const void* data) {
 }
 
 // The strip's valid pixels of one column into its sums, a group of rows at a time: the group's
-// deviations as rows of a band-major block (bands x pixels), each s2 entry one dot product.
+// deviations as rows of a pixel-major block (pixels x bands), each s2 entry one dot product.
 template <class T>
 void ColumnDetectRun::addColumn(const T* strip, const StripRange& range, int64_t column,
                                 const ValidPixel<T>& isValid, std::vector<double>& block) {
   const int bands = bandCount();
   const int64_t rows = range.rows;
   ColumnSums& sums = sums_[column];
-  block.resize(static_cast<size_t>(bands) * kGroupRows);
+  const int stride = columns::paddedBands(bands);
+  block.resize(static_cast<size_t>(stride) * kGroupRows);  // the padding stays 0
   for (int64_t group = 0; group < rows; group += kGroupRows) {
     int n = 0;
     for (int64_t r = group; r < std::min(rows, group + kGroupRows); ++r) {
@@ -291,24 +300,18 @@ void ColumnDetectRun::addColumn(const T* strip, const StripRange& range, int64_t
       }
       ++sums.count;
       addNoise(x, range.row0 + r, sums);
+      double* deviations = block.data() + static_cast<size_t>(n) * stride;
       for (int b = 0; b < bands; ++b) {
         const auto v = static_cast<double>(x[b]);
         const double d = v - sums.shift[b];
-        block[static_cast<size_t>(b) * kGroupRows + n] = d;
+        deviations[b] = d;
         sums.low[b] = std::min(sums.low[b], v);
         sums.high[b] = std::max(sums.high[b], v);
         sums.s1[b] += d;
       }
       ++n;
     }
-    if (n == 0) continue;
-    double* row = sums.s2.data();
-    for (int i = 0; i < bands; ++i) {
-      const double* di = block.data() + static_cast<size_t>(i) * kGroupRows;
-      for (int j = i; j < bands; ++j)
-        row[j - i] += dot(di, block.data() + static_cast<size_t>(j) * kGroupRows, n);
-      row += bands - i;
-    }
+    if (n > 0) columns::addProducts(block.data(), n, bands, stride, sums.s2.data());
   }
 }
 
@@ -412,8 +415,8 @@ ColumnDetector ColumnDetectRun::fitColumn(int64_t column, ColumnSums& sums) cons
       t[b] = constant[b]           ? 0.0
              : options_.absorption ? -detector.mean[b] * target.spectrum[b]
                                    : target.spectrum[b] - detector.mean[b];
-    forwardSubstitute(detector.factor.data(), t.data(), bands, u.data());
-    const double power = dot(u.data(), u.data(), bands);
+    columns::forwardSubstitute(detector.factor.data(), t.data(), bands, u.data());
+    const double power = columns::dot(u.data(), u.data(), bands);
     if (!(power > 0))
       throw Error("TARGETS", "target '" + target.name + "' equals column " +
                                  std::to_string(column) + "'s mean: it cannot be told from it");
@@ -473,13 +476,16 @@ void ColumnDetectRun::scorePass() {
   pipeline.run(plan_.strips, stages, feedback_, 45.0, 100.0);
 }
 
+// Each column's pixels, scored: the matched filter one pixel at a time (a dot product per target),
+// RX and ACE columns::kWhitenedPixels valid pixels at a time (their whitening).
 template <class T, class Out>
 void ColumnDetectRun::scoreColumns(const StripRange& range, const T* strip, int64_t c0, int64_t c1,
                                    Out* out) const {
   const int bands = bandCount(), outputs = outputBands();
   const ValidPixel<T> isValid(input_.nodata.data(), bands);
   const Out nan = std::numeric_limits<Out>::quiet_NaN();
-  std::vector<double> d(bands), y(bands);
+  WhiteningLanes<Out> lanes(bands);
+  std::vector<double> d(bands);
   for (int64_t c = c0; c < c1; ++c) {
     const ColumnDetector& column = columns_[c];
     for (int64_t r = 0; r < range.rows; ++r) {
@@ -488,26 +494,42 @@ void ColumnDetectRun::scoreColumns(const StripRange& range, const T* strip, int6
       Out* scores = out + p * outputs;
       if (!column.scored || !isValid(x)) {
         std::fill(scores, scores + outputs, nan);
-        continue;
-      }
-      for (int b = 0; b < bands; ++b) d[b] = static_cast<double>(x[b]) - column.mean[b];
-      if (options_.method == DetectMethod::MatchedFilter) {
+      } else if (options_.method == DetectMethod::MatchedFilter) {
+        for (int b = 0; b < bands; ++b) d[b] = static_cast<double>(x[b]) - column.mean[b];
         for (int t = 0; t < outputs; ++t)
-          scores[t] = static_cast<Out>(dot(column.filters[t].data(), d.data(), bands));
-        continue;
-      }
-      forwardSubstitute(column.factor.data(), d.data(), bands, y.data());
-      const double distance = dot(y.data(), y.data(), bands);
-      if (options_.method == DetectMethod::Rx) {
-        scores[0] = static_cast<Out>(distance);
-        continue;
-      }
-      for (int t = 0; t < outputs; ++t) {
-        const double along = dot(column.filters[t].data(), y.data(), bands);
-        scores[t] = static_cast<Out>(distance > 0 ? along * along / distance : 0.0);
+          scores[t] = static_cast<Out>(columns::dot(column.filters[t].data(), d.data(), bands));
+      } else if (lanes.add(x, column.mean, scores) == columns::kWhitenedPixels) {
+        scoreWhitened(column, lanes);
       }
     }
+    scoreWhitened(column, lanes);
   }
+}
+
+// RX's and ACE's scores of the pixels gathered in `lanes`, if any (then emptied).
+template <class Out>
+void ColumnDetectRun::scoreWhitened(const ColumnDetector& column,
+                                    WhiteningLanes<Out>& lanes) const {
+  if (lanes.count == 0) return;
+  const int bands = bandCount();
+  columns::forwardSubstituteLanes(column.factor.data(), lanes.deviations.data(), bands,
+                                  lanes.whitened.data());
+  std::vector<double>& y = lanes.pixel;
+  for (int l = 0; l < lanes.count; ++l) {
+    for (int b = 0; b < bands; ++b)
+      y[b] = lanes.whitened[static_cast<size_t>(b) * columns::kWhitenedPixels + l];
+    const double distance = columns::dot(y.data(), y.data(), bands);
+    Out* scores = lanes.scores[l];
+    if (options_.method == DetectMethod::Rx) {
+      scores[0] = static_cast<Out>(distance);
+      continue;
+    }
+    for (size_t t = 0; t < column.filters.size(); ++t) {
+      const double along = columns::dot(column.filters[t].data(), y.data(), bands);
+      scores[t] = static_cast<Out>(distance > 0 ? along * along / distance : 0.0);
+    }
+  }
+  lanes.count = 0;
 }
 
 ColumnDetectResult ColumnDetectRun::finish() {
