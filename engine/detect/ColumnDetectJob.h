@@ -30,7 +30,7 @@ struct ColumnDetectOptions : JobOptions {
   // ε = shrinkage × the column's mean band variance; unset: the column's noise variance (half
   // the mean squared difference of vertically adjacent valid pixels, over its varying bands).
   std::optional<double> shrinkage;
-  std::string htmlReport;                  // optional (detect/DetectReport.h)
+  std::string htmlReport;  // optional (detect/DetectReport.h)
 };
 
 struct ColumnDetectResult {
