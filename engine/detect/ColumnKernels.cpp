@@ -45,28 +45,29 @@ HYPERSTREAM_VECTOR_CLONES void forwardSubstituteLanes(const double* __restrict f
                                                       const double* __restrict d, int bands,
                                                       double* __restrict y) {
   static_assert(kWhitenedPixels == 2 * kLanes);
+  // Where band b's kWhitenedPixels values start.
+  auto at = [](int b) { return static_cast<size_t>(b) * kWhitenedPixels; };
   const double* row = factor;
   for (int i = 0; i < bands; ++i) {
     Lanes low[4] = {}, high[4] = {}, v, w;
     int k = 0;
     for (; k + 4 <= i; k += 4)
       for (int q = 0; q < 4; ++q) {
-        loadInto(v, y + (k + q) * kWhitenedPixels);
-        loadInto(w, y + (k + q) * kWhitenedPixels + kLanes);
+        loadInto(v, y + at(k + q));
+        loadInto(w, y + at(k + q) + kLanes);
         low[q] += row[k + q] * v;
         high[q] += row[k + q] * w;
       }
     for (; k < i; ++k) {
-      loadInto(v, y + k * kWhitenedPixels);
-      loadInto(w, y + k * kWhitenedPixels + kLanes);
+      loadInto(v, y + at(k));
+      loadInto(w, y + at(k) + kLanes);
       low[0] += row[k] * v;
       high[0] += row[k] * w;
     }
-    loadInto(v, d + i * kWhitenedPixels);
-    loadInto(w, d + i * kWhitenedPixels + kLanes);
-    store(y + i * kWhitenedPixels, (v - ((low[0] + low[1]) + (low[2] + low[3]))) / row[i]);
-    store(y + i * kWhitenedPixels + kLanes,
-          (w - ((high[0] + high[1]) + (high[2] + high[3]))) / row[i]);
+    loadInto(v, d + at(i));
+    loadInto(w, d + at(i) + kLanes);
+    store(y + at(i), (v - ((low[0] + low[1]) + (low[2] + low[3]))) / row[i]);
+    store(y + at(i) + kLanes, (w - ((high[0] + high[1]) + (high[2] + high[3]))) / row[i]);
     row += i + 1;
   }
 }

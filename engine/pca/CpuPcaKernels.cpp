@@ -377,7 +377,7 @@ struct KernelProjection {
                 slot % kComponentBlock] = static_cast<C>(weight(projection, b, columns[slot]));
     // Adding the zero products of a block's leading bands changes no bit: they are skipped.
     for (int block = 0; block < componentBlocks; ++block)
-      firstBands.push_back(lead[columns[block * kComponentBlock]]);
+      firstBands.push_back(lead[columns[static_cast<size_t>(block) * kComponentBlock]]);
     if constexpr (std::is_integral_v<T>) {
       for (int b = 0; b < bands; ++b)
         shift[b] = static_cast<ShiftInteger<T>>(std::llround(center[b]));
@@ -919,14 +919,17 @@ class CpuPcaKernels : public PcaKernels {
         strip, projection, [&](int64_t first, int64_t count, const C* values, int worker) {
           if (projection.rebuilds()) {
             rebuild(values, first, count, projection, encoding, buffers<C>(worker).row, output);
-          } else if constexpr (std::is_floating_point_v<Out>) {
-            if (projection.scores.active())
-              score(values, first, count, projection, encoding, output);
-            else
-              encode(values, first, count, projection.components, encoding, output);
-          } else if constexpr (std::is_same_v<Out, uint8_t>) {
-            encode(values, first, count, projection.components, encoding, output);
+            return;
           }
+          if constexpr (std::is_floating_point_v<Out>) {
+            if (projection.scores.active()) {
+              score(values, first, count, projection, encoding, output);
+              return;
+            }
+          }
+          // Float components as they are, Byte ones rescaled (other types only rebuild).
+          if constexpr (std::is_floating_point_v<Out> || std::is_same_v<Out, uint8_t>)
+            encode(values, first, count, projection.components, encoding, output);
         });
   }
 
