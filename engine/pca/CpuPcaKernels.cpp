@@ -345,14 +345,12 @@ HYPERSTREAM_VECTOR_CLONES void rebuildPixel(const C* __restrict components, int 
   for (int j = 0; j < outputs; ++j) out[j] = roundClamped<Out>(row[j], nodata, avoidNodata);
 }
 
-// A projection laid out for the kernels: the weights in blocks of kComponentBlock columns,
-// zero-padded ([block][band][column]); for integer samples the rounded centre as an integer shift,
-// and the remainder's projection as a bias.
-// A Projection as the CPU kernels take it: blocks of kComponentBlock components in precision C,
-// the components ordered by the first band they weigh (a stable sort: PCA's and RX's keep their
-// order), so that a block skips the bands before its first. ACE's target filters weigh every
-// band and go first; after the whitened components they would make the last block run over
-// every band.
+// A Projection as the CPU kernels take it: the weights in blocks of kComponentBlock components in
+// precision C, zero-padded ([block][band][slot]); for integer samples the rounded centre as an
+// integer shift, and the remainder's projection as a bias. The components are ordered by the
+// first band they weigh (a stable sort: PCA's and RX's keep their order), so that a block skips
+// the bands before its first: ACE's target filters weigh every band and go first (after the
+// whitened components they would make the last block run over every band).
 template <class T, class C>
 struct KernelProjection {
   KernelProjection(const Projection& projection, int bandCount)
