@@ -2,7 +2,7 @@
 # Detection beside PCA on the same cube, interleaved round by round: `pca --components 10`,
 # `rx`, `detect --method mf|ace|cem` with three ATGP endmembers of the cube as targets (all
 # Float32 scores), `sam` against a library of twelve (the class map and the best angle), and with
-# each column's statistics (CPU only: skipped with DEVICE gpu) `rx --per-column` (rxc) and
+# each column's statistics `rx --per-column` (rxc) and
 # `detect --method mf --per-column --target-mode absorption` of a methane-like absorption (mfc),
 # both with `--shrinkage 1e-4` (the tiled cube's columns repeat 100 pixels: fewer than its bands),
 # and local RX `rx --window 15 --guard 3 --components 10` (rxl).
@@ -51,8 +51,7 @@ declare -A times
 if [[ -n ${JOBS:-} ]]; then
   read -ra jobs <<<"$JOBS"
 else
-  jobs=(pca rx mf ace cem sam rxl)
-  [[ $device == gpu* ]] || jobs+=(rxc mfc)
+  jobs=(pca rx mf ace cem sam rxl rxc mfc)
 fi
 for ((r = 1; r <= rounds; r++)); do
   line="round $r:"

@@ -41,8 +41,9 @@ void addDetectOptions(QCommandLineParser& parser) {
        "FILE.html"},
       {"per-column",
        "Take the mean and covariance of each image column (pushbroom sensors: each column is "
-       "its own detector element, with its own gains), as methane mapping does; on the CPU, "
-       "with every column's statistics in memory (columns x bands^2 / 2 float64)."},
+       "its own detector element, with its own gains), as methane mapping does; on the CPU or "
+       "one GPU, with every column's statistics in memory (columns x bands^2 / 2 float64; on "
+       "a GPU columns x bands^2 in its memory)."},
   });
   addGpuAndSharedOptions(parser);
 }
@@ -91,6 +92,12 @@ int runColumnJob(const PcaOptions& options, bool quiet) {
   std::printf("%s with each column's statistics, %lld valid pixels, %.2f s on %s\n",
               detectMethodName(column.method).c_str(), static_cast<long long>(result.validPixels),
               result.seconds, result.backend.c_str());
+  if (result.device.moments > 0)
+    std::printf(
+        "GPU: upload %.3f s, sums %.1f ms, scores %.1f ms, download %.3f s; the columns' "
+        "factors on the CPU %.3f s\n",
+        result.device.upload, result.device.moments * 1e3, result.device.projection * 1e3,
+        result.device.download, result.fitSeconds);
   if (!column.shrinkage)
     std::printf("C + eps I:  eps = each column's noise variance, %.4g on average\n",
                 result.meanEpsilon);
@@ -254,7 +261,7 @@ int runRxCommand(const QStringList& arguments) {
        "(odd, 3-255) rather than the whole image, in the first K principal components "
        "(--components, default 10 here; all bands are not offered). The components are "
        "written to a temporary file beside OUTPUT (K x 8 bytes a pixel); the windows run on "
-       "the CPU.",
+       "the device chosen (--device), as the components.",
        "N"},
       {"guard",
        "Local RX: leave the G x G square around each pixel out of its background (odd, "

@@ -2,6 +2,7 @@
 // the GPUs and makes each algorithm's kernels on one.
 
 #include "core/CudaResources.h"
+#include "detect/CudaColumnDetectKernels.h"
 #include "pca/CudaPcaKernels.h"
 #include "run/GpuRuntime.h"
 #include "spp/CudaSppKernels.h"
@@ -77,6 +78,11 @@ class CudaRuntime final : public GpuRuntime {
   }
   std::unique_ptr<UnmixingKernels> createUnmixingKernels(const GpuKernelOptions& options) override {
     return makeCudaUnmixingKernels(options.device, options.memoryBytes, describe(options.device));
+  }
+  std::unique_ptr<ColumnDetectKernels> createColumnDetectKernels(
+      const GpuKernelOptions& options) override {
+    return makeCudaColumnDetectKernels(options.device, options.memoryBytes,
+                                       describe(options.device));
   }
 
  private:

@@ -7,6 +7,7 @@
 #include "TestSupport.h"
 #include "core/Error.h"
 #include "core/Samples.h"
+#include "detect/ColumnDetectJob.h"
 #include "detect/LocalRxJob.h"
 #include "detect/SamJob.h"
 #include "io/TextFile.h"
@@ -1026,6 +1027,96 @@ class GpuTests : public QObject {
     }
     qInfo("local RX job, GPU vs CPU: within %.3g of the largest score", worst / largest);
     QVERIFY2(worst <= 1e-9 * largest, qPrintable(QString::number(worst / largest)));
+  }
+
+  // Per-column detection on the GPU against the CPU's: columns with their own offsets, nodata
+  // pixels, a band constant in one column, a column with no valid pixel (unscored, NaN on both);
+  // a device budget of 1 MiB so that strips go in several chunks; the same scores within 1e-9 of
+  // the largest, the same NaNs, the same mean ε.
+  void perColumnDetection_data() {
+    QTest::addColumn<int>("fileType");
+    QTest::addColumn<int>("method");
+    QTest::addColumn<bool>("absorption");
+    QTest::addColumn<int>("outputType");
+    QTest::newRow("rx uint16, noise ε")
+        << int(GDT_UInt16) << int(DetectMethod::Rx) << false << int(OutputType::Float64);
+    QTest::newRow("mf float32, absorption")
+        << int(GDT_Float32) << int(DetectMethod::MatchedFilter) << true << int(OutputType::Float64);
+    QTest::newRow("ace int16, Float32 scores")
+        << int(GDT_Int16) << int(DetectMethod::Ace) << false << int(OutputType::Float32);
+  }
+  void perColumnDetection() {
+    QFETCH(int, fileType);
+    QFETCH(int, method);
+    QFETCH(bool, absorption);
+    QFETCH(int, outputType);
+    constexpr int kBands = 30;
+    constexpr int64_t kRows = 150, kCols = 40;
+    testing::Cube cube = testing::correlatedCube(kRows, kCols, kBands, 91, 3000.0, 60.0);
+    std::mt19937_64 random(5);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (int64_t c = 0; c < kCols; ++c) {
+      std::vector<double> offset(kBands);
+      for (double& v : offset) v = 300 * normal(random);
+      for (int64_t r = 0; r < kRows; ++r)
+        for (int b = 0; b < kBands; ++b) cube.at(r, c, b) += offset[b];
+    }
+    testing::roundValues(cube);
+    cube.nodata.assign(kBands, 0);
+    for (int64_t r = 0; r < kRows; ++r) {
+      cube.at(r, 3, 2) = 777;
+      cube.at(r, 17, 5) = 0;  // column 17: no valid pixel
+    }
+    for (int k = 0; k < 9; ++k) cube.at(5 + 11 * k, 2 + 4 * k, k % 3) = 0;
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDALDataType(fileType));
+    ColumnDetectOptions options;
+    options.input = (dir + "/in.tif").toStdString();
+    options.method = DetectMethod(method);
+    options.absorption = absorption;
+    options.outputType = OutputType(outputType);
+    options.stripRows = 64;
+    if (options.method != DetectMethod::Rx) {
+      Target target{"target", {}};
+      for (int b = 0; b < kBands; ++b)
+        target.spectrum.push_back(absorption ? std::exp(-0.5 * std::pow((b - 20) / 3.0, 2))
+                                             : cube.values[int64_t{1234} * kBands + b]);
+      options.targetTable.targets.push_back(target);
+      target.name = "second";
+      for (int b = 0; b < kBands; ++b) target.spectrum[b] = cube.values[int64_t{4321} * kBands + b];
+      if (!absorption) options.targetTable.targets.push_back(target);
+    }
+    ColumnDetectResult results[2];
+    for (int gpu = 0; gpu < 2; ++gpu) {
+      options.output = (dir + (gpu ? "/gpu.tif" : "/cpu.tif")).toStdString();
+      options.device = gpu ? parseDevice("gpu") : DeviceChoice::cpu();
+      options.gpuMemoryBytes = gpu ? int64_t{1} << 20 : 0;
+      TestFeedback feedback;
+      results[gpu] = runColumnDetection(options, feedback);
+    }
+    QVERIFY2(QString::fromStdString(results[1].backend).contains("gpu"),
+             results[1].backend.c_str());
+    QCOMPARE(results[1].columnsUnscored, int64_t{1});
+    QCOMPARE(results[1].validPixels, results[0].validPixels);
+    QVERIFY(std::abs(results[1].meanEpsilon - results[0].meanEpsilon) <=
+            1e-9 * results[0].meanEpsilon);
+    const std::vector<double> cpu = testing::samplesOf(dir + "/cpu.tif");
+    const std::vector<double> gpu = testing::samplesOf(dir + "/gpu.tif");
+    QCOMPARE(gpu.size(), cpu.size());
+    double worst = 0, largest = 0;
+    for (size_t i = 0; i < cpu.size(); ++i) {
+      QCOMPARE(std::isnan(gpu[i]), std::isnan(cpu[i]));
+      if (std::isnan(cpu[i])) continue;
+      largest = std::max(largest, std::abs(cpu[i]));
+      worst = std::max(worst, std::abs(gpu[i] - cpu[i]));
+    }
+    const double tolerance = OutputType(outputType) == OutputType::Float64 ? 1e-9 : 1.2e-7;
+    qInfo(
+        "per column, GPU vs CPU: within %.3g of the largest score %.4g; upload %.3f s, "
+        "moments %.3f s, scores %.3f s",
+        worst / largest, largest, results[1].device.upload, results[1].device.moments,
+        results[1].device.projection);
+    QVERIFY2(worst <= tolerance * largest, qPrintable(QString::number(worst / largest)));
   }
 
   void jasperRidge() {

@@ -1,16 +1,16 @@
 #include "detect/ColumnDetectJob.h"
 
 #include "core/AddressSpace.h"
-#include "core/BlasThreads.h"
 #include "core/Error.h"
 #include "core/Samples.h"
 #include "core/WorkerThreads.h"
+#include "detect/ColumnDetectKernels.h"
 #include "detect/ColumnKernels.h"
 #include "detect/DetectReport.h"
 #include "detect/SpectralLibrary.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
-#include "pca/PcaKernels.h"  // withOutputType
+#include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
 #include "unmixing/EndmemberTable.h"
@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <memory>
 
@@ -31,30 +32,18 @@ namespace {
 
 constexpr int kInputBuffers = 3;
 constexpr int kOutputBuffers = 2;
-// A column's pixels are added to its sums a group of rows at a time (a product of the group's
-// deviations with themselves, in cache); strips hold whole groups, so that the groups, and the
-// sums, are the same whatever the strips.
-constexpr int kGroupRows = 32;
 // A Cholesky pivot this far below the largest variance: the covariance is singular to working
 // precision (as the global detector's eigenvalue spread).
 constexpr double kLargestCondition = 1e13;
+// `auto`'s weight of this job's input against PCA's (run/DeviceSelection's JobWork): each pixel
+// costs bands² multiply-adds in both passes, about five times PCA's time on the CPU.
+constexpr double kWorkPerValue = 4.0;
+// Columns factored per worker between two takes of their sums from the kernels.
+constexpr int64_t kFitBatchPerWorker = 16;
 
 int64_t packedSize(int bands) {
   return static_cast<int64_t>(bands) * (bands + 1) / 2;
 }
-
-// One column's running sums about a fixed shift (its first valid pixel), so that large DN means
-// cancel before they are squared: s1 = Σ d, s2 = Σ d dᵀ (upper triangle, packed by rows),
-// d = x − shift. Groups of kGroupRows rows are added in the image's order.
-// With them, the noise: Σ (x_r − x_{r−1})² per band over the column's vertically adjacent valid
-// pixels (`pairs` of them; `above`: its last valid pixel, on row aboveRow).
-struct ColumnSums {
-  int64_t count = 0;
-  std::vector<double> shift, s1, s2;
-  std::vector<double> low, high;  // per band, for constant bands
-  std::vector<double> noise, above;
-  int64_t pairs = 0, aboveRow = -2;
-};
 
 // The column's noise variance, over its varying bands: half the mean squared difference of its
 // vertically adjacent pixels (0 without any).
@@ -70,43 +59,14 @@ double noiseVariance(const ColumnSums& sums, const std::vector<bool>& constant) 
   return total / std::max(1, varying);
 }
 
-// One column's detector: its mean, the packed lower Cholesky factor of C + εI (rows i: j ≤ i),
-// per target the matched filter w = C⁻¹t / tᵀC⁻¹t (mf) or û = L⁻¹t / |L⁻¹t| (ace).
-struct ColumnDetector {
-  bool scored = false;
-  double epsilon = 0;  // added to the covariance's diagonal
-  std::vector<double> mean, factor;
-  std::vector<std::vector<double>> filters;
-};
-
-// Up to columns::kWhitenedPixels valid pixels of one column waiting to be whitened together: their
-// deviations from the column's mean band by band (the unused lanes 0), where their scores go.
-template <class Out>
-struct WhiteningLanes {
-  explicit WhiteningLanes(int bands)
-      : deviations(static_cast<size_t>(bands) * columns::kWhitenedPixels, 0.0),
-        whitened(deviations.size()),
-        pixel(bands) {}
-  // Adds pixel x; returns how many are waiting.
-  template <class T>
-  int add(const T* x, const std::vector<double>& mean, Out* scoresOfX) {
-    if (count == 0) std::fill(deviations.begin(), deviations.end(), 0.0);
-    const auto bands = static_cast<int>(pixel.size());
-    for (int b = 0; b < bands; ++b)
-      deviations[static_cast<size_t>(b) * columns::kWhitenedPixels + count] =
-          static_cast<double>(x[b]) - mean[b];
-    scores[count] = scoresOfX;
-    return ++count;
-  }
-  std::vector<double> deviations, whitened, pixel;
-  Out* scores[columns::kWhitenedPixels] = {};
-  int count = 0;
-};
-
 class ColumnDetectRun {
  public:
-  ColumnDetectRun(const ColumnDetectOptions& options, Feedback& feedback)
-      : options_(options), feedback_(feedback) {
+  ColumnDetectRun(const ColumnDetectOptions& options, const DeviceChoice& device,
+                  Feedback& feedback)
+      : options_(options),
+        feedback_(feedback),
+        starting_(device, options.gpuMemoryBytes,
+                  {makeCpuColumnDetectKernels, &GpuRuntime::createColumnDetectKernels}) {
     total_.start();
   }
 
@@ -114,6 +74,7 @@ class ColumnDetectRun {
     openInput();
     checkOutputs();
     planMemory();
+    startKernels();
     sumPass();
     fitColumns();
     createOutput();
@@ -130,22 +91,12 @@ class ColumnDetectRun {
   void openInput();
   void checkOutputs();
   void planMemory();
+  void startKernels();
   void sumPass();
-  void addStrip(const StripRange& range, const void* data);
-  template <class T>
-  void addColumn(const T* strip, const StripRange& range, int64_t column,
-                 const ValidPixel<T>& isValid, std::vector<double>& block);
-  template <class T>
-  void addNoise(const T* x, int64_t row, ColumnSums& sums) const;
   void fitColumns();
   ColumnDetector fitColumn(int64_t column, ColumnSums& sums) const;
   void createOutput();
   void scorePass();
-  template <class T, class Out>
-  void scoreColumns(const StripRange& range, const T* strip, int64_t c0, int64_t c1,
-                    Out* out) const;
-  template <class Out>
-  void scoreWhitened(const ColumnDetector& column, WhiteningLanes<Out>& lanes) const;
   ColumnDetectResult finish();
   void writeReport();
   QString epsilonText() const;
@@ -153,6 +104,7 @@ class ColumnDetectRun {
   const ColumnDetectOptions& options_;
   Feedback& feedback_;
   QElapsedTimer total_;
+  KernelStart<ColumnDetectKernels> starting_;
   JobInput input_;
   ColumnDetectResult result_;
   std::vector<Target> targets_;
@@ -160,10 +112,9 @@ class ColumnDetectRun {
   StripPlan plan_;
   int64_t inputRowBytes_ = 0, outputRowBytes_ = 0;
   std::unique_ptr<StripReader> reader_;
-  std::vector<ColumnSums> sums_;
-  std::vector<ColumnDetector> columns_;
+  std::unique_ptr<ColumnDetectKernels> kernels_;
   std::unique_ptr<PendingRaster> output_;
-  WorkerThreads threads_;
+  WorkerThreads threads_;  // the fit's
 };
 
 void ColumnDetectRun::openInput() {
@@ -175,10 +126,13 @@ void ColumnDetectRun::openInput() {
     throw Error("OUTPUT_TYPE", "scores are written as Float32 or Float64");
   if (options_.shrinkage && !(*options_.shrinkage >= 0))
     throw Error("SHRINKAGE", "the shrinkage is a share of the mean band variance, 0 or more");
-  if (options_.device.kind() == DeviceChoice::Kind::Gpus)
-    throw Error("DEVICE", "per-column detection runs on the CPU (device cpu or auto)");
   input_ = openJobInput(options_, options_.bands, "per-column detection", feedback_);
-  result_.input = input_.info;
+  const RasterInfo& info = input_.info;
+  // Each value costs several times PCA's arithmetic (bands² per pixel in both passes).
+  starting_.weigh(
+      {info.width * info.height * static_cast<int64_t>(input_.bands.size()) * typeSize(info.type),
+       kWorkPerValue});
+  result_.input = info;
   if (checkAddressSpace(options_.ramBytes)) result_.input.mappable = false;
   result_.bands = input_.bands;
   if (options_.method != DetectMethod::Rx) {
@@ -228,124 +182,89 @@ void ColumnDetectRun::planMemory() {
   needs.residentRowBytes = kOutputBuffers * outputRowBytes_;
   needs.streamingRowBytes = kInputBuffers * inputRowBytes_ + needs.residentRowBytes;
   needs.leastStrips = 4;
-  needs.rowMultiple = kGroupRows;
+  needs.rowMultiple = kColumnGroupRows;
   needs.requestedRows = options_.stripRows;
   plan_ = hyperstream::planMemory(info, left, needs);
   reader_ = std::make_unique<StripReader>(
       info, result_.bands, plan_.readers,
       plan_.mappableBytes(plan_.stripRows * needs.streamingRowBytes), 0);
+}
+
+void ColumnDetectRun::startKernels() {
+  kernels_ = starting_.get(feedback_);
+  result_.backend = kernels_->name();
+  ColumnLayout layout;
+  layout.width = width();
+  layout.bands = bandCount();
+  layout.type = input_.sampleType;
+  layout.nodata = input_.nodata;
+  layout.maxStripRows = plan_.stripRows;
+  layout.method = options_.method;
+  layout.outputs = outputBands();
+  layout.outputType = options_.outputType;
+  kernels_->prepare(layout);
+  const RasterInfo& info = result_.input;
   feedback_.info(QString("%1: %2 x %3 pixels, %4 bands; per-column statistics (%5 MiB); %6 "
-                         "strip(s) of %7 rows, twice, on the CPU (%8 threads)")
+                         "strip(s) of %7 rows, twice, on %8")
                      .arg(QString::fromStdString(options_.input))
                      .arg(info.width)
                      .arg(info.height)
-                     .arg(bands)
+                     .arg(bandCount())
                      .arg(result_.statisticsBytes >> 20)
                      .arg(plan_.strips.size())
                      .arg(plan_.stripRows)
-                     .arg(threads_.count()));
-  result_.backend = "cpu (" + std::to_string(threads_.count()) + " threads)";
+                     .arg(QString::fromStdString(result_.backend)));
 }
 
 void ColumnDetectRun::sumPass() {
-  sums_.assign(static_cast<size_t>(width()), ColumnSums{});
   StripPipeline pipeline(kInputBuffers, static_cast<size_t>(plan_.stripRows * inputRowBytes_), 0, 0,
-                         true);
+                         kernels_->usesEveryCore(),
+                         [this](size_t bytes) { return kernels_->allocateHost(bytes); });
   StripPipeline::Stages stages;
   stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
     reader_->read(range.row0, range.rows, buffer);
     return buffer;
   };
   stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
-    addStrip(range, data);
+    kernels_->addStrip(range.row0, range.rows, data);
   };
   pipeline.run(plan_.strips, stages, feedback_, 0.0, 45.0);
 }
 
-void ColumnDetectRun::addStrip(const StripRange& range, const void* data) {
-  withSampleType(input_.sampleType, [&](auto sample) {
-    using T = decltype(sample);
-    const ValidPixel<T> isValid(input_.nodata.data(), bandCount());
-    threads_.split(width(), [&](int64_t c0, int64_t c1) {
-      std::vector<double> block;
-      for (int64_t c = c0; c < c1; ++c)
-        addColumn(static_cast<const T*>(data), range, c, isValid, block);
-    });
-  });
-}
-
-// The strip's valid pixels of one column into its sums, a group of rows at a time: the group's
-// deviations as rows of a pixel-major block (pixels x bands), each s2 entry one dot product.
-template <class T>
-void ColumnDetectRun::addColumn(const T* strip, const StripRange& range, int64_t column,
-                                const ValidPixel<T>& isValid, std::vector<double>& block) {
-  const int bands = bandCount();
-  const int64_t rows = range.rows;
-  ColumnSums& sums = sums_[column];
-  const int stride = columns::paddedBands(bands);
-  block.resize(static_cast<size_t>(stride) * kGroupRows);  // the padding stays 0
-  for (int64_t group = 0; group < rows; group += kGroupRows) {
-    int n = 0;
-    for (int64_t r = group; r < std::min(rows, group + kGroupRows); ++r) {
-      const T* x = strip + (r * width() + column) * bands;
-      if (!isValid(x)) continue;
-      if (sums.count == 0) {
-        sums.shift.assign(x, x + bands);
-        sums.s1.assign(bands, 0.0);
-        sums.s2.assign(static_cast<size_t>(packedSize(bands)), 0.0);
-        sums.low.assign(x, x + bands);
-        sums.high.assign(x, x + bands);
-        sums.noise.assign(bands, 0.0);
-        sums.above.assign(x, x + bands);
-      }
-      ++sums.count;
-      addNoise(x, range.row0 + r, sums);
-      double* deviations = block.data() + static_cast<size_t>(n) * stride;
-      for (int b = 0; b < bands; ++b) {
-        const auto v = static_cast<double>(x[b]);
-        const double d = v - sums.shift[b];
-        deviations[b] = d;
-        sums.low[b] = std::min(sums.low[b], v);
-        sums.high[b] = std::max(sums.high[b], v);
-        sums.s1[b] += d;
-      }
-      ++n;
-    }
-    if (n > 0) columns::addProducts(block.data(), n, bands, stride, sums.s2.data());
-  }
-}
-
-// Pixel x of image row `row` into its column's noise sums, paired with the pixel above if valid.
-template <class T>
-void ColumnDetectRun::addNoise(const T* x, int64_t row, ColumnSums& sums) const {
-  const int bands = bandCount();
-  const bool paired = sums.aboveRow == row - 1;
-  for (int b = 0; b < bands; ++b) {
-    const auto v = static_cast<double>(x[b]);
-    if (paired) {
-      const double difference = v - sums.above[b];
-      sums.noise[b] += difference * difference;
-    }
-    sums.above[b] = v;
-  }
-  if (paired) ++sums.pairs;
-  sums.aboveRow = row;
-}
-
-// Each column's factor on the calling thread (LAPACK's own threads, as the fits elsewhere).
+// The columns' factors, a batch of columns at a time (their sums taken from the kernels, then
+// freed), the batch's columns split over the workers, each factoring with one BLAS thread.
 void ColumnDetectRun::fitColumns() {
-  columns_.resize(static_cast<size_t>(width()));
-  const BlasThreadsHere threads(fitBlasThreads(bandCount()));
-  for (int64_t c = 0; c < width(); ++c) {
+  QElapsedTimer timer;
+  timer.start();
+  std::vector<ColumnDetector> columns(static_cast<size_t>(width()));
+  const int64_t batch = kFitBatchPerWorker * threads_.count();
+  std::vector<ColumnSums> sums;
+  std::vector<std::exception_ptr> failures;
+  for (int64_t first = 0; first < width(); first += batch) {
     if (feedback_.isCanceled()) throw Canceled();
-    columns_[c] = fitColumn(c, sums_[c]);
-    result_.validPixels += sums_[c].count;
-    sums_[c] = ColumnSums{};  // its memory back before the next column's factor
-    if (columns_[c].scored)
-      result_.meanEpsilon += columns_[c].epsilon;
-    else
-      ++result_.columnsUnscored;
+    const int64_t count = std::min(batch, width() - first);
+    sums.resize(static_cast<size_t>(count));
+    for (int64_t k = 0; k < count; ++k) sums[k] = kernels_->takeSums(first + k);
+    failures.assign(static_cast<size_t>(count), nullptr);
+    threads_.split(count, [&](int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k) try {
+          columns[first + k] = fitColumn(first + k, sums[k]);
+        } catch (...) {
+          failures[k] = std::current_exception();
+        }
+    });
+    for (int64_t k = 0; k < count; ++k) {  // in the columns' order: the same error, the same sum
+      if (failures[k]) std::rethrow_exception(failures[k]);
+      const ColumnDetector& column = columns[first + k];
+      result_.validPixels += sums[k].count;
+      if (column.scored)
+        result_.meanEpsilon += column.epsilon;
+      else
+        ++result_.columnsUnscored;
+    }
   }
+  kernels_->setDetectors(std::move(columns));
+  result_.fitSeconds = timer.nsecsElapsed() * 1e-9;
   const int64_t scored = width() - result_.columnsUnscored;
   if (scored > 0) result_.meanEpsilon /= static_cast<double>(scored);
   if (result_.columnsUnscored > 0)
@@ -452,23 +371,15 @@ void ColumnDetectRun::createOutput() {
 void ColumnDetectRun::scorePass() {
   StripPipeline pipeline(kInputBuffers, static_cast<size_t>(plan_.stripRows * inputRowBytes_),
                          kOutputBuffers, static_cast<size_t>(plan_.stripRows * outputRowBytes_),
-                         true);
+                         kernels_->usesEveryCore(),
+                         [this](size_t bytes) { return kernels_->allocateHost(bytes); });
   StripPipeline::Stages stages;
   stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
     reader_->read(range.row0, range.rows, buffer);
     return buffer;
   };
   stages.compute = [&](const StripRange& range, const void* data, unsigned char* out) {
-    withOutputType(options_.outputType, [&](auto outSample) {
-      using Out = decltype(outSample);
-      withSampleType(input_.sampleType, [&](auto sample) {
-        using T = decltype(sample);
-        // By columns: a column's factor stays in the cache over its rows.
-        threads_.split(width(), [&](int64_t c0, int64_t c1) {
-          scoreColumns(range, static_cast<const T*>(data), c0, c1, reinterpret_cast<Out*>(out));
-        });
-      });
-    });
+    kernels_->score(range.rows, data, out);
   };
   stages.write = [&](const StripRange& range, const unsigned char* out) {
     output_->write(range.row0, range.rows, out, feedback_);
@@ -476,65 +387,10 @@ void ColumnDetectRun::scorePass() {
   pipeline.run(plan_.strips, stages, feedback_, 45.0, 100.0);
 }
 
-// Each column's pixels, scored: the matched filter one pixel at a time (a dot product per target),
-// RX and ACE columns::kWhitenedPixels valid pixels at a time (their whitening).
-template <class T, class Out>
-void ColumnDetectRun::scoreColumns(const StripRange& range, const T* strip, int64_t c0, int64_t c1,
-                                   Out* out) const {
-  const int bands = bandCount(), outputs = outputBands();
-  const ValidPixel<T> isValid(input_.nodata.data(), bands);
-  const Out nan = std::numeric_limits<Out>::quiet_NaN();
-  WhiteningLanes<Out> lanes(bands);
-  std::vector<double> d(bands);
-  for (int64_t c = c0; c < c1; ++c) {
-    const ColumnDetector& column = columns_[c];
-    for (int64_t r = 0; r < range.rows; ++r) {
-      const int64_t p = r * width() + c;
-      const T* x = strip + p * bands;
-      Out* scores = out + p * outputs;
-      if (!column.scored || !isValid(x)) {
-        std::fill(scores, scores + outputs, nan);
-      } else if (options_.method == DetectMethod::MatchedFilter) {
-        for (int b = 0; b < bands; ++b) d[b] = static_cast<double>(x[b]) - column.mean[b];
-        for (int t = 0; t < outputs; ++t)
-          scores[t] = static_cast<Out>(columns::dot(column.filters[t].data(), d.data(), bands));
-      } else if (lanes.add(x, column.mean, scores) == columns::kWhitenedPixels) {
-        scoreWhitened(column, lanes);
-      }
-    }
-    scoreWhitened(column, lanes);
-  }
-}
-
-// RX's and ACE's scores of the pixels gathered in `lanes`, if any (then emptied).
-template <class Out>
-void ColumnDetectRun::scoreWhitened(const ColumnDetector& column,
-                                    WhiteningLanes<Out>& lanes) const {
-  if (lanes.count == 0) return;
-  const int bands = bandCount();
-  columns::forwardSubstituteLanes(column.factor.data(), lanes.deviations.data(), bands,
-                                  lanes.whitened.data());
-  std::vector<double>& y = lanes.pixel;
-  for (int l = 0; l < lanes.count; ++l) {
-    for (int b = 0; b < bands; ++b)
-      y[b] = lanes.whitened[static_cast<size_t>(b) * columns::kWhitenedPixels + l];
-    const double distance = columns::dot(y.data(), y.data(), bands);
-    Out* scores = lanes.scores[l];
-    if (options_.method == DetectMethod::Rx) {
-      scores[0] = static_cast<Out>(distance);
-      continue;
-    }
-    for (size_t t = 0; t < column.filters.size(); ++t) {
-      const double along = columns::dot(column.filters[t].data(), y.data(), bands);
-      scores[t] = static_cast<Out>(distance > 0 ? along * along / distance : 0.0);
-    }
-  }
-  lanes.count = 0;
-}
-
 ColumnDetectResult ColumnDetectRun::finish() {
   input_.dataset.reset();
   if (feedback_.isCanceled()) throw Canceled();
+  result_.device = kernels_->deviceTimes();
   if (!options_.htmlReport.empty()) writeReport();
   output_->commit();
   result_.seconds = total_.nsecsElapsed() * 1e-9;
@@ -586,12 +442,22 @@ ColumnDetectOptions perColumnOptions(const PcaOptions& options) {
   column.absorption = options.detector.absorption;
   column.shrinkage = options.detector.shrinkage;
   column.htmlReport = options.htmlReport;
+  column.gpuMemoryBytes = options.gpuMemoryBytes;
   return column;
 }
 
 ColumnDetectResult runColumnDetection(const ColumnDetectOptions& options, Feedback& feedback) {
   try {
-    return ColumnDetectRun(options, feedback).run();
+    DeviceChoice device = options.device;
+    if (device.severalGpus()) {
+      const std::vector<int> gpus = resolveGpus(device);
+      if (gpus.size() > 1)
+        feedback.info(QString("per-column detection runs on one GPU (GPU %1)").arg(gpus.front()));
+      device = DeviceChoice::gpu(gpus.front());
+    }
+    return retryingOnTheCpu(device, feedback, [&](const DeviceChoice& chosen) {
+      return ColumnDetectRun(options, chosen, feedback).run();
+    });
   } catch (...) {
     rethrowAsJobError(options.ramBytes);
   }

@@ -14,6 +14,7 @@
 #include "detect/Detector.h"
 #include "io/Raster.h"
 #include "pca/PcaJob.h"
+#include "run/Kernels.h"
 
 #include <cstdint>
 #include <optional>
@@ -30,7 +31,8 @@ struct ColumnDetectOptions : JobOptions {
   // ε = shrinkage × the column's mean band variance; unset: the column's noise variance (half
   // the mean squared difference of vertically adjacent valid pixels, over its varying bands).
   std::optional<double> shrinkage;
-  std::string htmlReport;  // optional (detect/DetectReport.h)
+  std::string htmlReport;      // optional (detect/DetectReport.h)
+  int64_t gpuMemoryBytes = 0;  // device memory a GPU may use; 0: its free memory less a margin
 };
 
 struct ColumnDetectResult {
@@ -42,6 +44,8 @@ struct ColumnDetectResult {
   double meanEpsilon = 0;       // the scored columns' mean ε
   int64_t statisticsBytes = 0;  // the columns' moments and factors held in memory
   std::string backend;
+  DeviceTimes device;
+  double fitSeconds = 0;  // the columns' factors, on the CPU
   double seconds = 0;
 };
 
@@ -49,8 +53,9 @@ struct ColumnDetectResult {
 // method, targets, target mode and shrinkage; Error("COMPONENTS") where components are asked for.
 ColumnDetectOptions perColumnOptions(const PcaOptions& options);
 
-// Throws Error (naming the parameter: METHOD, TARGETS, SHRINKAGE, RAM_MB, DEVICE, ...) or
-// Canceled; on any throw no output is left behind.
+// On the CPU or one GPU (a GPU failing in an `auto` run: again on the CPU). Throws Error (naming
+// the parameter: METHOD, TARGETS, SHRINKAGE, RAM_MB, DEVICE, ...) or Canceled; on any throw no
+// output is left behind.
 ColumnDetectResult runColumnDetection(const ColumnDetectOptions& options, Feedback& feedback);
 
 }  // namespace hyperstream

@@ -10,6 +10,7 @@
 
 namespace hyperstream {
 
+class ColumnDetectKernels;
 class PcaKernels;
 class SppKernels;
 class UnmixingKernels;
@@ -41,6 +42,8 @@ class GpuRuntime {
   virtual std::unique_ptr<PcaKernels> createPcaKernels(const GpuKernelOptions& options) = 0;
   virtual std::unique_ptr<SppKernels> createSppKernels(const GpuKernelOptions& options) = 0;
   virtual std::unique_ptr<UnmixingKernels> createUnmixingKernels(
+      const GpuKernelOptions& options) = 0;
+  virtual std::unique_ptr<ColumnDetectKernels> createColumnDetectKernels(
       const GpuKernelOptions& options) = 0;
 };
 

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Largest difference of two raw float32 files (ENVI .bin, one band or several) relative to the
+largest magnitude in the first, and whether their NaNs sit in the same places. No GDAL or numpy,
+so that it runs on the GPU machine:
+
+    bench/compare_raw.py A.bin B.bin
+"""
+import array
+import math
+import sys
+
+
+def samples(path):
+    values = array.array("f")
+    with open(path, "rb") as f:
+        values.frombytes(f.read())
+    return values
+
+
+def main():
+    a, b = samples(sys.argv[1]), samples(sys.argv[2])
+    if len(a) != len(b):
+        sys.exit(f"{len(a)} samples against {len(b)}")
+    largest = worst = 0.0
+    nan_places = 0
+    for x, y in zip(a, b):
+        if math.isnan(x) or math.isnan(y):
+            nan_places += math.isnan(x) != math.isnan(y)
+            continue
+        largest = max(largest, abs(x))
+        worst = max(worst, abs(x - y))
+    print(f"{len(a)} samples: largest difference {worst:.3g} of {largest:.6g} "
+          f"({worst / largest if largest else 0:.3g} relative); NaNs differ at {nan_places}")
+
+
+main()
