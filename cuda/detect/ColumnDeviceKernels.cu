@@ -107,6 +107,19 @@ __global__ void countColumnsKernel(const unsigned char* __restrict__ valid, int6
   state.aboveRow[c] = aboveRow;
 }
 
+__global__ void packUpperKernel(const double* __restrict__ squares, int64_t columns, int bands,
+                                double* __restrict__ packed) {
+  const int64_t square = static_cast<int64_t>(bands) * bands;
+  const int64_t packedSize = static_cast<int64_t>(bands) * (bands + 1) / 2;
+  const int64_t values = columns * square;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t at = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; at < values;
+       at += step) {
+    const int64_t c = at / square, i = at % square / bands, j = at % bands;
+    if (j >= i) packed[c * packedSize + i * bands - i * (i - 1) / 2 + (j - i)] = squares[at];
+  }
+}
+
 __global__ void unpackFactorsKernel(const double* __restrict__ packed, int64_t columns, int bands,
                                     double* __restrict__ full) {
   const int64_t square = static_cast<int64_t>(bands) * bands;
@@ -214,6 +227,13 @@ void countColumns(const unsigned char* valid, int64_t rows, int64_t width, int64
                   ColumnState state, cudaStream_t stream) {
   countColumnsKernel<<<columnGrid(width), kThreads, 0, stream>>>(valid, rows, width, row0, state);
   checkLaunch("countColumns");
+}
+
+void packUpper(const double* squares, int64_t columns, int bands, double* packed,
+               cudaStream_t stream) {
+  packUpperKernel<<<gridFor(columns * bands * bands, kThreads), kThreads, 0, stream>>>(
+      squares, columns, bands, packed);
+  checkLaunch("packUpper");
 }
 
 void unpackFactors(const double* packed, int64_t columns, int bands, double* full,

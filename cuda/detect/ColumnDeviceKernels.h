@@ -41,6 +41,10 @@ void addDeviations(const T* raw, const unsigned char* valid, int64_t rows, int64
 void countColumns(const unsigned char* valid, int64_t rows, int64_t width, int64_t row0,
                   ColumnState state, cudaStream_t stream);
 
+// Each of `columns` symmetric bands x bands matrices' upper triangle, packed by rows.
+void packUpper(const double* squares, int64_t columns, int bands, double* packed,
+               cudaStream_t stream);
+
 // Each of `columns` packed lower factors (rows i: j ≤ i) as a full bands x bands matrix, row-major,
 // zero above the diagonal.
 void unpackFactors(const double* packed, int64_t columns, int bands, double* full,

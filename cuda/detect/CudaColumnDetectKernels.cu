@@ -90,14 +90,9 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
       const double* values = taken_.values.data() + (k * kColumnBatch + at) * bands;
       parts[k]->assign(values, values + bands);
     }
-    // The products' upper triangle, packed by rows: entry (i, j ≥ i) is (j, i) of the symmetric
-    // column-major matrix, contiguous in j.
-    const double* square = taken_.squares.data() + at * bands * bands;
-    sums.s2.reserve(static_cast<size_t>(bands) * (bands + 1) / 2);
-    for (int i = 0; i < bands; ++i) {
-      const double* row = square + static_cast<int64_t>(i) * bands;
-      sums.s2.insert(sums.s2.end(), row + i, row + bands);
-    }
+    const int64_t packedSize = static_cast<int64_t>(bands) * (bands + 1) / 2;
+    const double* packed = taken_.squares.data() + at * packedSize;
+    sums.s2.assign(packed, packed + packedSize);
     return sums;
   }
 
@@ -259,7 +254,7 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
     const int64_t count = std::min(kColumnBatch, width - column);
     taken_.counts.assign(3 * kColumnBatch, 0);
     taken_.values.resize(static_cast<size_t>(6 * kColumnBatch * bands));
-    taken_.squares.resize(static_cast<size_t>(kColumnBatch * bands * bands));
+    taken_.squares.resize(static_cast<size_t>(kColumnBatch * bands * (bands + 1) / 2));
     const ColumnState device = state();
     const long long* counts[] = {device.count, device.pairs, device.aboveRow};
     for (int k = 0; k < 3; ++k)
@@ -270,8 +265,12 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
     for (int k = 0; k < 6; ++k)
       downloadAsync(taken_.values.data() + k * kColumnBatch * bands, values[k] + column * bands,
                     static_cast<size_t>(count * bands), context_.computeStream());
-    downloadAsync(taken_.squares.data(), squares_.get() + column * bands * bands,
-                  static_cast<size_t>(count * bands * bands), context_.computeStream());
+    const int64_t packedSize = bands * (bands + 1) / 2;
+    grow(packed_, static_cast<size_t>(kColumnBatch * packedSize));
+    packUpper(squares_.get() + column * bands * bands, count, static_cast<int>(bands),
+              packed_.get(), context_.computeStream());
+    downloadAsync(taken_.squares.data(), packed_.get(), static_cast<size_t>(count * packedSize),
+                  context_.computeStream());
     context_.synchronize();
     takenFirst_ = column;
   }
@@ -365,7 +364,8 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
   DeviceArray<double> mean_, filters_, deviations_, products_, lengths_, packed_;
   DeviceArray<unsigned char> raw_, valid_, encoded_, nodata_, hasNodata_, scored_;
   DeviceArray<double*> factorPointers_, pixelPointers_;
-  // The sums of kColumnBatch columns from takenFirst_ on, downloaded for takeSums.
+  // The sums of kColumnBatch columns from takenFirst_ on (the products packed), downloaded for
+  // takeSums.
   struct Taken {
     std::vector<long long> counts;
     std::vector<double> values, squares;
