@@ -30,9 +30,35 @@
 #include <numeric>
 #include <random>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 using namespace hyperstream;
 
 namespace {
+
+// `count` doubles that end where an inaccessible page starts: a read past them faults.
+class GuardedDoubles {
+ public:
+  explicit GuardedDoubles(size_t count) {
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    bytes_ = (count * sizeof(double) + page - 1) / page * page + page;
+    void* mapped =
+        mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    base_ = static_cast<char*>(mapped);
+    mprotect(base_ + bytes_ - page, page, PROT_NONE);
+    data_ = reinterpret_cast<double*>(base_ + bytes_ - page) - count;
+  }
+  ~GuardedDoubles() { munmap(base_, bytes_); }
+  GuardedDoubles(const GuardedDoubles&) = delete;
+  GuardedDoubles& operator=(const GuardedDoubles&) = delete;
+  double* data() const { return data_; }
+
+ private:
+  char* base_ = nullptr;
+  size_t bytes_ = 0;
+  double* data_ = nullptr;
+};
 
 // Moments of pixels [first, last) of a cube with the backend.
 Moments backendMoments(PcaKernels& backend, const testing::Cube& cube, int64_t first,
@@ -669,21 +695,24 @@ class UnitTests : public QObject {
   }
 
   // The per-column kernels' vectors give the bits of one value at a time (columns::dot), for band
-  // counts around the vectors' widths and groups of 1 to 32 pixels.
+  // counts around the vectors' widths and groups of 1 to 32 pixels, reading nothing past a
+  // block of paddedBands() per pixel.
   void columnKernelsMatchOneValueAtATime() {
     std::mt19937_64 random(5);
     std::uniform_real_distribution<double> uniform(-1000.0, 1000.0);
     for (const int bands : {1, 3, 8, 9, 15, 16, 17, 33, 198}) {
       const int stride = columns::paddedBands(bands);
       for (const int n : {1, 4, 7, 32}) {
-        std::vector<double> deviations(static_cast<size_t>(n) * stride, 0.0);
+        // Ends at an inaccessible page: addProducts' loads stay within the block.
+        const GuardedDoubles block(static_cast<size_t>(n) * stride);
+        double* deviations = block.data();
         for (int k = 0; k < n; ++k)
           for (int b = 0; b < bands; ++b)
             deviations[static_cast<size_t>(k) * stride + b] = uniform(random);
         std::vector<double> s2(static_cast<size_t>(bands) * (bands + 1) / 2), expected;
         for (double& v : s2) v = uniform(random);
         expected = s2;
-        columns::addProducts(deviations.data(), n, bands, stride, s2.data());
+        columns::addProducts(deviations, n, bands, stride, s2.data());
         std::vector<double> di(n), dj(n);
         size_t entry = 0;
         for (int i = 0; i < bands; ++i)

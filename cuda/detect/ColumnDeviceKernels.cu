@@ -1,8 +1,8 @@
 #include "core/Launch.h"
+#include "core/PixelValidity.h"
 #include "detect/ColumnDeviceKernels.h"
 
 #include <cmath>
-#include <type_traits>
 
 namespace hyperstream::cuda {
 
@@ -18,15 +18,8 @@ __global__ void pixelValidityKernel(const T* __restrict__ raw, int64_t pixels, i
   const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarps;
   for (int64_t p = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); p < pixels;
        p += warps) {
-    const T* pixel = raw + p * bands;
-    bool bad = false;
-    for (int b = lane; b < bands; b += 32) {
-      const T v = pixel[b];
-      if constexpr (!std::is_integral_v<T>) bad |= !isfinite(static_cast<double>(v));
-      bad |= hasNodata[b] && v == nodataValue[b];
-    }
-    bad = __any_sync(0xFFFFFFFFu, bad);
-    if (lane == 0) valid[p] = bad ? 0 : 1;
+    const bool ok = validPixel(raw + p * bands, bands, lane, nodataValue, hasNodata);
+    if (lane == 0) valid[p] = ok ? 1 : 0;
   }
 }
 

@@ -1,4 +1,5 @@
 #include "core/Launch.h"
+#include "core/PixelValidity.h"
 #include "core/Rounding.h"
 #include "pca/PcaDeviceKernels.h"
 
@@ -9,20 +10,6 @@
 namespace hyperstream::cuda {
 
 namespace {
-
-// A pixel's validity by markValid's rule, its lanes over bands; every lane gets the answer.
-template <class T>
-__device__ bool validPixel(const T* __restrict__ pixel, int bands, int lane,
-                           const T* __restrict__ nodataValue,
-                           const unsigned char* __restrict__ hasNodata) {
-  bool bad = false;
-  for (int b = lane; b < bands; b += 32) {
-    const T v = pixel[b];
-    if constexpr (std::is_floating_point_v<T>) bad |= !isfinite(v);
-    if (nodataValue) bad |= hasNodata[b] && v == nodataValue[b];
-  }
-  return !__any_sync(0xffffffffu, bad);
-}
 
 // One warp per pixel p < pixels, lanes over bands: visit(p, lane) says (to every lane) whether
 // the pixel counts; each block's count is added to *count once.

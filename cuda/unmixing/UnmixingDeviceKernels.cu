@@ -1,4 +1,5 @@
 #include "core/Launch.h"
+#include "core/PixelValidity.h"
 #include "unmixing/UnmixingDeviceKernels.h"
 
 #include <algorithm>
@@ -23,13 +24,7 @@ __global__ void unmixingRowsKernel(const T* __restrict__ raw, int64_t pixels, in
   for (int64_t p = static_cast<int64_t>(blockIdx.x) * kWarps + (threadIdx.x >> 5); p < pixels;
        p += warps) {
     const T* pixel = raw + p * bands;
-    bool bad = false;
-    for (int b = lane; b < bands; b += 32) {
-      const T v = pixel[b];
-      if constexpr (!std::is_integral_v<T>) bad |= !isfinite(static_cast<double>(v));
-      bad |= hasNodata[b] && v == nodataValue[b];
-    }
-    bad = __any_sync(0xFFFFFFFFu, bad);
+    const bool bad = !validPixel(pixel, bands, lane, nodataValue, hasNodata);
     double sum = 0;
     for (int b = lane; b < bands; b += 32) {
       const double d = bad ? 0.0 : static_cast<double>(pixel[b]) - (center ? center[b] : 0.0);

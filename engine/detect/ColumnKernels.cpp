@@ -85,7 +85,8 @@ HYPERSTREAM_VECTOR_CLONES void forwardSubstituteLanes(const double* __restrict f
 
 // Row i of s2, 2 kLanes entries j at a time (eight chains of sums in flight): the products of
 // band i's deviations (broadcast) with those of bands j ... (two loads, pixel-major; the last
-// lanes of a row's last vectors read the padding, and only the row's entries are added).
+// lanes of a row's last vectors read the padding, paddedBands' room, and only the row's entries
+// are added).
 HYPERSTREAM_VECTOR_CLONES void addProducts(const double* __restrict deviations, int n, int bands,
                                            int stride, double* __restrict s2) {
   double* row = s2;

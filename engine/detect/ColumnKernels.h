@@ -22,13 +22,15 @@ constexpr int kWhitenedPixels = 2 * kLanes;
 void forwardSubstituteLanes(const double* factor, const double* d, int bands, double* y);
 
 // s2 (the upper triangle, packed by rows) += Σ_k d_k d_kᵀ over n pixels' deviations (pixel k's
-// band b at deviations[k * stride + b]; stride >= paddedBands(bands), the padding any finite
-// value); entry (i, j) adds dot(d_i, d_j) over the n pixels.
+// band b at deviations[k * stride + b]; stride >= paddedBands(bands), the padding any value: it
+// only reaches lanes that are not added); entry (i, j) adds dot(d_i, d_j) over the n pixels.
 void addProducts(const double* deviations, int n, int bands, int stride, double* s2);
 
-// Bands rounded up to whole pairs of vectors of kLanes (addProducts' loads).
+// A pixel's room in addProducts' block: row i's loads, two vectors of kLanes at a time from band i
+// on, read up to band bands - 1 + 2 kLanes - 1, so the bands and that much more, rounded up to
+// whole pairs of vectors.
 constexpr int paddedBands(int bands) {
-  return (bands + 2 * kLanes - 1) / (2 * kLanes) * (2 * kLanes);
+  return (bands + 2 * kLanes - 1 + 2 * kLanes - 1) / (2 * kLanes) * (2 * kLanes);
 }
 
 }  // namespace hyperstream::columns
