@@ -7,6 +7,7 @@
 #include "TestFeedback.h"
 #include "TestSupport.h"
 #include "core/Error.h"
+#include "io/PendingRaster.h"
 #include "pca/PcaJob.h"
 
 #include <QDir>
@@ -326,7 +327,20 @@ class MpiTests : public QObject {
       QThread::msleep(100);
       left = testing::filesIn(dir + "/out");
     }
-    QVERIFY2(left.isEmpty(), qPrintable("left behind: " + left.join(", ") + "\n" + run.output));
+    // Open MPI 5's launcher sends SIGKILL shortly after SIGTERM, with no setting for how long
+    // (open-mpi/ompi#12149; the --mca above is Open MPI 4's): a rank still busy then leaves its
+    // hidden pending folder, never the output, and the next run there removes the folder.
+    for (const QString& name : left)
+      QVERIFY2(PendingRaster::isPendingFolderName(name.toStdString(), nullptr, nullptr),
+               qPrintable("left behind: " + left.join(", ") + "\n" + run.output));
+    if (left.isEmpty()) return;
+    qInfo("killed ranks left %s: a next run in the folder removes it", qPrintable(left.join(", ")));
+    const Run again = mpirun(
+        2, {dir + "/in.tif", dir + "/out/pc.tif", "--components", "3", "--device", "cpu", "-q"});
+    QVERIFY2(again.status == 0, qPrintable(again.output));
+    for (const QString& name : testing::filesIn(dir + "/out"))
+      QVERIFY2(!PendingRaster::isPendingFolderName(name.toStdString(), nullptr, nullptr),
+               qPrintable(name));
   }
 
   void clearErrors() {
