@@ -27,6 +27,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 
@@ -288,6 +290,98 @@ class GpuTests : public QObject {
       }
       compareMomentsWithReference(gpu->takeMoments(bands), values, valid, bands,
                                   "moments of 7-row strips");
+    });
+  }
+
+  // Band-major strips (as a band-interleaved file holds them) given to the PCA and unmixing
+  // kernels: the same moments and projections, bit for bit, as the same strips pixel-interleaved;
+  // the cube resident on the device or streamed through its slots, strips of 7 rows.
+  void bandMajorStrips_data() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<int>("gpuMiB");
+    QTest::newRow("UInt16, resident") << int(GDT_UInt16) << 0;
+    QTest::newRow("UInt16, streamed") << int(GDT_UInt16) << 48;
+    QTest::newRow("Float32, streamed") << int(GDT_Float32) << 48;
+  }
+  void bandMajorStrips() {
+    QFETCH(int, type);
+    QFETCH(int, gpuMiB);
+    const SampleType sampleType = sampleTypeOf(static_cast<GDALDataType>(type));
+    const int bands = 64, components = 3;
+    const int64_t cols = 601, rows = 1000, stripRows = 7, pixels = rows * cols;
+    const std::vector<double> nodata(bands, 0.0);
+    withSampleType(sampleType, [&](auto sample) {
+      using T = decltype(sample);
+      std::mt19937_64 random(13);
+      std::normal_distribution<double> normal;
+      std::vector<T> samples(static_cast<size_t>(pixels) * bands);
+      for (int64_t p = 0; p < pixels; ++p) {
+        const double a = normal(random);
+        const bool valid = p >= 2 * cols + 5 && random() % 50 != 0;
+        for (int b = 0; b < bands; ++b)
+          samples[p * bands + b] = static_cast<T>(
+              valid ? std::round(20000 + 3000 * a * (1 + b % 5) + 40 * normal(random)) : 0.0);
+      }
+      // Each strip's samples band after band, strip after strip.
+      std::vector<T> bandMajor(samples.size());
+      for (int64_t row = 0; row < rows; row += stripRows) {
+        const int64_t n = std::min(stripRows, rows - row) * cols;
+        const T* in = samples.data() + row * cols * bands;
+        T* out = bandMajor.data() + row * cols * bands;
+        for (int64_t p = 0; p < n; ++p)
+          for (int b = 0; b < bands; ++b) out[b * n + p] = in[p * bands + b];
+      }
+      const GpuKernelOptions device{0, int64_t{gpuMiB} << 20};
+      auto strips = [&](bool major, const std::function<void(const StripView&)>& take) {
+        for (int64_t row = 0; row < rows; row += stripRows) {
+          const int64_t n = std::min(stripRows, rows - row) * cols;
+          const T* data = (major ? bandMajor : samples).data() + row * cols * bands;
+          take(StripView{data, sampleType, n, bands, nodata.data(), cols, row * cols, major});
+        }
+      };
+      std::vector<double> weights(static_cast<size_t>(bands) * components);
+      for (double& w : weights) w = normal(random);
+      std::string whyNot;
+      Moments pca[2], unmixing[2];
+      std::vector<float> projected[2];
+      for (const bool major : {false, true}) {
+        std::unique_ptr<PcaKernels> kernels = gpuRuntime(&whyNot)->createPcaKernels(device);
+        QVERIFY(kernels->takesBandMajor());
+        const bool resident = kernels->prepare(
+            CubeLayout{pixels, bands, sampleType, stripRows * cols, components, major});
+        QCOMPARE(resident, gpuMiB == 0);
+        strips(major, [&](const StripView& strip) { kernels->accumulateMoments(strip); });
+        pca[major] = kernels->takeMoments(bands);
+        Projection projection;
+        projection.bands = bands;
+        projection.components = components;
+        projection.center = pca[major].mean;
+        projection.weights = weights;
+        OutputEncoding encoding;
+        encoding.nodata = -1;
+        projected[major].resize(static_cast<size_t>(pixels) * components);
+        strips(major, [&](const StripView& strip) {
+          StripView again = strip;
+          if (resident) again.data = nullptr;  // the device's copy
+          kernels->project(again, projection, encoding,
+                           projected[major].data() + strip.firstPixel * components);
+        });
+        std::unique_ptr<UnmixingKernels> unmix = gpuRuntime(&whyNot)->createUnmixingKernels(device);
+        QVERIFY(unmix->takesBandMajor());
+        unmix->prepare(CubeLayout{pixels, bands, sampleType, stripRows * cols});
+        strips(major, [&](const StripView& strip) { unmix->accumulateMoments(strip); });
+        unmixing[major] = unmix->takeMoments(bands);
+      }
+      for (const Moments* m : {pca, unmixing}) {
+        QCOMPARE(m[1].count, m[0].count);
+        QVERIFY(m[0].count > pixels / 2);
+        QCOMPARE(m[1].mean, m[0].mean);
+        QCOMPARE(m[1].comoment, m[0].comoment);
+        QCOMPARE(m[1].minimum, m[0].minimum);
+        QCOMPARE(m[1].maximum, m[0].maximum);
+      }
+      QVERIFY(std::memcmp(projected[1].data(), projected[0].data(),
+                          projected[0].size() * sizeof(float)) == 0);
     });
   }
 
@@ -616,6 +710,68 @@ class GpuTests : public QObject {
     QVERIFY(resident.result.deviceResident);
     QCOMPARE(resident.result.seconds.device.uploadBytes, int64_t{300} * 211 * 40 * 4);
     compareRuns(cpu, resident);
+  }
+
+  // A band-interleaved file goes to the GPU as it holds its bands (band-major strips, made
+  // pixel-interleaved on the device rather than on the host's cores): the same bits as from the
+  // pixel-interleaved file, resident or streamed, for each kind of job, and for workers that start
+  // below the first row (MNF's row above).
+  void bandInterleavedInputs_data() {
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<bool>("mnf");
+    QTest::addColumn<int>("gpuMiB");
+    QTest::addColumn<int>("workers");
+    QTest::newRow("pca, resident") << int(PcaJobKind::Transform) << false << 0 << 1;
+    QTest::newRow("pca, streamed") << int(PcaJobKind::Transform) << false << 10 << 1;
+    QTest::newRow("mnf, three workers, streamed") << int(PcaJobKind::Transform) << true << 10 << 3;
+    QTest::newRow("mnf denoise, resident") << int(PcaJobKind::Denoise) << true << 0 << 1;
+    QTest::newRow("rx, streamed") << int(PcaJobKind::Detect) << false << 10 << 1;
+  }
+  void bandInterleavedInputs() {
+    QFETCH(int, kind);
+    QFETCH(bool, mnf);
+    QFETCH(int, gpuMiB);
+    QFETCH(int, workers);
+    testing::Cube cube = testing::smoothScene(300, 200, 14, 8);
+    testing::roundValues(cube);
+    cube.nodata.assign(14, 0);
+    for (int64_t c = 5; c < 20; ++c) cube.at(30, c, 3) = 0;
+    const QString dir = testing::tempDir();
+    testing::writeCube(cube, (dir + "/pixel.tif").toStdString(), GDT_UInt16);
+    testing::writeCube(cube, (dir + "/band.tif").toStdString(), GDT_UInt16, "GTiff",
+                       {"INTERLEAVE=BAND"});
+    testing::writeCube(cube, (dir + "/band.bsq").toStdString(), GDT_UInt16, "ENVI");
+    std::vector<double> first;
+    for (const QString input : {"pixel.tif", "band.tif", "band.bsq"}) {
+      PcaOptions options = optionsFor(dir + "/" + input, dir + "/out-" + input + ".tif", "gpu");
+      options.kind = PcaJobKind(kind);
+      options.components = options.kind == PcaJobKind::Denoise ? 4 : kAllComponents;
+      if (options.kind == PcaJobKind::Detect) options.components = 0;
+      if (mnf) options.noise = NoiseDirection::LowerRight;
+      options.outputType = OutputType::Float64;
+      options.stripRows = 7;  // not a divisor of the rows
+      options.gpuMemoryBytes = int64_t{gpuMiB} << 20;
+      PcaResult result;
+      ThreadGroup threads(workers);
+      threads.run([&](JobGroup& group) {
+        TestFeedback mine;
+        PcaResult mine_result = runPca(options, mine, group);
+        if (group.rank() == 0) result = mine_result;
+      });
+      QVERIFY2(QString::fromStdString(result.backend).contains("gpu"), result.backend.c_str());
+      QCOMPARE(result.bandMajor, input != "pixel.tif");
+      if (workers == 1) QCOMPARE(result.deviceResident, gpuMiB == 0);
+      const std::vector<double> written =
+          testing::samplesOf(QString::fromStdString(options.output));
+      QVERIFY(!written.empty());
+      if (first.empty()) {
+        first = written;
+        continue;
+      }
+      QCOMPARE(written.size(), first.size());
+      QVERIFY2(std::memcmp(written.data(), first.data(), first.size() * sizeof(double)) == 0,
+               qPrintable(input + " gives other samples than pixel.tif"));
+    }
   }
 
   // Several GPUs in one process (each a band of rows, resident or streaming) against the CPU;

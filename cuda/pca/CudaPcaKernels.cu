@@ -1,12 +1,14 @@
 // PCA's kernels on a GPU: strips cross the bus in the file's own type into page-locked host
-// buffers and two device slots (or straight into a device copy of the whole cube when it fits),
-// are converted and centred on the GPU, and go through cuBLAS GEMMs (the moments' Gram matrix
+// buffers and two device slots (or straight into a device copy of the whole cube when it fits;
+// band-major strips through a staging array, made pixel-interleaved on the device), are converted
+// and centred on the GPU, and go through cuBLAS GEMMs (the moments' Gram matrix
 // exactly in int8 digits on the tensor cores for 8/16-bit integers, else in float64; the
 // projection in float32 or float64). Uploads run on the copy stream, so copying strip i+1
 // overlaps computing strip i while the engine's reader thread reads strip i+2.
 
 #include "core/GpuContext.h"
 #include "core/Samples.h"
+#include "core/Transpose.h"
 #include "pca/CudaPcaKernels.h"
 #include "pca/PcaDeviceKernels.h"
 
@@ -38,6 +40,7 @@ class CudaPcaKernels final : public PcaKernels {
 
   std::string name() const override { return context_.description(); }
   HostMemory allocateHost(size_t bytes) override { return context_.allocateHost(bytes); }
+  bool takesBandMajor() const override { return true; }
 
   bool prepare(const CubeLayout& layout) override {
     context_.select();
@@ -54,8 +57,9 @@ class CudaPcaKernels final : public PcaKernels {
       return pixels * (bands * int64_t{8} + components * int64_t{16} + 1) +
              3 * int64_t{reductionBlocks(pixels)} * rows * 8;
     };
-    const int64_t fixedBytes =
-        int64_t{bands} * bands * 8 + int64_t{rows} * components * 8 + int64_t{rows} * 64 + 8 * kMiB;
+    const int64_t stagingBytes = layout.bandMajor ? stripBytes : 0;
+    const int64_t fixedBytes = int64_t{bands} * bands * 8 + int64_t{rows} * components * 8 +
+                               int64_t{rows} * 64 + stagingBytes + 8 * kMiB;
     const int64_t longestChunk = std::max<int64_t>(1024, kChunkBytes / (int64_t{bands} * 8));
     chunkPixels_ = std::min(layout.pixels, longestChunk);
     const int64_t budget = context_.budgetBytes();
@@ -74,6 +78,7 @@ class CudaPcaKernels final : public PcaKernels {
     // Everything is allocated here, so that a GPU short of memory fails before the first pass.
     cube_ = DeviceArray<unsigned char>(resident_ ? cubeBytes : 0);
     for (auto& slot : slots_) slot = DeviceArray<unsigned char>(resident_ ? 0 : stripBytes);
+    staging_ = DeviceArray<unsigned char>(stagingBytes);
     work_ = DeviceArray<double>(static_cast<size_t>(chunkPixels_) * bands);
     // Projections go strip by strip: their results need no longer chunks than strips.
     const size_t projected = static_cast<size_t>(std::min(chunkPixels_, layout.maxStripPixels));
@@ -172,10 +177,8 @@ class CudaPcaKernels final : public PcaKernels {
 
   void setNoiseRowAbove(const StripView& row) override {
     context_.select();
-    check(cudaMemcpy(noise_.above.get(), row.data,
-                     static_cast<size_t>(row.pixels) * row.bands * sampleSize_,
-                     cudaMemcpyHostToDevice),
-          "upload");
+    uploadPixels(row, noise_.above.get(), context_.computeStream());
+    context_.synchronize();
     noise_.hasAbove = true;
   }
 
@@ -453,11 +456,16 @@ class CudaPcaKernels final : public PcaKernels {
       // shift is taken out at the end, and integer samples stay exact in float64.
       const ValidPixel<T> isValid(strip.nodata, bands);
       const T* data = static_cast<const T*>(strip.data);
+      const SampleLayout at = strip.layout();
+      std::vector<T> pixel(bands);
+      auto take = [&](int64_t p) {
+        for (int b = 0; b < bands; ++b) pixel[b] = data[p * at.pixelStep + b * at.bandStep];
+        return pixel.data();
+      };
       int64_t p = 0;
-      while (p < strip.pixels && !isValid(data + p * bands)) ++p;
+      while (p < strip.pixels && !isValid(take(p))) ++p;
       if (p < strip.pixels) {
-        shiftHost_.assign(bands, 0.0);
-        for (int b = 0; b < bands; ++b) shiftHost_[b] = static_cast<double>(data[p * bands + b]);
+        shiftHost_.assign(pixel.begin(), pixel.end());
         check(cudaMemcpyAsync(shift_.get(), shiftHost_.data(), bands * sizeof(double),
                               cudaMemcpyHostToDevice, context_.computeStream()),
               "upload");
@@ -658,14 +666,26 @@ class CudaPcaKernels final : public PcaKernels {
       check(cudaStreamWaitEvent(context_.copyStream(), *slotFree_[slot_], 0),
             "cudaStreamWaitEvent");
     }
-    context_.timed(times_.upload, context_.copyStream(), [&] {
-      check(
-          cudaMemcpyAsync(target, strip.data, bytes, cudaMemcpyHostToDevice, context_.copyStream()),
-          "upload");
-    });
+    context_.timed(times_.upload, context_.copyStream(),
+                   [&] { uploadPixels(strip, target, context_.copyStream()); });
     times_.uploadBytes += static_cast<int64_t>(bytes);
     context_.computeAfterCopy();
     return reinterpret_cast<const T*>(target);
+  }
+
+  // A host strip into `target` pixel-interleaved, on `stream`: a band-major one through the
+  // staging array (the next upload on the stream waits for its transpose).
+  void uploadPixels(const StripView& strip, unsigned char* target, cudaStream_t stream) {
+    const size_t bytes = static_cast<size_t>(strip.pixels) * strip.bands * sampleSize_;
+    if (!strip.bandMajor) {
+      check(cudaMemcpyAsync(target, strip.data, bytes, cudaMemcpyHostToDevice, stream), "upload");
+      return;
+    }
+    if (bytes > staging_.size())
+      throw DeviceError("internal: a band-major strip larger than the staging array");
+    check(cudaMemcpyAsync(staging_.get(), strip.data, bytes, cudaMemcpyHostToDevice, stream),
+          "upload");
+    bandMajorToPixels(staging_.get(), strip.pixels, strip.bands, sampleSize_, target, stream);
   }
 
   // Marks the current slot reusable once the compute stream has used it.
@@ -718,7 +738,7 @@ class CudaPcaKernels final : public PcaKernels {
   int64_t digitLd_ = 0;
   int64_t digitPlanesOffset_ = 0;
   int slot_ = 0;
-  DeviceArray<unsigned char> cube_, slots_[2];
+  DeviceArray<unsigned char> cube_, slots_[2], staging_;
   DeviceArray<double> work_, result_, partials_, gram_, sum_, low_, high_, shift_, center_,
       weights_, restore_, offset_, scale_, nodataValue_;
   DeviceArray<unsigned char> encoded_, valid_, hasNodata_;

@@ -5,6 +5,7 @@
 
 #include "core/GpuContext.h"
 #include "core/Samples.h"
+#include "core/Transpose.h"
 #include "unmixing/CudaUnmixingKernels.h"
 #include "unmixing/UnmixingDeviceKernels.h"
 
@@ -29,6 +30,7 @@ class CudaUnmixingKernels final : public UnmixingKernels {
 
   std::string name() const override { return context_.description(); }
   HostMemory allocateHost(size_t bytes) override { return context_.allocateHost(bytes); }
+  bool takesBandMajor() const override { return true; }
   DeviceTimes deviceTimes() const override { return times_; }
 
   // Keeps the cube in device memory for a job of several passes when it fits beside a chunk's
@@ -306,20 +308,26 @@ class CudaUnmixingKernels final : public UnmixingKernels {
           result.best[s] = found[static_cast<size_t>(s) * blocks + b];
   }
 
-  // The strip on the device: uploaded (into the kept cube at its place, when the kernels keep it),
-  // or, in later passes of a kept cube (null data), where the first pass put it.
+  // The strip on the device, pixel-interleaved: uploaded (into the kept cube at its place, when
+  // the kernels keep it; a band-major strip through a staging array), or, in later passes of a
+  // kept cube (null data), where the first pass put it.
   template <class T>
   const T* uploadStrip(const StripView& strip) {
-    if (strip.bandMajor) throw DeviceError("unmixing kernels take pixel-interleaved strips");
     const int bands = strip.bands;
     const size_t bytes = static_cast<size_t>(strip.pixels) * bands * sizeof(T);
     if (!keepsCube_) grow(raw_, bytes);
     T* target = reinterpret_cast<T*>(raw_.get()) + (keepsCube_ ? strip.firstPixel * bands : 0);
     if (!strip.data) return target;
-    context_.timed(times_.upload, context_.computeStream(), [&] {
-      check(cudaMemcpyAsync(target, strip.data, bytes, cudaMemcpyHostToDevice,
-                            context_.computeStream()),
+    const cudaStream_t stream = context_.computeStream();
+    context_.timed(times_.upload, stream, [&] {
+      if (!strip.bandMajor) {
+        check(cudaMemcpyAsync(target, strip.data, bytes, cudaMemcpyHostToDevice, stream), "upload");
+        return;
+      }
+      grow(staging_, bytes);
+      check(cudaMemcpyAsync(staging_.get(), strip.data, bytes, cudaMemcpyHostToDevice, stream),
             "upload");
+      bandMajorToPixels(staging_.get(), strip.pixels, bands, sizeof(T), target, stream);
     });
     times_.uploadBytes += static_cast<int64_t>(bytes);
     return target;
@@ -480,7 +488,7 @@ class CudaUnmixingKernels final : public UnmixingKernels {
   int64_t chunkFirst_ = 0;
   ScoreRule deviceRule_;
   // Grown to the largest strip or chunk.
-  DeviceArray<unsigned char> raw_, nodata_, hasNodata_, valid_, encoded_;
+  DeviceArray<unsigned char> raw_, staging_, nodata_, hasNodata_, valid_, encoded_;
   DeviceArray<double> rows_, weight_, energy_, ones_, center_, sums_, comoment_, weights_,
       constants_, coefficients_, products_, spectra_, gram_, solved_, kept_, offset_, low_, high_,
       units_;

@@ -475,11 +475,17 @@ void PcaRun::copyCompressedInput() {
 // it fits the RAM budget. The reader maps what the buffers leave of the budget.
 void PcaRun::prepareKernels() {
   const RasterInfo& info = result_.input;
+  const RasterInfo& source = copy_ ? copy_->info() : info;
+  // Band-major strips: straight from a band-interleaved file, and from any compressed one (GDAL
+  // keeps a decompressed block per band).
+  bandMajor_ = kernels_->takesBandMajor() && (source.bandInterleaved || source.compressed);
   CubeLayout layout;
   layout.pixels = share_.count * info.width;
   layout.bands = bandCount();
   layout.type = input_.sampleType;
   layout.maxStripPixels = plan_.stripRows * info.width;
+  layout.bandMajor = bandMajor_;
+  result_.bandMajor = bandMajor_;
   // ACE projects the whitened bands and a filter per target.
   layout.maxComponents =
       std::max(bandCount(), outputBands()) + static_cast<int>(options_.targetTable.targets.size());
@@ -511,12 +517,8 @@ void PcaRun::prepareKernels() {
   const int64_t bufferBytes = result_.resident
                                   ? plan_.cubeBytes() + plan_.stripRows * needs_.residentRowBytes
                                   : plan_.stripRows * needs_.streamingRowBytes;
-  const RasterInfo& source = copy_ ? copy_->info() : info;
   reader_ = std::make_unique<StripReader>(source, copy_ ? copy_->bands() : result_.bands,
                                           plan_.readers, plan_.mappableBytes(bufferBytes), 0);
-  // Band-major strips: straight from a band-interleaved file, and from any compressed one (GDAL
-  // keeps a decompressed block per band).
-  bandMajor_ = kernels_->takesBandMajor() && (source.bandInterleaved || source.compressed);
   if (isMnf()) prepareNoise();
 }
 

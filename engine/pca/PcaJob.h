@@ -75,6 +75,7 @@ struct PcaResult {
   std::string backend;
   bool resident = false;        // the cube stayed in host memory between the passes
   bool deviceResident = false;  // the cube stayed in GPU memory between the passes
+  bool bandMajor = false;  // strips went to the kernels as the band-interleaved file holds them
   int64_t stripRows = 0;
   std::vector<std::string> warnings;
   OutputType outputType = OutputType::Float32;  // resolved (never SameAsInput)

@@ -42,7 +42,8 @@ struct CubeLayout {
   int bands = 0;
   SampleType type = SampleType::Float64;
   int64_t maxStripPixels = 0;
-  int maxComponents = 0;  // at most this many components are projected
+  int maxComponents = 0;   // at most this many components are projected
+  bool bandMajor = false;  // strips come band-major (for kernels that take them)
 };
 
 // Image rows per group for an image of this width: enough pixels for BLAS to run at full rate.

@@ -111,6 +111,7 @@ void addRun(QJsonObject& json, const PcaResult& result) {
   json["backend"] = QString::fromStdString(result.backend);
   json["resident"] = result.resident;
   json["strip_rows"] = static_cast<double>(result.stripRows);
+  json["band_major_strips"] = result.bandMajor;
   QJsonObject seconds;
   seconds["setup"] = result.seconds.setup;
   seconds["read"] = result.seconds.read;
