@@ -7,7 +7,7 @@
 # The cube is `hyperstream synth` 2300 x 2300 x 198 uint16 (2.09 GB); WORKDIR should be in memory
 # (/dev/shm). Each round, in turn: the floor of each file (bench_io_floor: read once, write 10
 # Float32 bands), PCA to 10 components on GPU 0 of each file, and FCLS abundances of 12 ATGP
-# endmembers of the band-sequential file on GPU 0, by each build. Wall times in
+# endmembers and per-column RX of the band-sequential file on GPU 0, by each build. Wall times in
 # OUTDIR/results.tsv with medians in OUTDIR/medians.txt; each PCA's statistics JSON beside them.
 set -euo pipefail
 source "$(dirname "$(realpath "$0")")/common.sh"
@@ -46,6 +46,8 @@ for round in $(seq "$rounds"); do
   for build in "${builds[@]}"; do
     timed "fcls_bsq_$build" gpu "$round" hs "$build" abundances "$work/cube.bsq" \
       "$work/atgp12.csv" "$work/out.tif" --device gpu:0 --quiet
+    timed "rx_per_column_bsq_$build" gpu "$round" hs "$build" rx "$work/cube.bsq" \
+      "$work/out.tif" --per-column --device gpu:0 --quiet
   done
 done
 python3 - "$out/results.tsv" > "$out/medians.txt" <<'PY'
@@ -58,4 +60,5 @@ for name, seconds in runs.items():
     print(f'{name}\t{statistics.median(seconds):.3f}\t{min(seconds):.3f}-{max(seconds):.3f}')
 PY
 cat "$out/medians.txt"
+tar -C "$(dirname "$out")" -czf "$out.tar.gz" "$(basename "$out")"
 rm -f "$work"/cube.* "$work"/out*

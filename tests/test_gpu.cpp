@@ -1277,6 +1277,19 @@ class GpuTests : public QObject {
         d.worst / d.largest, d.largest, results[1].device.upload, results[1].device.moments,
         results[1].device.projection);
     QVERIFY2(d.worst <= tolerance * d.largest, qPrintable(QString::number(d.worst / d.largest)));
+    QVERIFY(!results[1].bandMajor);
+    // The same cube band-interleaved: its strips go to the GPU band-major, chunk by chunk (1 MiB),
+    // and give the same bits.
+    testing::writeCube(cube, (dir + "/band.tif").toStdString(), GDALDataType(fileType), "GTiff",
+                       {"INTERLEAVE=BAND"});
+    options.input = (dir + "/band.tif").toStdString();
+    options.output = (dir + "/band-gpu.tif").toStdString();
+    TestFeedback feedback;
+    QVERIFY(runColumnDetection(options, feedback).bandMajor);
+    const std::vector<double> band = testing::samplesOf(dir + "/band-gpu.tif");
+    const std::vector<double> pixel = testing::samplesOf(dir + "/gpu.tif");
+    QCOMPARE(band.size(), pixel.size());
+    QVERIFY(std::memcmp(band.data(), pixel.data(), pixel.size() * sizeof(double)) == 0);
   }
 
   void jasperRidge() {

@@ -7,6 +7,7 @@
 // The factors are computed on the host from the sums these kernels give back.
 
 #include "core/GpuContext.h"
+#include "core/Transpose.h"
 #include "detect/ColumnDeviceKernels.h"
 #include "detect/CudaColumnDetectKernels.h"
 
@@ -33,6 +34,8 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
   std::string name() const override { return context_.description(); }
   HostMemory allocateHost(size_t bytes) override { return context_.allocateHost(bytes); }
   DeviceTimes deviceTimes() const override { return times_; }
+
+  bool takesBandMajor() const override { return true; }
 
   void prepare(const ColumnLayout& layout) override {
     context_.select();
@@ -179,7 +182,9 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
     const int64_t sampleBytes = sampleSize(layout_.type);
     const int64_t columnsBytes =
         width * (bands * bands + 7 * bands + outputs * bands) * 8 + width * 25;
-    const int64_t rowBytes = width * (bands * (sampleBytes + 8) + 1 + 8 + outputs * 16);
+    const int64_t stagingSampleBytes = layout_.bandMajor ? sampleBytes : 0;
+    const int64_t rowBytes =
+        width * (bands * (sampleBytes + stagingSampleBytes + 8) + 1 + 8 + outputs * 16);
     const int64_t left = context_.budgetBytes() - columnsBytes;
     chunkRows_ = std::min<int64_t>(layout_.maxStripRows, left / rowBytes);
     if (chunkRows_ < 1)
@@ -189,6 +194,7 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
                         std::to_string(context_.budgetBytes() / kMiB) + " MiB");
     const auto pixels = static_cast<size_t>(chunkRows_ * width);
     raw_ = DeviceArray<unsigned char>(pixels * bands * sampleBytes);
+    staging_ = DeviceArray<unsigned char>(pixels * bands * stagingSampleBytes);
     valid_ = DeviceArray<unsigned char>(pixels);
     deviations_ = DeviceArray<double>(pixels * bands);
     products_ = DeviceArray<double>(pixels * outputs);
@@ -217,14 +223,32 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
       const int64_t count = std::min(chunkRows_, rows - first);
       const auto bytes = static_cast<size_t>(count * rowBytes);
       context_.timed(times_.upload, context_.computeStream(), [&] {
-        check(
-            cudaMemcpyAsync(raw_.get(), static_cast<const unsigned char*>(strip) + first * rowBytes,
-                            bytes, cudaMemcpyHostToDevice, context_.computeStream()),
-            "upload");
+        uploadChunk(static_cast<const unsigned char*>(strip), rows, first, count);
       });
       times_.uploadBytes += static_cast<int64_t>(bytes);
       work(first, count, raw_.get());
     }
+  }
+
+  // Rows [first, first + count) of a strip of `rows` rows into raw_, pixel-interleaved: a
+  // band-major strip's rows of each band gathered into the staging array, then transposed.
+  void uploadChunk(const unsigned char* strip, int64_t rows, int64_t first, int64_t count) {
+    const cudaStream_t stream = context_.computeStream();
+    const int64_t width = layout_.width, sampleBytes = sampleSize(layout_.type);
+    if (!layout_.bandMajor) {
+      const int64_t rowBytes = width * layout_.bands * sampleBytes;
+      check(cudaMemcpyAsync(raw_.get(), strip + first * rowBytes,
+                            static_cast<size_t>(count * rowBytes), cudaMemcpyHostToDevice, stream),
+            "upload");
+      return;
+    }
+    const auto bandBytes = static_cast<size_t>(count * width * sampleBytes);
+    check(cudaMemcpy2DAsync(staging_.get(), bandBytes, strip + first * width * sampleBytes,
+                            static_cast<size_t>(rows * width * sampleBytes), bandBytes,
+                            static_cast<size_t>(layout_.bands), cudaMemcpyHostToDevice, stream),
+          "upload");
+    bandMajorToPixels(staging_.get(), count * width, layout_.bands, static_cast<int>(sampleBytes),
+                      raw_.get(), stream);
   }
 
   template <class T>
@@ -362,7 +386,7 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
   DeviceArray<double> columnValues_, squares_;
   DeviceArray<long long> columnCounts_;
   DeviceArray<double> mean_, filters_, deviations_, products_, lengths_, packed_;
-  DeviceArray<unsigned char> raw_, valid_, encoded_, nodata_, hasNodata_, scored_;
+  DeviceArray<unsigned char> raw_, staging_, valid_, encoded_, nodata_, hasNodata_, scored_;
   DeviceArray<double*> factorPointers_, pixelPointers_;
   // The sums of kColumnBatch columns from takenFirst_ on (the products packed), downloaded for
   // takeSums.

@@ -14,6 +14,7 @@
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
 #include "unmixing/EndmemberTable.h"
+#include "unmixing/JobStrips.h"
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -94,6 +95,14 @@ class ColumnDetectRun {
   void startKernels();
   void sumPass();
   void fitColumns();
+  // A strip the way the kernels take it.
+  const void* readStrip(const StripRange& range, unsigned char* buffer) {
+    if (result_.bandMajor)
+      reader_->readBandMajor(range.row0, range.rows, buffer);
+    else
+      reader_->read(range.row0, range.rows, buffer);
+    return buffer;
+  }
   ColumnDetector fitColumn(int64_t column, ColumnSums& sums) const;
   void createOutput();
   void scorePass();
@@ -202,6 +211,8 @@ void ColumnDetectRun::startKernels() {
   layout.method = options_.method;
   layout.outputs = outputBands();
   layout.outputType = options_.outputType;
+  result_.bandMajor = readsBandMajor(result_.input, kernels_->takesBandMajor());
+  layout.bandMajor = result_.bandMajor;
   kernels_->prepare(layout);
   const RasterInfo& info = result_.input;
   feedback_.info(QString("%1: %2 x %3 pixels, %4 bands; per-column statistics (%5 MiB); %6 "
@@ -222,8 +233,7 @@ void ColumnDetectRun::sumPass() {
                          [this](size_t bytes) { return kernels_->allocateHost(bytes); });
   StripPipeline::Stages stages;
   stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
-    reader_->read(range.row0, range.rows, buffer);
-    return buffer;
+    return readStrip(range, buffer);
   };
   stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
     kernels_->addStrip(range.row0, range.rows, data);
@@ -375,8 +385,7 @@ void ColumnDetectRun::scorePass() {
                          [this](size_t bytes) { return kernels_->allocateHost(bytes); });
   StripPipeline::Stages stages;
   stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
-    reader_->read(range.row0, range.rows, buffer);
-    return buffer;
+    return readStrip(range, buffer);
   };
   stages.compute = [&](const StripRange& range, const void* data, unsigned char* out) {
     kernels_->score(range.rows, data, out);

@@ -44,6 +44,7 @@ struct ColumnDetectResult {
   double meanEpsilon = 0;       // the scored columns' mean ε
   int64_t statisticsBytes = 0;  // the columns' moments and factors held in memory
   std::string backend;
+  bool bandMajor = false;  // strips went to the kernels as the band-interleaved file holds them
   DeviceTimes device;
   double fitSeconds = 0;  // the columns' factors, on the CPU
   double seconds = 0;

@@ -47,6 +47,9 @@ struct ColumnLayout {
   DetectMethod method = DetectMethod::Rx;       // rx, mf or ace
   int outputs = 1;                              // scores per pixel: 1 (rx) or one per target
   OutputType outputType = OutputType::Float32;  // Float32 or Float64
+  // Strips come band-major (band b's rows together, as a band-interleaved file holds them), for
+  // kernels that take them.
+  bool bandMajor = false;
 };
 
 // The CPU adds a column's pixels to its sums a group of rows at a time: strips hold whole groups
@@ -56,8 +59,10 @@ constexpr int kColumnGroupRows = 32;
 class ColumnDetectKernels : public Kernels {
  public:
   virtual void prepare(const ColumnLayout& layout) = 0;
-  // Pass 1: the valid pixels of rows [row0, row0 + rows) (pixel-interleaved) into their columns'
-  // sums; strips come in the image's order.
+  // Whether the kernels take band-major strips (ColumnLayout::bandMajor), with the same results.
+  virtual bool takesBandMajor() const { return false; }
+  // Pass 1: the valid pixels of rows [row0, row0 + rows) (pixel-interleaved, or as the layout
+  // says) into their columns' sums; strips come in the image's order.
   virtual void addStrip(int64_t row0, int64_t rows, const void* strip) = 0;
   // After pass 1: column `column`'s sums; the kernels need them no more.
   virtual ColumnSums takeSums(int64_t column) = 0;
