@@ -79,11 +79,10 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
     context_.synchronize();
   }
 
-  ColumnSums takeSums(int64_t column) override {
+  void takeSums(int64_t column, ColumnSums& sums) override {
     if (column < takenFirst_ || column >= takenFirst_ + kColumnBatch) downloadSums(column);
     const int bands = layout_.bands;
     const int64_t at = column - takenFirst_;
-    ColumnSums sums;
     sums.count = taken_.counts[at];
     sums.pairs = taken_.counts[kColumnBatch + at];
     sums.aboveRow = taken_.counts[2 * kColumnBatch + at];
@@ -94,9 +93,8 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
       parts[k]->assign(values, values + bands);
     }
     const int64_t packedSize = static_cast<int64_t>(bands) * (bands + 1) / 2;
-    const double* packed = taken_.squares.data() + at * packedSize;
+    const double* packed = transferBuffer() + at * packedSize;
     sums.s2.assign(packed, packed + packedSize);
-    return sums;
   }
 
   void setDetectors(std::vector<ColumnDetector> detectors) override {
@@ -278,7 +276,6 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
     const int64_t count = std::min(kColumnBatch, width - column);
     taken_.counts.assign(3 * kColumnBatch, 0);
     taken_.values.resize(static_cast<size_t>(6 * kColumnBatch * bands));
-    taken_.squares.resize(static_cast<size_t>(kColumnBatch * bands * (bands + 1) / 2));
     const ColumnState device = state();
     const long long* counts[] = {device.count, device.pairs, device.aboveRow};
     for (int k = 0; k < 3; ++k)
@@ -293,7 +290,7 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
     grow(packed_, static_cast<size_t>(kColumnBatch * packedSize));
     packUpper(squares_.get() + column * bands * bands, count, static_cast<int>(bands),
               packed_.get(), context_.computeStream());
-    downloadAsync(taken_.squares.data(), packed_.get(), static_cast<size_t>(count * packedSize),
+    downloadAsync(transferBuffer(), packed_.get(), static_cast<size_t>(count * packedSize),
                   context_.computeStream());
     context_.synchronize();
     takenFirst_ = column;
@@ -306,14 +303,15 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
     const int64_t bands = layout_.bands, count = last - first;
     const int64_t packedSize = bands * (bands + 1) / 2;
     std::vector<double> mean(static_cast<size_t>(count * bands), 0.0);
-    std::vector<double> factor(static_cast<size_t>(count * packedSize), 0.0);
+    double* factor = transferBuffer();
+    std::fill(factor, factor + count * packedSize, 0.0);
     std::vector<double> filter(static_cast<size_t>(count * bands * std::max(1, filters)), 0.0);
     std::vector<unsigned char> scored(static_cast<size_t>(count), 0);
     for (int64_t c = first; c < last; ++c) {
       const ColumnDetector& detector = detectors[c];
       const int64_t at = c - first;
       scored[at] = detector.scored ? 1 : 0;
-      double* packed = factor.data() + at * packedSize;
+      double* packed = factor + at * packedSize;
       if (detector.factor.empty()) {
         for (int64_t i = 0; i < bands; ++i) packed[i * (i + 1) / 2 + i] = 1.0;
       } else {
@@ -327,8 +325,8 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
     }
     const cudaStream_t stream = context_.computeStream();
     uploadAsync(mean_.get() + first * bands, mean.data(), mean.size(), stream);
-    grow(packed_, factor.size());
-    uploadAsync(packed_.get(), factor.data(), factor.size(), stream);
+    grow(packed_, static_cast<size_t>(count * packedSize));
+    uploadAsync(packed_.get(), factor, static_cast<size_t>(count * packedSize), stream);
     unpackFactors(packed_.get(), count, static_cast<int>(bands),
                   squares_.get() + first * bands * bands, stream);
     if (filters > 0)
@@ -388,13 +386,26 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
   DeviceArray<double> mean_, filters_, deviations_, products_, lengths_, packed_;
   DeviceArray<unsigned char> raw_, staging_, valid_, encoded_, nodata_, hasNodata_, scored_;
   DeviceArray<double*> factorPointers_, pixelPointers_;
-  // The sums of kColumnBatch columns from takenFirst_ on (the products packed), downloaded for
-  // takeSums.
+  // The sums of kColumnBatch columns from takenFirst_ on, downloaded for takeSums (their packed
+  // products in the transfer buffer).
   struct Taken {
     std::vector<long long> counts;
-    std::vector<double> values, squares;
+    std::vector<double> values;
   } taken_;
   int64_t takenFirst_ = std::numeric_limits<int64_t>::min() / 2;
+  // Page-locked room for kColumnBatch columns' packed products (down) or factors (up): 362 MB
+  // each way for 2300 columns of 198 bands, which pageable memory took at a fraction of the bus's
+  // rate.
+  HostMemory transfer_{nullptr, [](unsigned char*) {}};
+
+  double* transferBuffer() {
+    if (!transfer_) {
+      const int64_t bands = layout_.bands;
+      transfer_ = context_.allocateHost(
+          static_cast<size_t>(kColumnBatch * bands * (bands + 1) / 2) * sizeof(double));
+    }
+    return reinterpret_cast<double*>(transfer_.get());
+  }
 };
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <QObject>
 
 #include <lapacke.h>
+#include <lapacke_utils.h>
 
 #include <algorithm>
 #include <cmath>
@@ -254,7 +255,7 @@ void ColumnDetectRun::fitColumns() {
     if (feedback_.isCanceled()) throw Canceled();
     const int64_t count = std::min(batch, width() - first);
     sums.resize(static_cast<size_t>(count));
-    for (int64_t k = 0; k < count; ++k) sums[k] = kernels_->takeSums(first + k);
+    for (int64_t k = 0; k < count; ++k) kernels_->takeSums(first + k, sums[k]);
     failures.assign(static_cast<size_t>(count), nullptr);
     threads_.split(count, [&](int64_t k0, int64_t k1) {
       for (int64_t k = k0; k < k1; ++k) try {
@@ -294,7 +295,10 @@ ColumnDetector ColumnDetectRun::fitColumn(int64_t column, ColumnSums& sums) cons
   // variance, no covariance, no target there: they add nothing to any score).
   std::vector<bool> constant(bands);
   for (int b = 0; b < bands; ++b) constant[b] = sums.low[b] == sums.high[b];
-  std::vector<double> c(static_cast<size_t>(bands) * bands, 0.0);
+  // Each worker's room for C (313 KB for 198 bands): the workers allocating a fresh one for every
+  // column spent the fit in the kernel's page faults and memory map locks (16 cores).
+  thread_local std::vector<double> c;
+  c.assign(static_cast<size_t>(bands) * bands, 0.0);
   const double* row = sums.s2.data();
   double meanVariance = 0;
   int varying = 0;
@@ -330,12 +334,16 @@ ColumnDetector ColumnDetectRun::fitColumn(int64_t column, ColumnSums& sums) cons
                      .arg(detector.epsilon, 0, 'g', 4)
                      .toStdString());
   };
-  if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', bands, c.data(), bands) != 0) throw singular();
+  // C is symmetric, so its rows are also its columns: LAPACK factors it in place as it lies
+  // (LAPACKE_dpotrf's row-major form copied it to columns and back), L(i, j) then at j * bands + i.
+  if (LAPACKE_dtr_nancheck(LAPACK_COL_MAJOR, 'L', 'N', bands, c.data(), bands) ||
+      LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', bands, c.data(), bands) != 0)
+    throw singular();
   detector.factor.reserve(static_cast<size_t>(packedSize(bands)));
   for (int i = 0; i < bands; ++i) {
     const double pivot = c[static_cast<size_t>(i) * bands + i];
     if (pivot * pivot * kLargestCondition < largest) throw singular();
-    for (int j = 0; j <= i; ++j) detector.factor.push_back(c[static_cast<size_t>(i) * bands + j]);
+    for (int j = 0; j <= i; ++j) detector.factor.push_back(c[static_cast<size_t>(j) * bands + i]);
   }
   // The targets as this column sees them, whitened: u = L⁻¹ t.
   std::vector<double> t(bands), u(bands);

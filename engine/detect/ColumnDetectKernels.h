@@ -64,8 +64,9 @@ class ColumnDetectKernels : public Kernels {
   // Pass 1: the valid pixels of rows [row0, row0 + rows) (pixel-interleaved, or as the layout
   // says) into their columns' sums; strips come in the image's order.
   virtual void addStrip(int64_t row0, int64_t rows, const void* strip) = 0;
-  // After pass 1: column `column`'s sums; the kernels need them no more.
-  virtual ColumnSums takeSums(int64_t column) = 0;
+  // After pass 1: column `column`'s sums into `sums` (whose vectors' room may be reused); the
+  // kernels need them no more.
+  virtual void takeSums(int64_t column, ColumnSums& sums) = 0;
   // Pass 2's detectors, one per column (the kernels take them).
   virtual void setDetectors(std::vector<ColumnDetector> detectors) = 0;
   // Each pixel's scores (layout.outputs of layout.outputType, pixel-interleaved; NaN for an invalid

@@ -68,7 +68,7 @@ class CpuColumnDetectKernels final : public ColumnDetectKernels {
     });
   }
 
-  ColumnSums takeSums(int64_t column) override { return std::move(sums_[column]); }
+  void takeSums(int64_t column, ColumnSums& sums) override { sums = std::move(sums_[column]); }
 
   void setDetectors(std::vector<ColumnDetector> detectors) override {
     sums_ = {};
