@@ -30,10 +30,21 @@ DetectAlgorithm::DetectAlgorithm(Finds finds)
 void DetectAlgorithm::addJobParameters() {
   if (finds_ == Finds::Targets) {
     // A layer parameter, so that the table hyperstream:endmembers loaded can be picked from the
-    // layer list; a CSV path is taken as it is.
+    // layer list; a CSV path is taken as it is. Its file dialog offers no spectral libraries:
+    // those come as TARGET_LIBRARY. One of the two (both optional, so that either may be left
+    // empty; models saved with TARGETS alone stay valid).
     addDocumented(new QgsProcessingParameterVectorLayer(
         QStringLiteral("TARGETS"), QObject::tr("Targets (table of hyperstream:endmembers)"),
-        {static_cast<int>(compat::kVectorOrTable)}));
+        {static_cast<int>(compat::kVectorOrTable)}, QVariant(), true));
+    addDocumented(new QgsProcessingParameterFile(
+        QStringLiteral("TARGET_LIBRARY"),
+        QObject::tr("Or targets from a spectral library (resampled to the bands)"), compat::kFile,
+        QString(), QVariant(), true,
+        QObject::tr("Spectral libraries (*.sli *.hdr *.txt *.csv *.SLI *.HDR *.TXT *.CSV);;All "
+                    "files (*)")));
+    addDocumented(new QgsProcessingParameterFile(
+        QStringLiteral("TARGET_WAVELENGTHS"), QObject::tr("USGS spectra: wavelength file"),
+        compat::kFile, QStringLiteral("txt"), QVariant(), true));
     addDocumented(new QgsProcessingParameterEnum(
         QStringLiteral("METHOD"), QObject::tr("Detector"),
         {QObject::tr("Matched filter (MF)"), QObject::tr("Adaptive cosine estimator (ACE)"),
@@ -90,6 +101,38 @@ void DetectAlgorithm::addJobOutputs() {
                                           QObject::tr("Principal components scored")));
 }
 
+// The targets: TARGETS' table, or TARGET_LIBRARY's spectra (with TARGET_WAVELENGTHS for USGS
+// ones); one of the two.
+void DetectAlgorithm::chooseTargets(const QVariantMap& parameters, QgsProcessingContext& context) {
+  const QVariant table = parameters.value(QStringLiteral("TARGETS"));
+  const bool hasTable =
+      table.isValid() && !table.isNull() &&
+      !(table.userType() == QMetaType::QString && table.toString().trimmed().isEmpty());
+  const QString library = parameterAsFile(parameters, QStringLiteral("TARGET_LIBRARY"), context);
+  if (hasTable == !library.isEmpty())
+    throw QgsProcessingException(
+        hasTable ? QObject::tr("TARGETS: give the targets' table or TARGET_LIBRARY, not both")
+                 : QObject::tr("TARGETS: give the targets' table, or a spectral library as "
+                               "TARGET_LIBRARY"));
+  targetsFromLibrary_ = !hasTable;
+  targets_ =
+      hasTable
+          ? LibraryFiles{tablePath(*this, parameters, context, QStringLiteral("TARGETS")), ""}
+          : LibraryFiles{library.toStdString(),
+                         parameterAsFile(parameters, QStringLiteral("TARGET_WAVELENGTHS"), context)
+                             .toStdString()};
+}
+
+// The targets read, a library's errors naming TARGET_LIBRARY (the engine names TARGETS).
+DetectTargets DetectAlgorithm::readTargetSpectra() const {
+  try {
+    return readTargets(targets_);
+  } catch (const Error& error) {
+    if (!targetsFromLibrary_ || error.parameter() != "TARGETS") throw;
+    throw Error("TARGET_LIBRARY", error.what());
+  }
+}
+
 void DetectAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
   options_.kind = PcaJobKind::Detect;
   options_.detector = DetectorOptions{};
@@ -97,7 +140,7 @@ void DetectAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingCon
   if (finds_ == Finds::Targets) {
     options_.detector.method = kTargetMethods[std::clamp(
         parameterAsEnum(parameters, QStringLiteral("METHOD"), context), 0, 2)];
-    targetsPath_ = tablePath(*this, parameters, context, QStringLiteral("TARGETS"));
+    chooseTargets(parameters, context);
     options_.detector.absorption =
         parameterAsEnum(parameters, QStringLiteral("TARGET_MODE"), context) == 1;
   }
@@ -137,13 +180,13 @@ EngineAlgorithm::RunReport DetectAlgorithm::runJob(OutputFiles& files,
   }
   if (perColumn_) {
     const ColumnDetectResult result = runEngineJob(feedback, [&](Feedback& engine) {
-      if (finds_ == Finds::Targets) options_.targetTable = readTargets({targetsPath_, ""});
+      if (finds_ == Finds::Targets) options_.targetTable = readTargetSpectra();
       return runColumnDetection(perColumnOptions(options_), engine);
     });
     return {result.validPixels, result.backend, {{QStringLiteral("N_COMPONENTS"), 0}}};
   }
   const PcaResult result = runEngineJob(feedback, [&](Feedback& engine) {
-    if (finds_ == Finds::Targets) options_.targetTable = readTargets({targetsPath_, ""});
+    if (finds_ == Finds::Targets) options_.targetTable = readTargetSpectra();
     return runPca(options_, engine);
   });
   return {result.model.validPixels,

@@ -5,6 +5,7 @@
 
 #include "EngineAlgorithm.h"
 #include "detect/SamJob.h"
+#include "detect/SpectralLibrary.h"
 #include "pca/PcaJob.h"
 
 #include <QStringList>
@@ -29,8 +30,12 @@ class DetectAlgorithm : public JobAlgorithm<DetectAlgorithm, PcaOptions> {
   RunReport runJob(OutputFiles& files, QgsProcessingFeedback* feedback) override;
 
  private:
+  void chooseTargets(const QVariantMap& parameters, QgsProcessingContext& context);
+  DetectTargets readTargetSpectra() const;
+
   Finds finds_;
-  std::string targetsPath_;  // the targets' table, read on the worker thread
+  LibraryFiles targets_;             // the targets' table or library, read on the worker thread
+  bool targetsFromLibrary_ = false;  // TARGET_LIBRARY rather than TARGETS
   bool perColumn_ = false;
   int window_ = 0, guard_ = 1;  // local RX where window_ > 0
 };

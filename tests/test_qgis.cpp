@@ -8,6 +8,7 @@
 #include "TestFeedback.h"
 #include "TestSupport.h"
 #include "detect/SamJob.h"
+#include "detect/SpectralLibrary.h"
 #include "io/Raster.h"
 #include "pca/PcaJob.h"
 #include "spp/SppJob.h"
@@ -104,6 +105,31 @@ QStringList runAsTheDialogDoes(const QString& id, QVariantMap parameters,
   QStringList sources;
   for (QgsMapLayer* layer : project.mapLayers()) sources << layer->source();
   return sources;
+}
+
+// An ENVI spectral library (stem.sli, stem.hdr) of float32 spectra on `wavelengths` (nm).
+void writeSpectralLibrary(const QString& stem, const std::vector<double>& wavelengths,
+                          const std::vector<hyperstream::Target>& spectra) {
+  QStringList names, centres;
+  for (const hyperstream::Target& target : spectra) names << QString::fromStdString(target.name);
+  for (const double w : wavelengths) centres << QString::number(w, 'g', 17);
+  QFile header(stem + ".hdr");
+  QVERIFY(header.open(QIODevice::WriteOnly));
+  header.write(QString("ENVI\nsamples = %1\nlines = %2\nbands = 1\nheader offset = 0\n"
+                       "file type = ENVI Spectral Library\ndata type = 4\ninterleave = bsq\n"
+                       "byte order = 0\nwavelength units = Nanometers\n"
+                       "spectra names = {%3}\nwavelength = {%4}\n")
+                   .arg(wavelengths.size())
+                   .arg(spectra.size())
+                   .arg(names.join(", "), centres.join(", "))
+                   .toUtf8());
+  QFile data(stem + ".sli");
+  QVERIFY(data.open(QIODevice::WriteOnly));
+  for (const hyperstream::Target& target : spectra)
+    for (const double value : target.spectrum) {
+      const auto sample = static_cast<float>(value);
+      data.write(reinterpret_cast<const char*>(&sample), sizeof sample);
+    }
 }
 
 // dir/pcs.tif (3 components, by the dialog) equals PCA of dir/plain.tif run directly.
@@ -764,6 +790,51 @@ class QgisTests : public QObject {
     hyperstream::runSpectralAngles(sam, engineFeedback);
     QCOMPARE(testing::samplesOf(dir + "/classes.tif"),
              testing::samplesOf(dir + "/engine_classes.tif"));
+
+    // Targets from a spectral library (TARGETS' file dialog offers none): the endmembers as an
+    // ENVI .sli on the scene's band centres; the scores load and are the engine's from the same
+    // library. TARGETS and TARGET_LIBRARY together fail, as does neither.
+    const hyperstream::DatasetPtr scene =
+        hyperstream::openRaster((dir + "/scene.tif").toStdString(), "");
+    const hyperstream::RasterInfo info =
+        hyperstream::describeRaster(*scene, (dir + "/scene.tif").toStdString());
+    QCOMPARE(info.wavelengths.size(), size_t{30});
+    writeSpectralLibrary(dir + "/em", info.wavelengths, options.targetTable.targets);
+    loaded = runAsTheDialogDoes("hyperstream:detect",
+                                {{"INPUT", dir + "/scene.tif"},
+                                 {"TARGET_LIBRARY", dir + "/em.sli"},
+                                 {"OUTPUT", dir + "/mf_sli.tif"}},
+                                {"OUTPUT"}, project, ok);
+    QVERIFY(ok);
+    QVERIFY(loaded.contains(dir + "/mf_sli.tif"));
+    options.targetTable = hyperstream::readTargets({(dir + "/em.sli").toStdString(), ""});
+    options.output = (dir + "/engine_sli.tif").toStdString();
+    hyperstream::runPca(options, engineFeedback);
+    QCOMPARE(testing::samplesOf(dir + "/mf_sli.tif"), testing::samplesOf(dir + "/engine_sli.tif"));
+    struct Refused {
+      QVariantMap parameters;
+      QString says;
+    };
+    const QString scenePath = dir + "/scene.tif";
+    for (const Refused& refused :
+         {Refused{{{"INPUT", scenePath},
+                   {"TARGETS", dir + "/em.csv"},
+                   {"TARGET_LIBRARY", dir + "/em.sli"},
+                   {"OUTPUT", dir + "/both.tif"}},
+                  "not both"},
+          Refused{{{"INPUT", scenePath}, {"OUTPUT", dir + "/neither.tif"}}, "TARGET_LIBRARY"},
+          Refused{{{"INPUT", scenePath},
+                   {"TARGET_LIBRARY", dir + "/missing.sli"},
+                   {"OUTPUT", dir + "/missing.tif"}},
+                  "TARGET_LIBRARY"}}) {
+      RecordingFeedback feedback;
+      runAlgorithm(refused.parameters, feedback, ok, "hyperstream:detect");
+      QVERIFY(!ok);
+      QVERIFY2(feedback.errors.join(' ').contains(refused.says),
+               qPrintable(feedback.errors.join(' ')));
+    }
+    for (const char* name : {"/both.tif", "/neither.tif", "/missing.tif"})
+      QVERIFY(!QFile::exists(dir + name));
   }
 
   // The unmixing chain from the dialog: SPP, endmembers searched in its output (the points layer
