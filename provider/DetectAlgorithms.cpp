@@ -123,10 +123,13 @@ void DetectAlgorithm::chooseTargets(const QVariantMap& parameters, QgsProcessing
                              .toStdString()};
 }
 
-// The targets read, a library's errors naming TARGET_LIBRARY (the engine names TARGETS).
-DetectTargets DetectAlgorithm::readTargetSpectra() const {
+// `job` with the targets read, the errors about them naming TARGET_LIBRARY where they came from
+// it (the engine names TARGETS: reading, resampling to the bands, a target equal to the mean).
+template <class Job>
+auto DetectAlgorithm::withTargets(const Job& job) {
   try {
-    return readTargets(targets_);
+    if (finds_ == Finds::Targets) options_.targetTable = readTargets(targets_);
+    return job();
   } catch (const Error& error) {
     if (!targetsFromLibrary_ || error.parameter() != "TARGETS") throw;
     throw Error("TARGET_LIBRARY", error.what());
@@ -180,14 +183,12 @@ EngineAlgorithm::RunReport DetectAlgorithm::runJob(OutputFiles& files,
   }
   if (perColumn_) {
     const ColumnDetectResult result = runEngineJob(feedback, [&](Feedback& engine) {
-      if (finds_ == Finds::Targets) options_.targetTable = readTargetSpectra();
-      return runColumnDetection(perColumnOptions(options_), engine);
+      return withTargets([&] { return runColumnDetection(perColumnOptions(options_), engine); });
     });
     return {result.validPixels, result.backend, {{QStringLiteral("N_COMPONENTS"), 0}}};
   }
   const PcaResult result = runEngineJob(feedback, [&](Feedback& engine) {
-    if (finds_ == Finds::Targets) options_.targetTable = readTargetSpectra();
-    return runPca(options_, engine);
+    return withTargets([&] { return runPca(options_, engine); });
   });
   return {result.model.validPixels,
           result.backend,

@@ -31,7 +31,8 @@ class DetectAlgorithm : public JobAlgorithm<DetectAlgorithm, PcaOptions> {
 
  private:
   void chooseTargets(const QVariantMap& parameters, QgsProcessingContext& context);
-  DetectTargets readTargetSpectra() const;
+  template <class Job>
+  auto withTargets(const Job& job);
 
   Finds finds_;
   LibraryFiles targets_;             // the targets' table or library, read on the worker thread

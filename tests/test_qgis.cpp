@@ -811,6 +811,8 @@ class QgisTests : public QObject {
     options.output = (dir + "/engine_sli.tif").toStdString();
     hyperstream::runPca(options, engineFeedback);
     QCOMPARE(testing::samplesOf(dir + "/mf_sli.tif"), testing::samplesOf(dir + "/engine_sli.tif"));
+    writeSpectralLibrary(dir + "/narrow", {400.0, 410.0, 420.0},
+                         {hyperstream::Target{"narrow", {1.0, 2.0, 3.0}}});
     struct Refused {
       QVariantMap parameters;
       QString says;
@@ -826,6 +828,11 @@ class QgisTests : public QObject {
           Refused{{{"INPUT", scenePath},
                    {"TARGET_LIBRARY", dir + "/missing.sli"},
                    {"OUTPUT", dir + "/missing.tif"}},
+                  "TARGET_LIBRARY"},
+          // Spectra on 400-420 nm only: they do not cover the scene's bands.
+          Refused{{{"INPUT", scenePath},
+                   {"TARGET_LIBRARY", dir + "/narrow.sli"},
+                   {"OUTPUT", dir + "/narrow.tif"}},
                   "TARGET_LIBRARY"}}) {
       RecordingFeedback feedback;
       runAlgorithm(refused.parameters, feedback, ok, "hyperstream:detect");
@@ -833,7 +840,7 @@ class QgisTests : public QObject {
       QVERIFY2(feedback.errors.join(' ').contains(refused.says),
                qPrintable(feedback.errors.join(' ')));
     }
-    for (const char* name : {"/both.tif", "/neither.tif", "/missing.tif"})
+    for (const char* name : {"/both.tif", "/neither.tif", "/missing.tif", "/narrow.tif"})
       QVERIFY(!QFile::exists(dir + name));
   }
 
