@@ -61,4 +61,13 @@ void bandMajorToPixels(const void* in, int64_t pixels, int bands, int sampleByte
   }
 }
 
+void uploadBandMajor(const void* host, int64_t pixels, int bands, int sampleBytes,
+                     int64_t bandStride, void* staging, void* target, cudaStream_t stream) {
+  const auto bandBytes = static_cast<size_t>(pixels * sampleBytes);
+  check(cudaMemcpy2DAsync(staging, bandBytes, host, static_cast<size_t>(bandStride * sampleBytes),
+                          bandBytes, static_cast<size_t>(bands), cudaMemcpyHostToDevice, stream),
+        "upload");
+  bandMajorToPixels(staging, pixels, bands, sampleBytes, target, stream);
+}
+
 }  // namespace hyperstream::cuda

@@ -13,4 +13,10 @@ namespace hyperstream::cuda {
 void bandMajorToPixels(const void* in, int64_t pixels, int bands, int sampleBytes, void* out,
                        cudaStream_t stream);
 
+// Band-major host samples uploaded into `staging` (device, pixels x bands samples) and written
+// pixel-interleaved into `target`, on `stream`: `pixels` samples of each band, band b's at
+// host + b * bandStride samples (a whole strip: bandStride = pixels; rows of one: its pixels).
+void uploadBandMajor(const void* host, int64_t pixels, int bands, int sampleBytes,
+                     int64_t bandStride, void* staging, void* target, cudaStream_t stream);
+
 }  // namespace hyperstream::cuda

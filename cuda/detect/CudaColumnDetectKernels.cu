@@ -240,13 +240,9 @@ class CudaColumnDetectKernels final : public ColumnDetectKernels {
             "upload");
       return;
     }
-    const auto bandBytes = static_cast<size_t>(count * width * sampleBytes);
-    check(cudaMemcpy2DAsync(staging_.get(), bandBytes, strip + first * width * sampleBytes,
-                            static_cast<size_t>(rows * width * sampleBytes), bandBytes,
-                            static_cast<size_t>(layout_.bands), cudaMemcpyHostToDevice, stream),
-          "upload");
-    bandMajorToPixels(staging_.get(), count * width, layout_.bands, static_cast<int>(sampleBytes),
-                      raw_.get(), stream);
+    uploadBandMajor(strip + first * width * sampleBytes, count * width, layout_.bands,
+                    static_cast<int>(sampleBytes), rows * width, staging_.get(), raw_.get(),
+                    stream);
   }
 
   template <class T>

@@ -683,9 +683,8 @@ class CudaPcaKernels final : public PcaKernels {
     }
     if (bytes > staging_.size())
       throw DeviceError("internal: a band-major strip larger than the staging array");
-    check(cudaMemcpyAsync(staging_.get(), strip.data, bytes, cudaMemcpyHostToDevice, stream),
-          "upload");
-    bandMajorToPixels(staging_.get(), strip.pixels, strip.bands, sampleSize_, target, stream);
+    uploadBandMajor(strip.data, strip.pixels, strip.bands, sampleSize_, strip.pixels,
+                    staging_.get(), target, stream);
   }
 
   // Marks the current slot reusable once the compute stream has used it.

@@ -325,9 +325,8 @@ class CudaUnmixingKernels final : public UnmixingKernels {
         return;
       }
       grow(staging_, bytes);
-      check(cudaMemcpyAsync(staging_.get(), strip.data, bytes, cudaMemcpyHostToDevice, stream),
-            "upload");
-      bandMajorToPixels(staging_.get(), strip.pixels, bands, sizeof(T), target, stream);
+      uploadBandMajor(strip.data, strip.pixels, bands, sizeof(T), strip.pixels, staging_.get(),
+                      target, stream);
     });
     times_.uploadBytes += static_cast<int64_t>(bytes);
     return target;
