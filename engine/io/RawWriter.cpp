@@ -14,6 +14,13 @@ namespace {
 // a band-sequential file's transposed part stays small.
 constexpr int64_t kPartBytes = 8ll << 20;
 
+// Bytes handed to the file per call, coreutils' buffer size. The kernel gives a write as large
+// as its call page-cache folios up to 2 MiB, and where the machine's freed memory goes back to
+// its host (a VM with free page reporting), every large folio comes back through a fault on the
+// host: on this project's VM, 2 GB written in 8 MiB calls took 2.2-4.8 s, in 128 KiB calls
+// 0.5-1.0 s (as `cp`); in memory kept by the guest (tmpfs) both took the same.
+constexpr size_t kWriteCallBytes = size_t{128} << 10;
+
 }  // namespace
 
 std::unique_ptr<RawWriter> RawWriter::open(GDALDataset& dataset, GDALDataType type,
@@ -108,8 +115,12 @@ void RawWriter::writePart(int64_t row0, int64_t rows, const unsigned char* strip
 
 void RawWriter::writeBytes(uint64_t offset, const unsigned char* data, int64_t bytes, int64_t row0,
                            int64_t rows) {
-  const auto count = static_cast<size_t>(bytes);
-  if (VSIFSeekL(file_, offset, SEEK_SET) != 0 || VSIFWriteL(data, 1, count, file_) != count)
+  bool written = VSIFSeekL(file_, offset, SEEK_SET) == 0;
+  for (size_t at = 0; written && at < static_cast<size_t>(bytes); at += kWriteCallBytes) {
+    const size_t count = std::min(kWriteCallBytes, static_cast<size_t>(bytes) - at);
+    written = VSIFWriteL(data + at, 1, count, file_) == count;
+  }
+  if (!written)
     throw Error("OUTPUT", "cannot write rows " + std::to_string(row0 + 1) + "-" +
                               std::to_string(row0 + rows) + " of '" + name_ + "' (disk full?)");
 }
