@@ -29,8 +29,9 @@ void addDetectOptions(QCommandLineParser& parser) {
        "Add S times the mean band variance to the covariance's diagonal (C + eps I) before it "
        "is inverted: for covariances of few pixels or many correlated bands. Default: with "
        "--per-column, each column's noise variance (half the mean squared difference of "
-       "vertically adjacent pixels); else 0, the plain inverse (a singular covariance is "
-       "refused).",
+       "vertically adjacent pixels); with --window, the components' noise variance (HySime's "
+       "noise of each band, carried into the components); else 0, the plain inverse (a "
+       "singular covariance is refused).",
        "S"},
       {"type", "Output type: float32 (default) or float64 (scores are computed in float64).",
        "TYPE"},
@@ -132,6 +133,8 @@ int runLocalRxJob(const QCommandLineParser& parser, const PcaOptions& options) {
       local.window, local.guard, result.components, static_cast<long long>(result.validPixels),
       static_cast<long long>(result.unscoredPixels), result.seconds, result.pcaSeconds,
       result.backend.c_str());
+  if (result.noise > 0)
+    std::printf("C + eps I:  eps = the components' noise variance, %.4g\n", result.noise);
   std::printf("scores:     %s (%s)\n", options.output.c_str(),
               outputTypeName(options.outputType).c_str());
   if (!options.htmlReport.empty()) std::printf("report:     %s\n", options.htmlReport.c_str());

@@ -678,4 +678,59 @@ double comomentError(const hyperstream::Moments& a, const hyperstream::Moments& 
   return worst;
 }
 
+// The valid pixels' values of the bands `used`, band-major (band i's pixels together).
+std::vector<std::vector<long double>> bandRows(const Cube& cube, const std::vector<int>& used) {
+  std::vector<std::vector<long double>> rows(used.size());
+  for (int64_t p = 0; p < cube.pixels(); ++p) {
+    if (!testing::referenceValid(cube, p)) continue;
+    for (size_t i = 0; i < used.size(); ++i)
+      rows[i].push_back(cube.at(p / cube.cols, p % cube.cols, used[i]));
+  }
+  return rows;
+}
+
+long double dot(const std::vector<long double>& a, const std::vector<long double>& b) {
+  long double sum = 0;
+  for (size_t k = 0; k < a.size(); ++k) sum += a[k] * b[k];
+  return sum;
+}
+
+// y less its projection on the span of `others` (an orthonormal basis built here by modified
+// Gram-Schmidt, twice): the residual of the least-squares regression of y on the others.
+std::vector<long double> regressionResidual(
+    const std::vector<long double>& y, const std::vector<const std::vector<long double>*>& others) {
+  std::vector<std::vector<long double>> basis;
+  for (const auto* column : others) {
+    std::vector<long double> q = *column;
+    for (int pass = 0; pass < 2; ++pass)
+      for (const auto& e : basis) {
+        const long double along = dot(q, e);
+        for (size_t k = 0; k < q.size(); ++k) q[k] -= along * e[k];
+      }
+    const long double norm = std::sqrt(dot(q, q));
+    for (long double& v : q) v /= norm;
+    basis.push_back(std::move(q));
+  }
+  std::vector<long double> w = y;
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& e : basis) {
+      const long double along = dot(w, e);
+      for (size_t k = 0; k < w.size(); ++k) w[k] -= along * e[k];
+    }
+  return w;
+}
+
+std::vector<double> referenceRegressionNoise(const Cube& cube, const std::vector<int>& used) {
+  const auto rows = bandRows(cube, used);
+  std::vector<double> noise;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::vector<const std::vector<long double>*> others;
+    for (size_t j = 0; j < rows.size(); ++j)
+      if (j != i) others.push_back(&rows[j]);
+    const std::vector<long double> w = regressionResidual(rows[i], others);
+    noise.push_back(static_cast<double>(dot(w, w) / static_cast<long double>(w.size())));
+  }
+  return noise;
+}
+
 }  // namespace testing

@@ -140,4 +140,14 @@ hyperstream::Moments referenceMoments(const std::vector<double>& values,
 // Largest |a - b| of two co-moment matrices, relative to sqrt(M_ii M_jj) of the reference.
 double comomentError(const hyperstream::Moments& a, const hyperstream::Moments& reference);
 
+// The valid pixels' values of the bands `used`, band-major (band i's pixels together).
+std::vector<std::vector<long double>> bandRows(const Cube& cube, const std::vector<int>& used);
+long double dot(const std::vector<long double>& a, const std::vector<long double>& b);
+// y less its least-squares regression on `others`: the regression's residual.
+std::vector<long double> regressionResidual(
+    const std::vector<long double>& y, const std::vector<const std::vector<long double>*>& others);
+// HySime's noise of each band of `used`: the variance, over the valid pixels, of its residual
+// from its regression on the other bands.
+std::vector<double> referenceRegressionNoise(const Cube& cube, const std::vector<int>& used);
+
 }  // namespace testing

@@ -333,10 +333,10 @@ double detectionRate(const std::vector<double>& scores, const std::vector<bool>&
 
 // Local RX's reference: each valid pixel's first k components (the reference PCA's eigenvectors,
 // projected in long double), its background (the window less the guard square, valid pixels
-// inside the image) by two passes in long double, its covariance + εI inverted by Gauss-Jordan.
-// NaN where the background has fewer than two pixels.
+// inside the image) by two passes in long double, its covariance + εI (ε = shrinkage × its mean
+// variance + noise) inverted by Gauss-Jordan. NaN where the background has fewer than two pixels.
 std::vector<double> referenceLocalRx(const testing::Cube& cube, int k, int window, int guard,
-                                     double shrinkage) {
+                                     double shrinkage, double noise) {
   const testing::Reference pca = testing::referencePca(cube);
   const int64_t pixels = cube.pixels();
   std::vector<std::vector<long double>> y(static_cast<size_t>(pixels));
@@ -376,12 +376,29 @@ std::vector<double> referenceLocalRx(const testing::Cube& cube, int k, int windo
     long double trace = 0;
     for (long double& c : covariance) c /= (n - 1);
     for (int i = 0; i < k; ++i) trace += covariance[static_cast<size_t>(i) * k + i];
-    for (int i = 0; i < k; ++i) covariance[static_cast<size_t>(i) * k + i] += shrinkage * trace / k;
+    for (int i = 0; i < k; ++i)
+      covariance[static_cast<size_t>(i) * k + i] += shrinkage * trace / k + noise;
     std::vector<long double> d(k);
     for (int i = 0; i < k; ++i) d[i] = y[p][i] - mean[i];
     scores[p] = static_cast<double>(form(d, inverse(covariance, k), d));
   }
   return scores;
+}
+
+// Local RX's default ε: HySime's noise of each non-constant band (regressed on the others),
+// carried into the reference PCA's first k components and averaged over them.
+double referenceComponentNoise(const testing::Cube& cube, int k) {
+  const testing::Reference pca = testing::referencePca(cube);
+  std::vector<int> used;
+  for (int b = 0; b < cube.bands; ++b)
+    if (std::find(pca.constant.begin(), pca.constant.end(), b) == pca.constant.end())
+      used.push_back(b);
+  const std::vector<double> noise = testing::referenceRegressionNoise(cube, used);
+  long double sum = 0;
+  for (int i = 0; i < k; ++i)
+    for (size_t u = 0; u < used.size(); ++u)
+      sum += static_cast<long double>(pca.vectors[i][used[u]]) * pca.vectors[i][used[u]] * noise[u];
+  return static_cast<double>(sum / k);
 }
 
 LocalRxOptions localOptions(const QString& input, const QString& output, int components, int window,
@@ -960,14 +977,20 @@ void TestDetect::localRxMatchesReference_data() {
   QTest::addColumn<int>("window");
   QTest::addColumn<int>("guard");
   QTest::addColumn<double>("shrinkage");
+  // A shrinkage below 0: none given, ε is the components' noise variance.
   QTest::newRow("float64 k4 w7 g3") << int(GDT_Float64) << 4 << 7 << 3 << 0.0;
   QTest::newRow("float64 k6 w5 g1 shrunk") << int(GDT_Float64) << 6 << 5 << 1 << 0.05;
   QTest::newRow("uint16 k3 w9 g5") << int(GDT_UInt16) << 3 << 9 << 5 << 0.0;
+  QTest::newRow("float64 k4 w7 g3 noise") << int(GDT_Float64) << 4 << 7 << 3 << -1.0;
+  QTest::newRow("uint16 k10 w3 g1 noise") << int(GDT_UInt16) << 10 << 3 << 1 << -1.0;
 }
 
 // Local RX against the reference on a scene with planted anomalies, targets, nodata pixels and a
 // constant band: within 1e-9 of the largest score, NaN where the reference has no background;
 // strips of 1, 4 and all rows and a 16 MiB budget give the same bits; no scratch file is left.
+// Without a shrinkage, ε is the components' noise variance (within 1e-6 of the reference's, as
+// HySime's noise in test_subspace), which scores windows of fewer pixels than components that
+// the plain inverse leaves unscored.
 void TestDetect::localRxMatchesReference() {
   QFETCH(int, type);
   QFETCH(int, components);
@@ -985,12 +1008,19 @@ void TestDetect::localRxMatchesReference() {
   testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDALDataType(type));
   LocalRxOptions options =
       localOptions(dir + "/in.tif", dir + "/out.tif", components, window, guard);
-  options.shrinkage = shrinkage;
+  if (shrinkage >= 0) options.shrinkage = shrinkage;
   const LocalRxResult result = runLocal(options);
   QCOMPARE(result.components, components);
   QCOMPARE(result.unscoredPixels, int64_t{0});
-  const std::vector<double> expected =
-      referenceLocalRx(scene.cube, components, window, guard, shrinkage);
+  if (shrinkage >= 0) {
+    QCOMPARE(result.noise, 0.0);
+  } else {
+    const double noise = referenceComponentNoise(scene.cube, components);
+    qInfo("components' noise variance %.6g, the reference's %.6g", result.noise, noise);
+    QVERIFY2(std::fabs(result.noise - noise) <= 1e-6 * noise, qPrintable(QString::number(noise)));
+  }
+  const std::vector<double> expected = referenceLocalRx(scene.cube, components, window, guard,
+                                                        std::max(shrinkage, 0.0), result.noise);
   const std::vector<double> written = testing::samplesOf(dir + "/out.tif");
   double worst = 0, largest = 0;
   for (const double e : expected)
@@ -1021,6 +1051,11 @@ void TestDetect::localRxMatchesReference() {
           std::memcmp(budget.data(), written.data(), written.size() * sizeof(double)) == 0);
   QCOMPARE(testing::filesIn(dir), (QStringList{"budget.tif", "in.tif", "out.tif", "strip1.tif",
                                                "strip31.tif", "strip4.tif"}));
+  if (window * window - guard * guard <= components) {  // fewer background pixels than components
+    options.output = (dir + "/plain.tif").toStdString();
+    options.shrinkage = 0.0;
+    QVERIFY(runLocal(options).unscoredPixels > 0);
+  }
 }
 
 // Two materials, each over half of the image, and pixels of the right half's material planted in

@@ -1108,16 +1108,20 @@ class GpuTests : public QObject {
 
   // Local RX's windows on the GPU against the CPU's, on random components (5, and 40: lanes past
   // the warp's 32 and 820 covariance entries) with invalid pixels, a constant patch (its pixels'
-  // backgrounds singular: NaN on both) and a strip whose halo rows end at the image's edge.
+  // backgrounds singular: NaN on both, unless a noise ε regularises them) and a strip whose halo
+  // rows end at the image's edge.
   void localRxWindows_data() {
     QTest::addColumn<int>("components");
     QTest::addColumn<int>("type");
-    QTest::newRow("5 components, Float64") << 5 << int(OutputType::Float64);
-    QTest::newRow("40 components, Float32") << 40 << int(OutputType::Float32);
+    QTest::addColumn<double>("noise");
+    QTest::newRow("5 components, Float64") << 5 << int(OutputType::Float64) << 0.0;
+    QTest::newRow("40 components, Float32") << 40 << int(OutputType::Float32) << 0.0;
+    QTest::newRow("5 components, noise ε") << 5 << int(OutputType::Float64) << 30.0;
   }
   void localRxWindows() {
     QFETCH(int, components);
     QFETCH(int, type);
+    QFETCH(double, noise);
     const int k = components;
     const int64_t width = 61, rows = 40;  // buffered: image rows 20-59 of 60
     std::mt19937_64 random(5);
@@ -1137,7 +1141,8 @@ class GpuTests : public QObject {
     strip.rowCount = rows;
     strip.scoreRow = 24;
     strip.scoreRows = 36;  // to the image's last row: its windows end there
-    const WindowRule rule{9, 3, 0.0, OutputType(type)};
+    WindowRule rule{9, 3, 0.0, OutputType(type)};
+    rule.noise = noise;
     const size_t pixels = static_cast<size_t>(strip.scoreRows * width);
     std::vector<double> scores[2];
     for (int gpu = 0; gpu < 2; ++gpu) {
@@ -1164,13 +1169,14 @@ class GpuTests : public QObject {
     }
     qInfo("local RX windows, GPU vs CPU: within %.3g of the largest score %.4g; %lld unscored",
           worst / largest, largest, static_cast<long long>(unscored));
-    QVERIFY(unscored > 0);
+    QCOMPARE(unscored > 0, noise == 0);
     const double tolerance = OutputType(type) == OutputType::Float64 ? 1e-12 : 1.2e-7;
     QVERIFY2(worst <= tolerance * largest, qPrintable(QString::number(worst / largest)));
   }
 
   // The whole job on the GPU (its PCA and its windows) against the CPU's: 4 components (the
-  // scene's signal: well apart from the noise's), strips of 7 rows.
+  // scene's signal: well apart from the noise's), strips of 7 rows, ε the components' noise
+  // variance (from each device's fit: the same within 1e-9).
   void localRxJob() {
     const QString dir = testing::tempDir();
     const testing::Cube cube = testing::smoothScene(120, 90, 30, 17, 3000);
@@ -1191,6 +1197,9 @@ class GpuTests : public QObject {
     }
     QVERIFY2(QString::fromStdString(results[1].backend).contains("windows on gpu"),
              results[1].backend.c_str());
+    QVERIFY(results[0].noise > 0);
+    QVERIFY2(std::abs(results[1].noise - results[0].noise) <= 1e-9 * results[0].noise,
+             qPrintable(QString::number(results[1].noise / results[0].noise - 1)));
     const ScoreDifference d = scoreDifference(dir + "/cpu.tif", dir + "/gpu.tif");
     QVERIFY(d.sameShape);
     qInfo("local RX job, GPU vs CPU: within %.3g of the largest score", d.worst / d.largest);

@@ -28,48 +28,9 @@ struct ReferenceSubspace {
   std::array<int, 3> virtualDimensionality{};
 };
 
-// The valid pixels' values of the bands `used`, band-major (band i's pixels together).
-std::vector<std::vector<long double>> bandRows(const testing::Cube& cube,
-                                               const std::vector<int>& used) {
-  std::vector<std::vector<long double>> rows(used.size());
-  for (int64_t p = 0; p < cube.pixels(); ++p) {
-    if (!testing::referenceValid(cube, p)) continue;
-    for (size_t i = 0; i < used.size(); ++i)
-      rows[i].push_back(cube.at(p / cube.cols, p % cube.cols, used[i]));
-  }
-  return rows;
-}
-
-long double dot(const std::vector<long double>& a, const std::vector<long double>& b) {
-  long double sum = 0;
-  for (size_t k = 0; k < a.size(); ++k) sum += a[k] * b[k];
-  return sum;
-}
-
-// y less its projection on the span of `others` (an orthonormal basis built here by modified
-// Gram-Schmidt, twice): the residual of the least-squares regression of y on the others.
-std::vector<long double> residual(const std::vector<long double>& y,
-                                  const std::vector<const std::vector<long double>*>& others) {
-  std::vector<std::vector<long double>> basis;
-  for (const auto* column : others) {
-    std::vector<long double> q = *column;
-    for (int pass = 0; pass < 2; ++pass)
-      for (const auto& e : basis) {
-        const long double along = dot(q, e);
-        for (size_t k = 0; k < q.size(); ++k) q[k] -= along * e[k];
-      }
-    const long double norm = std::sqrt(dot(q, q));
-    for (long double& v : q) v /= norm;
-    basis.push_back(std::move(q));
-  }
-  std::vector<long double> w = y;
-  for (int pass = 0; pass < 2; ++pass)
-    for (const auto& e : basis) {
-      const long double along = dot(w, e);
-      for (size_t k = 0; k < w.size(); ++k) w[k] -= along * e[k];
-    }
-  return w;
-}
+using testing::bandRows;
+using testing::dot;
+using testing::regressionResidual;
 
 // Eigenvalues descending and their vectors (columns of `vectors`, same order), by Jacobi.
 std::vector<double> descending(const std::vector<double>& matrix, int n,
@@ -112,7 +73,7 @@ ReferenceSubspace referenceHysime(const testing::Cube& cube, const std::vector<i
     std::vector<const std::vector<long double>*> others;
     for (int j = 0; j < n; ++j)
       if (j != i) others.push_back(&rows[j]);
-    const std::vector<long double> w = residual(rows[i], others);
+    const std::vector<long double> w = regressionResidual(rows[i], others);
     ref.noiseVariance.push_back(static_cast<double>(dot(w, w) / pixels));
     for (size_t k = 0; k < w.size(); ++k) signal[i][k] -= w[k];
   }

@@ -225,11 +225,13 @@ class CudaUnmixingKernels final : public UnmixingKernels {
       if (size == 8)
         localRxScores(rows_.get(), valid_.get(), k, strip.width, strip.firstRow, strip.rowCount,
                       strip.scoreRow, strip.scoreRows, rule.window, rule.guard, rule.shrinkage,
-                      reinterpret_cast<double*>(encoded_.get()), context_.computeStream());
+                      rule.noise, reinterpret_cast<double*>(encoded_.get()),
+                      context_.computeStream());
       else
         localRxScores(rows_.get(), valid_.get(), k, strip.width, strip.firstRow, strip.rowCount,
                       strip.scoreRow, strip.scoreRows, rule.window, rule.guard, rule.shrinkage,
-                      reinterpret_cast<float*>(encoded_.get()), context_.computeStream());
+                      rule.noise, reinterpret_cast<float*>(encoded_.get()),
+                      context_.computeStream());
     });
     context_.timed(times_.download, context_.computeStream(), [&] {
       downloadAsync(static_cast<unsigned char*>(scores), encoded_.get(), pixels * size,

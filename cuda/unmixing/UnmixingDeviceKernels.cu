@@ -195,7 +195,7 @@ struct WindowGeometry {
   int k;
   int64_t width, firstRow, rowCount, scoreRow, pixels;
   int halo, guardHalo;
-  double shrinkage;
+  double shrinkage, noise;
 };
 
 // Calls f(y) for each background pixel of (row, column), rows then columns in image order.
@@ -220,14 +220,14 @@ __device__ void forEachBackground(const double* __restrict__ components,
 
 // Lane 0: C + εI factored and y - m whitened (mean, c and d in shared memory); NaN when singular.
 __device__ double factorAndWhiten(double* c, const double* mean, double* d, const double* y, int k,
-                                  int64_t n, double shrinkage) {
+                                  int64_t n, double shrinkage, double noise) {
   const double scale = 1.0 / static_cast<double>(n - 1);
   double trace = 0;
   for (int i = 0; i < k; ++i) {
     for (int j = 0; j <= i; ++j) c[i * k + j] *= scale;
     trace += c[i * k + i];
   }
-  const double epsilon = shrinkage * trace / k;
+  const double epsilon = shrinkage * trace / k + noise;
   double largest = 0;
   for (int i = 0; i < k; ++i) {
     c[i * k + i] += epsilon;
@@ -303,7 +303,8 @@ __global__ void localRxKernel(const double* __restrict__ components,
       }
     });
     __syncwarp();
-    if (lane == 0) scores[p] = static_cast<Out>(factorAndWhiten(c, mean, d, y, k, n, g.shrinkage));
+    if (lane == 0)
+      scores[p] = static_cast<Out>(factorAndWhiten(c, mean, d, y, k, n, g.shrinkage, g.noise));
     __syncwarp();
   }
 }
@@ -458,9 +459,11 @@ template void encodeAbundances<double>(const double*, const double*, const unsig
 template <class Out>
 void localRxScores(const double* components, const unsigned char* valid, int k, int64_t width,
                    int64_t firstRow, int64_t rowCount, int64_t scoreRow, int64_t scoreRows,
-                   int window, int guard, double shrinkage, Out* scores, cudaStream_t stream) {
+                   int window, int guard, double shrinkage, double noise, Out* scores,
+                   cudaStream_t stream) {
   const WindowGeometry geometry{
-      k, width, firstRow, rowCount, scoreRow, scoreRows * width, window / 2, guard / 2, shrinkage};
+      k,          width,     firstRow,  rowCount, scoreRow, scoreRows * width,
+      window / 2, guard / 2, shrinkage, noise};
   // Each warp's mean, covariance and whitened vector in shared memory: 48 KiB a block.
   const size_t warpBytes = static_cast<size_t>(k * k + 2 * k) * sizeof(double);
   const int warps = static_cast<int>(std::clamp<size_t>((48 << 10) / warpBytes, 1, kWarps));
@@ -477,10 +480,10 @@ template void spectralAngles<double>(const double*, const double*, const unsigne
                                      double*, cudaStream_t);
 
 template void localRxScores<float>(const double*, const unsigned char*, int, int64_t, int64_t,
-                                   int64_t, int64_t, int64_t, int, int, double, float*,
+                                   int64_t, int64_t, int64_t, int, int, double, double, float*,
                                    cudaStream_t);
 template void localRxScores<double>(const double*, const unsigned char*, int, int64_t, int64_t,
-                                    int64_t, int64_t, int64_t, int, int, double, double*,
+                                    int64_t, int64_t, int64_t, int, int, double, double, double*,
                                     cudaStream_t);
 
 }  // namespace hyperstream::cuda

@@ -70,5 +70,6 @@ void spectralAngles(const double* rows, const double* energy, const unsigned cha
 template <class Out>
 void localRxScores(const double* components, const unsigned char* valid, int k, int64_t width,
                    int64_t firstRow, int64_t rowCount, int64_t scoreRow, int64_t scoreRows,
-                   int window, int guard, double shrinkage, Out* scores, cudaStream_t stream);
+                   int window, int guard, double shrinkage, double noise, Out* scores,
+                   cudaStream_t stream);
 }  // namespace hyperstream::cuda

@@ -106,6 +106,8 @@ class LocalRxRun {
   void scoreStrip(const StripRange& range, const double* components, unsigned char* out);
   LocalRxResult finish();
   void writeReport();
+  double componentNoise(const PcaResult& fit) const;
+  QString regularisation() const;
 
   const LocalRxOptions& options_;
   Feedback& feedback_;
@@ -139,7 +141,7 @@ void LocalRxRun::checkOptions() const {
     throw Error("COMPONENTS", "local RX scores in 1 to " + std::to_string(kMaxLocalComponents) +
                                   " principal components (or auto): each pixel's window "
                                   "covariance is factored");
-  if (!(options_.shrinkage >= 0))
+  if (options_.shrinkage && !(*options_.shrinkage >= 0))
     throw Error("SHRINKAGE", "the shrinkage is a share of the mean component variance, 0 or more");
   if (options_.outputType != OutputType::Float32 && options_.outputType != OutputType::Float64)
     throw Error("OUTPUT_TYPE", "scores are written as Float32 or Float64");
@@ -183,10 +185,47 @@ void LocalRxRun::writeComponents() {
   result_.validPixels = fit.model.validPixels;
   result_.backend = "components on " + fit.backend;
   result_.pcaSeconds = fit.seconds.total;
+  if (!options_.shrinkage) result_.noise = componentNoise(fit);
   if (result_.components > kMaxLocalComponents)
     throw Error("COMPONENTS", "the signal subspace has " + std::to_string(result_.components) +
                                   " dimensions, more than local RX's " +
                                   std::to_string(kMaxLocalComponents) + ": give a count");
+}
+
+// The components' noise variance, (1/K) Σ_k Σ_b v_kb² σ_b² with σ_b² HySime's noise of band b
+// (its residual from its regression on the other bands) and v_k component k's loadings; 0, with a
+// warning, where the fit has no estimate.
+double LocalRxRun::componentNoise(const PcaResult& fit) const {
+  if (!fit.subspace) {
+    feedback_.warning(
+        "no noise estimate for the windows' regularisation: their covariances are inverted as "
+        "they are (SHRINKAGE regularises them)");
+    return 0;
+  }
+  const PcaModel& model = fit.model;
+  const std::vector<double>& noise = fit.subspace->noiseVariance;  // per non-constant band
+  const int columns = model.componentCount();
+  double sum = 0;
+  for (int k = 0; k < result_.components; ++k) {
+    size_t used = 0;
+    for (int b = 0; b < model.bands; ++b) {
+      if (std::binary_search(model.constantBands.begin(), model.constantBands.end(), b)) continue;
+      const double loading = model.eigenvectors[static_cast<size_t>(b) * columns + k];
+      sum += loading * loading * noise[used++];
+    }
+  }
+  return sum / result_.components;
+}
+
+// How the windows' covariances are regularised, for the report.
+QString LocalRxRun::regularisation() const {
+  if (options_.shrinkage && *options_.shrinkage > 0)
+    return QObject::tr("; C + εI, ε = %1 × the window's mean component variance")
+        .arg(*options_.shrinkage);
+  if (result_.noise > 0)
+    return QObject::tr("; C + εI, ε = %1, the components' noise variance (HySime)")
+        .arg(result_.noise, 0, 'g', 4);
+  return {};
 }
 
 void LocalRxRun::openComponents() {
@@ -225,6 +264,10 @@ void LocalRxRun::startKernels() {
                      .arg(plan_.strips.size())
                      .arg(plan_.stripRows)
                      .arg(QString::fromStdString(kernels_->name())));
+  if (result_.noise > 0)
+    feedback_.info(QString("each window's covariance + εI, ε = %1: the components' noise variance "
+                           "(HySime; SHRINKAGE to choose another)")
+                       .arg(result_.noise, 0, 'g', 4));
 }
 
 void LocalRxRun::createOutput() {
@@ -275,7 +318,9 @@ void LocalRxRun::scoreStrip(const StripRange& range, const double* components, u
   strip.rowCount = rows.rows;
   strip.scoreRow = range.row0;
   strip.scoreRows = range.rows;
-  const WindowRule rule{options_.window, options_.guard, options_.shrinkage, options_.outputType};
+  WindowRule rule{options_.window, options_.guard, options_.shrinkage.value_or(0.0),
+                  options_.outputType};
+  rule.noise = result_.noise;
   kernels_->windowScores(strip, rule, out);
   // Valid pixels the windows left as NaN: their background could not be factored.
   const unsigned char* scored = valid_.data() + (range.row0 - rows.row0) * width();
@@ -319,10 +364,7 @@ void LocalRxRun::writeReport() {
            .arg(options_.guard)
            .arg(result_.components)
            .arg(result_.unscoredPixels)
-           .arg(options_.shrinkage > 0
-                    ? QObject::tr("; C + εI, ε = %1 × the window's mean component variance")
-                          .arg(options_.shrinkage)
-                    : QString())},
+           .arg(regularisation())},
       {QObject::tr("Device"), QString::fromStdString(result_.backend)},
       {QObject::tr("Seconds"), QString::number(total_.nsecsElapsed() * 1e-9, 'f', 2)}};
   writeDetectionReport(page, output_->dataset(), options_.htmlReport);
@@ -336,7 +378,7 @@ LocalRxOptions localRxOptions(const PcaOptions& options, int window, int guard) 
   local.window = window;
   local.guard = guard;
   if (options.detector.components != 0) local.components = options.detector.components;
-  local.shrinkage = options.detector.shrinkage.value_or(0.0);
+  local.shrinkage = options.detector.shrinkage;
   local.gpuMemoryBytes = options.gpuMemoryBytes;
   local.htmlReport = options.htmlReport;
   return local;

@@ -6,6 +6,10 @@
 // square around p (the pixel itself at least, so that a target does not dilute its own
 // background); the score is (y_p − m)ᵀ(C + εI)⁻¹(y_p − m) with m and C the background's mean and
 // covariance (two passes over it, in float64) and y the image's first K principal components.
+// ε is by default the components' noise variance (HySime's noise of each band, from the PCA's
+// moments, carried into the components: (1/K) Σ_k Σ_b v_kb² σ_b²), which keeps a background of
+// few pixels for many components regular; a shrinkage S takes S × the window's mean component
+// variance instead (0: none).
 //
 // The job is two: a PCA of the image (any device, streamed) writes the K components in Float64
 // into a hidden folder beside the output, then the windows stream over that file, strips with
@@ -18,6 +22,7 @@
 #include "pca/PcaJob.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,10 +34,11 @@ constexpr int kMaxWindow = 255;
 
 // outputType: Float32 or Float64 (scores are computed in float64).
 struct LocalRxOptions : JobOptions {
-  int window = 0;              // the background window's side, odd, 3 or more
-  int guard = 1;               // the guard window's side, odd, smaller than the window
-  int components = 10;         // K, or kSignalSubspace (HySime's estimate)
-  double shrinkage = 0;        // ε = shrinkage × the window's mean component variance
+  int window = 0;       // the background window's side, odd, 3 or more
+  int guard = 1;        // the guard window's side, odd, smaller than the window
+  int components = 10;  // K, or kSignalSubspace (HySime's estimate)
+  // ε = shrinkage × the window's mean component variance; unset: the components' noise variance.
+  std::optional<double> shrinkage;
   int64_t gpuMemoryBytes = 0;  // for the PCA, as PcaOptions'
   std::string htmlReport;      // optional (detect/DetectReport.h)
 };
@@ -42,6 +48,9 @@ struct LocalRxResult {
   std::vector<int> bands;
   int components = 0;
   int64_t validPixels = 0;
+  // The components' noise variance added to every window's diagonal (0 with a shrinkage, or
+  // where the image gives no noise estimate).
+  double noise = 0;
   // Valid pixels left as nodata: fewer than two valid pixels in their background, or its
   // covariance singular to working precision (a constant neighbourhood; a shrinkage scores them).
   int64_t unscoredPixels = 0;

@@ -12,6 +12,7 @@ WindowScorer::WindowScorer(int components, const WindowRule& rule)
       halo_(rule.window / 2),
       guardHalo_(rule.guard / 2),
       shrinkage_(rule.shrinkage),
+      noise_(rule.noise),
       mean_(components),
       covariance_(static_cast<size_t>(components) * components),
       d_(components) {}
@@ -80,7 +81,7 @@ void WindowScorer::backgroundCovariance(const WindowStrip& strip, int64_t row, i
     for (int j = 0; j <= i; ++j) c[static_cast<size_t>(i) * k + j] *= scale;
     trace += c[static_cast<size_t>(i) * k + i];
   }
-  const double epsilon = shrinkage_ * trace / k;
+  const double epsilon = shrinkage_ * trace / k + noise_;
   for (int i = 0; i < k; ++i) c[static_cast<size_t>(i) * k + i] += epsilon;
 }
 

@@ -3,7 +3,7 @@
 // kernels compute (UnmixingKernels::windowScores), on the CPU's threads or a GPU. Pixel p's
 // background is the valid pixels of the window x window square centred on it, less the
 // guard x guard square; its mean m and covariance C are taken in two passes over them in image
-// order (rows, then columns), C + εI (ε = shrinkage x trace(C) / K) is factored by Cholesky
+// order (rows, then columns), C + εI (ε = shrinkage x trace(C) / K + noise) is factored by Cholesky
 // (C = LLᵀ, lower), and the score is |L⁻¹(y_p − m)|².
 
 #include "core/JobOptions.h"
@@ -31,6 +31,7 @@ struct WindowRule {
   int guard = 1;   // odd, smaller than the window
   double shrinkage = 0;
   OutputType type = OutputType::Float32;  // of the scores: Float32 or Float64
+  double noise = 0;  // added to every window's ε: the components' noise variance
 };
 
 // One pixel's score on the CPU; its work memory belongs to one thread.
@@ -50,7 +51,7 @@ class WindowScorer {
 
   int k_;
   int64_t halo_, guardHalo_;
-  double shrinkage_;
+  double shrinkage_, noise_;
   std::vector<double> mean_, covariance_, d_;
 };
 
