@@ -15,6 +15,9 @@
 #   bench/write_floor.sh OLD_BUILD NEW_BUILD [ROUNDS=3] [INPUT=/tmp/hyperstream-bench/jasper_2300.tif]
 #
 # Outputs go beside the input (OUT_DIR to choose another folder); SHM defaults to /dev/shm.
+# SETTLE=S waits S seconds after removing the outputs before each command: on a VM whose freed
+# memory goes back to its host (free page reporting), every command then writes into memory the
+# host has taken back, as a job does that writes seconds after its start.
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
 source "$here/common.sh"
@@ -28,6 +31,7 @@ trap 'rm -rf "$out" "$shm"' EXIT
 seconds() {  # seconds COMMAND...: wall time of one run, after removing the outputs it replaces
   local start end
   rm -f "$out"/*.tif
+  sleep "${SETTLE:-0}"
   start=$(date +%s%N)
   "$@" >/dev/null 2>&1
   end=$(date +%s%N)
