@@ -8,9 +8,11 @@
 # the 9.7 GB one G-PCA's): the machine's read floor (bench_read_threads: pread with 1 to 32
 # threads; dd), the job's floor (bench_io_floor: read the cube once and write 10 Float32 bands
 # the engine's way), `hyperstream devices` (starting CUDA and listing the GPUs), then PCA
-# to 10 components on GPU 0, on GPUs 0 and 1 (when there are two) and on the CPU's cores; wall
-# time per run (results.tsv) and each run's statistics JSON, whose "seconds" hold its stages;
-# all of OUTDIR also packed in OUTDIR.tar.gz.
+# to 10 components on GPU 0, on GPUs 0 and 1 (when there are two), as two MPI ranks with a GPU
+# each (when there are two, the bundle has hyperstream-mpi and the machine Open MPI's mpirun: the
+# bundle then must not carry Open MPI's own libraries) and on the CPU's cores; wall time per run
+# (results.tsv) and each run's statistics JSON, whose "seconds" hold its stages; all of OUTDIR
+# also packed in OUTDIR.tar.gz. CUBES="gpca13910" runs one of the cubes.
 set -euo pipefail
 source "$(dirname "$(realpath "$0")")/common.sh"
 bundle=$(cd "$1" && pwd); work=$2; out=$3; rounds=${4:-3}
@@ -25,10 +27,16 @@ hs=$bundle/bin/hyperstream
 } > "$out/machine.txt" 2>&1
 "$run" "$hs" devices >> "$out/machine.txt"
 gpus=$(nvidia-smi --list-gpus | wc -l)
+ranks=0
+if [ "$gpus" -ge 2 ] && [ -x "$bundle/bin/hyperstream-mpi" ] && command -v mpirun > /dev/null; then
+  ranks=2
+  mpirun --version | head -1 >> "$out/machine.txt"
+fi
 
 stale_outputs="$work/out*.tif"
 
 while read -r name rows cols bands type; do
+  [[ " ${CUBES:-$name} " == *" $name "* ]] || continue
   cube=$work/$name.tif
   "$run" "$hs" synth "$cube" --rows "$rows" --cols "$cols" --bands "$bands" --type "$type" --quiet
   "$bundle/bin/bench_read_threads" "$cube" "$(nproc)" 3 | tee "$out/${name}_read_threads.txt"
@@ -42,6 +50,11 @@ while read -r name rows cols bands type; do
     if [ "$gpus" -ge 2 ]; then
       timed "$name" gpus2 "$round" "$run" "$hs" pca "$cube" "$work/out.tif" --components 10 \
         --gpus 0,1 --stats "$out/${name}_gpus2_$round.json" --quiet
+    fi
+    if [ "$ranks" -ge 2 ]; then
+      timed "$name" ranks2 "$round" "$run" mpirun --allow-run-as-root --bind-to none -np 2 \
+        "$bundle/bin/hyperstream-mpi" pca "$cube" "$work/out.tif" --components 10 --device gpu \
+        --stats "$out/${name}_ranks2_$round.json" --quiet
     fi
   done
   timed "$name" cpu 1 "$run" "$hs" pca "$cube" "$work/out.tif" --components 10 --device cpu \
