@@ -1,6 +1,7 @@
 // Unit tests: the Chan merge, the fit's conventions, component selection, strip planning, the
 // CPU backend's strip kernels against the float64 reference, and the reports' plots and previews.
 
+#include "TestFeedback.h"
 #include "TestSupport.h"
 #include "core/BlasThreads.h"
 #include "core/Error.h"
@@ -321,6 +322,44 @@ class UnitTests : public QObject {
     QCOMPARE(strips.back().row0, int64_t{9});
     QCOMPARE(strips.back().rows, int64_t{1});
     QCOMPARE(planStrips(5, 100).size(), size_t{1});
+  }
+
+  // Two passes of a job read into the same kept buffers (allocated once), every strip in order
+  // with its own data; larger buffers asked for later replace the kept ones.
+  void passesKeepTheirInputBuffers() {
+    int allocations = 0;
+    HostBuffers kept([&](size_t bytes) {
+      ++allocations;
+      return allocatePageable(bytes);
+    });
+    const std::vector<StripRange> strips = planStrips(50, 4);
+    std::vector<const unsigned char*> used;
+    for (int pass = 0; pass < 2; ++pass) {
+      StripPipeline pipeline(3, 64, 0, 0, false);
+      pipeline.keepInputBuffersIn(kept);
+      StripPipeline::Stages stages;
+      stages.read = [](const StripRange& range, unsigned char* buffer) -> const void* {
+        std::memset(buffer, static_cast<int>(range.row0), 64);
+        return buffer;
+      };
+      int64_t next = 0;
+      stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
+        QCOMPARE(range.row0, next);
+        next += range.rows;
+        const auto* bytes = static_cast<const unsigned char*>(data);
+        QVERIFY(std::all_of(bytes, bytes + 64, [&](unsigned char b) { return b == range.row0; }));
+        if (std::find(used.begin(), used.end(), bytes) == used.end()) used.push_back(bytes);
+      };
+      TestFeedback feedback;
+      pipeline.run(strips, stages, feedback, 0, 100);
+      QCOMPARE(next, int64_t{50});
+    }
+    QCOMPARE(allocations, 3);
+    QVERIFY(used.size() <= 3);
+    QCOMPARE(kept.get(2, 64).size(), size_t{2});
+    QCOMPARE(allocations, 3);
+    kept.get(3, 128);
+    QCOMPARE(allocations, 6);
   }
 
   // The planner keeps strips, their halo rows and the reader's share within the budget; a

@@ -313,6 +313,7 @@ class PcaRun {
   HostMemory cube_{nullptr, [](unsigned char*) {}};
   std::unique_ptr<DecompressedCopy> copy_;  // read instead of a compressed input
   std::unique_ptr<StripReader> reader_;
+  std::optional<HostBuffers> inputStrips_;  // every pass's input pool
   bool bandMajor_ = false;  // strips as the band-interleaved file holds them (StripView)
   Projection projection_;
   std::optional<SavedTransform> saved_;  // apply
@@ -512,6 +513,7 @@ void PcaRun::prepareKernels() {
                           : result_.resident ? ", the cube stays in memory between the passes"
                                              : ", read once per pass"));
   if (result_.resident) cube_ = kernels_->allocateHost(static_cast<size_t>(plan_.cubeBytes()));
+  inputStrips_.emplace(allocator());
   // Read by the reader thread only, in parallel parts, on every core: in pass 1 the CPU kernels'
   // compute waits for it (see StripPipeline); in pass 2 their workers share the cores with it.
   const int64_t bufferBytes = result_.resident
@@ -576,6 +578,7 @@ void PcaRun::computePass(int inputBuffers, const StripPipeline::Stages::Read& re
   QElapsedTimer timer;
   StripPipeline pipeline(inputBuffers, inputStripBytes(), 0, 0, kernels_->usesEveryCore(),
                          allocator());
+  pipeline.keepInputBuffersIn(*inputStrips_);
   StripPipeline::Stages stages;
   stages.read = read;
   stages.compute = [&](const StripRange& range, const void* data, unsigned char*) {
@@ -606,6 +609,7 @@ Moments PcaRun::momentsPass() {
     noiseMoments_ = group_.mergeMoments(noise_ ? noiseKernels_->takeMoments(bandCount())
                                                : kernels_->takeNoiseMoments(bandCount()));
   result_.seconds.moments += timer.nsecsElapsed() * 1e-9;
+  if (laterInputBuffers() == 0) inputStrips_->release();  // the kernels hold the cube
   return moments;
 }
 
@@ -1040,6 +1044,7 @@ void PcaRun::projectionPass(const OutputEncoding& encoding) {
   // PCA of the 2.09 GB cube 0.90 -> 0.82 s, RX 1.42 -> 1.27 s).
   StripPipeline pipeline(laterInputBuffers(), inputStripBytes(), kOutputBuffers,
                          static_cast<size_t>(outputBytes), false, allocator());
+  pipeline.keepInputBuffersIn(*inputStrips_);
   StripPipeline::Stages stages;
   stages.read = readAgainStage();
   stages.compute = [&](const StripRange& strip, const void* data, unsigned char* out) {
@@ -1054,6 +1059,7 @@ void PcaRun::projectionPass(const OutputEncoding& encoding) {
   pipeline.run(plan_.strips, stages, feedback_, rescalesToByte() ? 60.0 : pass1End(), 100.0);
   result_.seconds.read += pipeline.readSeconds();
   result_.seconds.write += pipeline.writeSeconds();
+  inputStrips_.reset();
   cube_.reset();
   input_.dataset.reset();
   if (feedback_.isCanceled()) throw Canceled();

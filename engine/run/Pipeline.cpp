@@ -20,6 +20,19 @@ std::vector<StripRange> planStrips(int64_t rows, int64_t rowsPerStrip, int64_t f
   return strips;
 }
 
+std::vector<unsigned char*> HostBuffers::get(int count, size_t bytes) {
+  if (bytes > bytes_) {
+    storage_.clear();  // free first: the new ones may need the room
+    bytes_ = bytes;
+  }
+  while (storage_.size() < static_cast<size_t>(count)) storage_.push_back(allocate_(bytes_));
+  std::vector<unsigned char*> buffers;
+  for (int i = 0; i < count; ++i) buffers.push_back(storage_[i].get());
+  return buffers;
+}
+
+BufferPool::BufferPool(std::vector<unsigned char*> borrowed) : free_(std::move(borrowed)) {}
+
 BufferPool::BufferPool(int count, size_t bytes, const HostAllocator& allocate) {
   for (int i = 0; i < count; ++i) {
     storage_.push_back(allocate(bytes));
@@ -137,8 +150,11 @@ class PipelineRun {
         exclusiveCompute_(exclusiveCompute) {}
 
   void makePools(int inputBuffers, size_t inputBytes, int outputBuffers, size_t outputBytes,
-                 const HostAllocator& allocate) {
-    if (inputBuffers > 0) inputPool_.emplace(inputBuffers, inputBytes, allocate);
+                 const HostAllocator& allocate, HostBuffers* keptInput) {
+    if (inputBuffers > 0 && keptInput)
+      inputPool_.emplace(keptInput->get(inputBuffers, inputBytes));
+    else if (inputBuffers > 0)
+      inputPool_.emplace(inputBuffers, inputBytes, allocate);
     if (stages_.write) outputPool_.emplace(outputBuffers, outputBytes, allocate);
     loaded_.emplace(std::max(2, inputBuffers));
     computed_.emplace(std::max(1, outputBuffers));
@@ -249,7 +265,8 @@ void StripPipeline::run(const std::vector<StripRange>& strips, const Stages& sta
                         Feedback& feedback, double progressFrom, double progressTo) {
   readSeconds_ = writeSeconds_ = 0;
   PipelineRun pipeline(strips, stages, feedback, exclusiveCompute_);
-  pipeline.makePools(inputBuffers_, inputBytes_, outputBuffers_, outputBytes_, allocate_);
+  pipeline.makePools(inputBuffers_, inputBytes_, outputBuffers_, outputBytes_, allocate_,
+                     keptInput_);
   std::unique_ptr<QThread> reader(QThread::create([&] { pipeline.readAll(readSeconds_); }));
   std::unique_ptr<QThread> writer;
   if (stages.write) writer.reset(QThread::create([&] { pipeline.writeAll(writeSeconds_); }));
