@@ -123,6 +123,7 @@ class ColumnDetectRun {
   int64_t inputRowBytes_ = 0, outputRowBytes_ = 0;
   std::unique_ptr<StripReader> reader_;
   std::unique_ptr<ColumnDetectKernels> kernels_;
+  std::optional<HostBuffers> inputStrips_;  // both passes' input pool
   std::unique_ptr<PendingRaster> output_;
   WorkerThreads threads_;  // the fit's
 };
@@ -229,9 +230,11 @@ void ColumnDetectRun::startKernels() {
 }
 
 void ColumnDetectRun::sumPass() {
+  const HostAllocator allocate = [this](size_t bytes) { return kernels_->allocateHost(bytes); };
+  inputStrips_.emplace(allocate);
   StripPipeline pipeline(kInputBuffers, static_cast<size_t>(plan_.stripRows * inputRowBytes_), 0, 0,
-                         kernels_->usesEveryCore(),
-                         [this](size_t bytes) { return kernels_->allocateHost(bytes); });
+                         kernels_->usesEveryCore(), allocate);
+  pipeline.keepInputBuffersIn(*inputStrips_);
   StripPipeline::Stages stages;
   stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
     return readStrip(range, buffer);
@@ -391,6 +394,7 @@ void ColumnDetectRun::scorePass() {
                          kOutputBuffers, static_cast<size_t>(plan_.stripRows * outputRowBytes_),
                          kernels_->usesEveryCore(),
                          [this](size_t bytes) { return kernels_->allocateHost(bytes); });
+  pipeline.keepInputBuffersIn(*inputStrips_);
   StripPipeline::Stages stages;
   stages.read = [&](const StripRange& range, unsigned char* buffer) -> const void* {
     return readStrip(range, buffer);
@@ -402,6 +406,7 @@ void ColumnDetectRun::scorePass() {
     output_->write(range.row0, range.rows, out, feedback_);
   };
   pipeline.run(plan_.strips, stages, feedback_, 45.0, 100.0);
+  inputStrips_.reset();
 }
 
 ColumnDetectResult ColumnDetectRun::finish() {
