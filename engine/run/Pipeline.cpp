@@ -26,8 +26,8 @@ std::vector<unsigned char*> HostBuffers::get(int count, size_t bytes) {
     bytes_ = bytes;
   }
   while (storage_.size() < static_cast<size_t>(count)) storage_.push_back(allocate_(bytes_));
-  std::vector<unsigned char*> buffers;
-  for (int i = 0; i < count; ++i) buffers.push_back(storage_[i].get());
+  std::vector<unsigned char*> buffers(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) buffers[i] = storage_[i].get();
   return buffers;
 }
 
