@@ -327,22 +327,118 @@ void projectBands(const T* data, int64_t bandStep, const unsigned char* valid, i
       out[(whole + p) * outStride + block.columns[k]] = values[p * outStride + block.columns[k]];
 }
 
-// out[j] = toSample(offset[j] + Σ_k components[k] · restore[k][j]): in float64 in `row`, the
-// components in order, then encoded (core/Rounding.h's two steps, each a vector loop).
+// toSample (core/Rounding.h) on eight float64 values at once, for floating-point outputs and
+// integer ones whose whole numbers convert through int32: the same steps lane by lane, so the
+// same bits. The step off nodata runs only for eight values of which one rounds onto nodata.
+template <class Out>
+constexpr bool kEncodesLanes = std::is_floating_point_v<Out> || sizeof(Out) < sizeof(int32_t);
+
+using DoubleLanes = ComponentLanes<double, 8>::type;
+using WholeLanes = ComponentLanes<int32_t, 8>::type;
+
+template <class Out>
+class LaneEncoder {
+ public:
+  LaneEncoder(double nodata, bool avoidNodata) {
+    if constexpr (std::is_integral_v<Out>) {
+      // A nodata that no whole number in range equals is never reserved (roundClamped's test).
+      reserved_ =
+          avoidNodata && nodata >= kLowest && nodata <= kHighest && nodata == std::trunc(nodata);
+      if (!reserved_) return;
+      nodata_ = nodata;
+      nodataWhole_ = static_cast<int32_t>(nodata);
+      up_ = nodata == kHighest ? nodataWhole_ - 1 : nodataWhole_ + 1;
+      down_ = nodata == kLowest ? nodataWhole_ + 1 : nodataWhole_ - 1;
+    }
+  }
+
+  [[gnu::always_inline]] void store(DoubleLanes v, Out* out) const {
+    if constexpr (std::is_floating_point_v<Out>) {
+      const auto values = __builtin_convertvector(v, typename ComponentLanes<Out, 8>::type);
+      std::memcpy(out, &values, sizeof(values));
+    } else {
+      const DoubleLanes zero{};
+      v = v < kLowest - 1 ? zero + (kLowest - 1) : v;
+      v = v > kHighest + 1 ? zero + (kHighest + 1) : v;
+      const DoubleLanes half = v < zero ? zero - 0.49999999999999994 : zero + 0.49999999999999994;
+      // The conversion truncates: std::trunc of the sum, which the clamp keeps within int32.
+      WholeLanes whole = __builtin_convertvector(v + half, WholeLanes);
+      const WholeLanes none{};
+      whole = whole < static_cast<int32_t>(kLowest) ? none + static_cast<int32_t>(kLowest) : whole;
+      whole =
+          whole > static_cast<int32_t>(kHighest) ? none + static_cast<int32_t>(kHighest) : whole;
+      if (reserved_) {
+        const WholeLanes onNodata = whole == nodataWhole_;
+        uint64_t any[sizeof(onNodata) / sizeof(uint64_t)];
+        std::memcpy(any, &onNodata, sizeof(any));
+        if ((any[0] | any[1] | any[2] | any[3]) != 0) {
+          const WholeLanes above = __builtin_convertvector(v > nodata_, WholeLanes);
+          whole = onNodata ? (above ? none + up_ : none + down_) : whole;
+        }
+      }
+      const auto values = __builtin_convertvector(whole, typename ComponentLanes<Out, 8>::type);
+      std::memcpy(out, &values, sizeof(values));
+    }
+  }
+
+ private:
+  static constexpr double kLowest = static_cast<double>(std::numeric_limits<Out>::lowest());
+  static constexpr double kHighest = static_cast<double>(std::numeric_limits<Out>::max());
+  bool reserved_ = false;
+  double nodata_ = 0;
+  int32_t nodataWhole_ = 0, up_ = 0, down_ = 0;
+};
+
+// rebuildPixel's outputs from `first` on in groups of 8 × V, each group's sums in registers over
+// the components; returns the first output left.
+template <int V, class C, class Out>
+[[gnu::always_inline]] inline int rebuildLanes(const C* __restrict components, int count,
+                                               const double* __restrict restore,
+                                               const double* __restrict offset, int first,
+                                               int outputs, const LaneEncoder<Out>& encoder,
+                                               Out* __restrict out) {
+  int j = first;
+  for (; j + 8 * V <= outputs; j += 8 * V) {
+    DoubleLanes sum[V];
+    std::memcpy(sum, offset + j, sizeof(sum));
+    for (int k = 0; k < count; ++k) {
+      const auto value = static_cast<double>(components[k]);
+      const double* weights = restore + static_cast<size_t>(k) * outputs + j;
+      for (int v = 0; v < V; ++v) {
+        DoubleLanes w;
+        std::memcpy(&w, weights + 8 * v, sizeof(w));
+        sum[v] += value * w;
+      }
+    }
+    for (int v = 0; v < V; ++v) encoder.store(sum[v], out + j + 8 * v);
+  }
+  return j;
+}
+
+// out[j] = toSample(offset[j] + Σ_k components[k] · restore[k][j]), the sum in float64 over the
+// components in order: in registers, 32 then 8 outputs at a time (kEncodesLanes types), the rest
+// in `row`, then encoded (Rounding.h's two steps, each a vector loop).
 template <class C, class Out>
 HYPERSTREAM_VECTOR_CLONES void rebuildPixel(const C* __restrict components, int count,
                                             const double* __restrict restore,
                                             const double* __restrict offset, double* __restrict row,
                                             int outputs, double nodata, bool avoidNodata,
                                             Out* __restrict out) {
-  for (int j = 0; j < outputs; ++j) row[j] = offset[j];
+  int first = 0;
+  if constexpr (kEncodesLanes<Out>) {
+    const LaneEncoder<Out> encoder(nodata, avoidNodata);
+    first = rebuildLanes<4>(components, count, restore, offset, 0, outputs, encoder, out);
+    first = rebuildLanes<1>(components, count, restore, offset, first, outputs, encoder, out);
+  }
+  const int rest = outputs - first;
+  for (int j = 0; j < rest; ++j) row[j] = offset[first + j];
   for (int k = 0; k < count; ++k) {
     const double value = static_cast<double>(components[k]);
-    const double* weights = restore + static_cast<size_t>(k) * outputs;
-    for (int j = 0; j < outputs; ++j) row[j] += value * weights[j];
+    const double* weights = restore + static_cast<size_t>(k) * outputs + first;
+    for (int j = 0; j < rest; ++j) row[j] += value * weights[j];
   }
-  for (int j = 0; j < outputs; ++j) row[j] = clampForRounding<Out>(row[j]);
-  for (int j = 0; j < outputs; ++j) out[j] = roundClamped<Out>(row[j], nodata, avoidNodata);
+  for (int j = 0; j < rest; ++j) row[j] = clampForRounding<Out>(row[j]);
+  for (int j = 0; j < rest; ++j) out[first + j] = roundClamped<Out>(row[j], nodata, avoidNodata);
 }
 
 // A Projection as the CPU kernels take it: the weights in blocks of kComponentBlock components in
