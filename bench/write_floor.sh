@@ -8,9 +8,10 @@
 #   spp      `spp` (window 5, Float32: 4.19 GB written)
 #   spp-shm  the new build's `spp` into SHM (tmpfs): its compute, plus a copy into memory
 #   cp-spp   `cp` of that SPP output from SHM into the output folder (writing 4.19 GB there)
-# Prints every round, the medians, new/old, and the jobs against their floors
-# (denoise / (pca + cp), spp / (spp-shm + cp-spp)); then checks that both builds wrote the same
-# samples (every band, read with GDAL).
+# Prints every round (with its own denoise / (pca + cp)), the medians, new/old, and the jobs
+# against their floors (denoise / (pca + cp), spp / (spp-shm + cp-spp)); then checks that both
+# builds wrote the same samples (every band, read with GDAL). JOBS="denoise" (or "spp") runs
+# only those jobs and their floors; the default is "denoise spp" (denoise brings pca).
 #
 #   bench/write_floor.sh OLD_BUILD NEW_BUILD [ROUNDS=3] [INPUT=/tmp/hyperstream-bench/jasper_2300.tif]
 #
@@ -23,6 +24,8 @@ here=$(dirname "$(realpath "$0")")
 source "$here/common.sh"
 old=$(realpath "$1")/cli/hyperstream new=$(realpath "$2")/cli/hyperstream
 rounds=${3:-3} input=${4:-/tmp/hyperstream-bench/jasper_2300.tif}
+jobs=" ${JOBS:-denoise spp} "
+has() { [[ $jobs == *" $1 "* ]]; }
 ensure_cube "$input"
 out=$(mktemp -d "${OUT_DIR:-$(dirname "$input")}/write_floor.XXXXXX")
 shm=$(mktemp -d "${SHM:-/dev/shm}/write_floor.XXXXXX")
@@ -41,50 +44,71 @@ median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2 ? v[(NR+1)/2] : (v[NR/2]
 declare -A runs
 record() { runs[$1]+="$2 "; }
 
+keys=(cp)
+has denoise && keys+=(pca-old pca-new denoise-old denoise-new)
+has spp && keys+=(spp-old spp-new spp-shm cp-spp)
+last() { echo "${runs[$1]}" | awk '{print $NF}'; }
 for ((r = 1; r <= rounds; r++)); do
   record cp "$(seconds cp "$input" "$out/copy.tif")"
   for build in old new; do
     program=${!build}
-    record "pca-$build" "$(seconds "$program" pca "$input" "$out/pcs.tif" --components 10 -q --device cpu)"
-    record "denoise-$build" "$(seconds "$program" denoise "$input" "$out/denoised.tif" \
-      --components 10 -q --device cpu)"
-    record "spp-$build" "$(seconds "$program" spp "$input" "$out/spp.tif" -q --device cpu)"
+    if has denoise; then
+      record "pca-$build" "$(seconds "$program" pca "$input" "$out/pcs.tif" --components 10 -q \
+        --device cpu)"
+      record "denoise-$build" "$(seconds "$program" denoise "$input" "$out/denoised.tif" \
+        --components 10 -q --device cpu)"
+    fi
+    has spp && record "spp-$build" "$(seconds "$program" spp "$input" "$out/spp.tif" -q --device cpu)"
   done
-  rm -f "$shm"/*.tif
-  record spp-shm "$(seconds "$new" spp "$input" "$shm/spp.tif" -q --device cpu)"
-  record cp-spp "$(seconds cp "$shm/spp.tif" "$out/spp_copy.tif")"
+  if has spp; then
+    rm -f "$shm"/*.tif
+    record spp-shm "$(seconds "$new" spp "$input" "$shm/spp.tif" -q --device cpu)"
+    record cp-spp "$(seconds cp "$shm/spp.tif" "$out/spp_copy.tif")"
+  fi
   echo -n "round $r:"
-  for key in cp pca-old pca-new denoise-old denoise-new spp-old spp-new spp-shm cp-spp; do
-    echo -n " $key $(echo "${runs[$key]}" | awk '{print $NF}')"
-  done
+  for key in "${keys[@]}"; do echo -n " $key $(last "$key")"; done
+  has denoise && awk -v d="$(last denoise-new)" -v p="$(last pca-new)" -v c="$(last cp)" \
+    'BEGIN { printf " (denoise-new / (pca-new + cp) %.2f)", d / (p + c) }'
   echo
 done
 
 declare -A med
 for key in "${!runs[@]}"; do med[$key]=$(echo "${runs[$key]}" | tr ' ' '\n' | grep . | median); done
 echo "medians of $rounds (s):"
-for key in cp pca-old pca-new denoise-old denoise-new spp-old spp-new spp-shm cp-spp; do
-  echo "  $key ${med[$key]}"
-done
-awk -v po="${med[pca-old]}" -v pn="${med[pca-new]}" -v dold="${med[denoise-old]}" \
-  -v dn="${med[denoise-new]}" -v so="${med[spp-old]}" -v sn="${med[spp-new]}" \
-  -v ss="${med[spp-shm]}" -v cp="${med[cp]}" -v cs="${med[cp-spp]}" 'BEGIN {
-  printf "new/old: pca %.2f, denoise %.2f, spp %.2f\n", pn / po, dn / dold, sn / so
-  printf "denoise / (pca + cp): old %.2f, new %.2f\n", dold / (po + cp), dn / (pn + cp)
-  printf "spp / (spp-shm + cp-spp): old %.2f, new %.2f\n", so / (ss + cs), sn / (ss + cs)
-}'
+for key in "${keys[@]}"; do echo "  $key ${med[$key]}"; done
+if has denoise; then
+  awk -v po="${med[pca-old]}" -v pn="${med[pca-new]}" -v dold="${med[denoise-old]}" \
+    -v dn="${med[denoise-new]}" -v cp="${med[cp]}" 'BEGIN {
+    printf "new/old: pca %.2f, denoise %.2f\n", pn / po, dn / dold
+    printf "denoise / (pca + cp): old %.2f, new %.2f\n", dold / (po + cp), dn / (pn + cp)
+  }'
+fi
+if has spp; then
+  awk -v so="${med[spp-old]}" -v sn="${med[spp-new]}" -v ss="${med[spp-shm]}" \
+    -v cs="${med[cp-spp]}" 'BEGIN {
+    printf "new/old: spp %.2f\n", sn / so
+    printf "spp / (spp-shm + cp-spp): old %.2f, new %.2f\n", so / (ss + cs), sn / (ss + cs)
+  }'
+fi
 
 # The same samples from both builds.
-"$old" denoise "$input" "$out/denoised_old.tif" --components 10 -q --device cpu
-"$new" denoise "$input" "$out/denoised_new.tif" --components 10 -q --device cpu
-"$old" spp "$input" "$out/spp_old.tif" -q --device cpu
-"$new" spp "$input" "$shm/spp_new.tif" -q --device cpu
-/usr/bin/python3 - "$out/denoised_old.tif" "$out/denoised_new.tif" "$out/spp_old.tif" \
-  "$shm/spp_new.tif" <<'PY'
+pairs=()
+if has denoise; then
+  "$old" denoise "$input" "$out/denoised_old.tif" --components 10 -q --device cpu
+  "$new" denoise "$input" "$out/denoised_new.tif" --components 10 -q --device cpu
+  pairs+=("$out/denoised_old.tif" "$out/denoised_new.tif")
+fi
+if has spp; then
+  "$old" spp "$input" "$out/spp_old.tif" -q --device cpu
+  "$new" spp "$input" "$shm/spp_new.tif" -q --device cpu
+  pairs+=("$out/spp_old.tif" "$shm/spp_new.tif")
+fi
+/usr/bin/python3 - "${pairs[@]}" <<'PY'
 import sys
 import numpy as np
 from osgeo import gdal
-for a, b in (sys.argv[1:3], sys.argv[3:5]):
+files = sys.argv[1:]
+for a, b in zip(files[0::2], files[1::2]):
     A, B = gdal.Open(a), gdal.Open(b)
     same = all(np.array_equal(A.GetRasterBand(i).ReadAsArray(), B.GetRasterBand(i).ReadAsArray(),
                               equal_nan=True) for i in range(1, A.RasterCount + 1))
