@@ -34,25 +34,32 @@ struct WindowRule {
   double noise = 0;  // added to every window's ε: the components' noise variance
 };
 
-// One pixel's score on the CPU; its work memory belongs to one thread.
+// Pixels scored at once on the CPU: eight adjacent pixels of a row, one per vector lane.
+constexpr int kWindowLanes = 8;
+
+// The scores of kWindowLanes adjacent pixels on the CPU, each lane the same steps as the
+// others; its work memory belongs to one thread.
 class WindowScorer {
  public:
   WindowScorer(int components, const WindowRule& rule);
-  // NaN when the background has fewer than two valid pixels or its covariance is singular.
-  double score(const WindowStrip& strip, int64_t row, int64_t column);
+  // scores[l] for pixel (row, column + l), l < kWindowLanes: NaN where the pixel is invalid or
+  // outside the image, its background has fewer than two valid pixels, or its covariance is
+  // singular.
+  void score(const WindowStrip& strip, int64_t row, int64_t column, double* scores);
 
  private:
-  template <class F>
-  void forEachBackground(const WindowStrip& strip, int64_t row, int64_t column, F&& f) const;
-  int64_t backgroundMean(const WindowStrip& strip, int64_t row, int64_t column);
-  void backgroundCovariance(const WindowStrip& strip, int64_t row, int64_t column, int64_t n);
-  bool factor();
-  double whitenedSquare();
+  void gatherTile(const WindowStrip& strip, int64_t row, int64_t column);
 
   int k_;
-  int64_t halo_, guardHalo_;
+  int halo_, guardHalo_;
   double shrinkage_, noise_;
-  std::vector<double> mean_, covariance_, d_;
+  // The lanes' windows: their rows (at most `window`) over the columns column - halo ...
+  // column + kWindowLanes - 1 + halo, each component a row of tileWidth_ values, 0 where the
+  // pixel is invalid or outside the image; `valid` 1 or 0 per pixel.
+  int tileWidth_, tileRows_ = 0, centreRow_ = 0;
+  std::vector<double> tile_, valid_;
+  std::vector<int> background_;  // per background pixel: its offsets in tile_ and valid_
+  std::vector<double> work_;     // the lanes' means, deviations and covariances
 };
 
 }  // namespace hyperstream

@@ -273,13 +273,17 @@ class CpuUnmixingKernels : public UnmixingKernels {
       using Out = decltype(sample);
       if constexpr (std::is_floating_point_v<Out>) {
         auto* out = static_cast<Out*>(scores);
-        threads_.split(strip.scoreRows * strip.width, [&](int64_t p0, int64_t p1) {
+        const int64_t groups = (strip.width + kWindowLanes - 1) / kWindowLanes;  // per row
+        threads_.split(strip.scoreRows * groups, [&](int64_t g0, int64_t g1) {
           WindowScorer scorer(strip.componentCount, rule);
-          for (int64_t p = p0; p < p1; ++p) {
-            const int64_t row = strip.scoreRow + p / strip.width, column = p % strip.width;
-            const bool valid = strip.valid[(row - strip.firstRow) * strip.width + column] != 0;
-            out[p] = static_cast<Out>(valid ? scorer.score(strip, row, column)
-                                            : std::numeric_limits<double>::quiet_NaN());
+          double lanes[kWindowLanes];
+          for (int64_t g = g0; g < g1; ++g) {
+            const int64_t row = strip.scoreRow + g / groups;
+            const int64_t column = g % groups * kWindowLanes;
+            scorer.score(strip, row, column, lanes);
+            const int64_t count = std::min<int64_t>(kWindowLanes, strip.width - column);
+            Out* rowScores = out + (row - strip.scoreRow) * strip.width + column;
+            for (int64_t l = 0; l < count; ++l) rowScores[l] = static_cast<Out>(lanes[l]);
           }
         });
       }
