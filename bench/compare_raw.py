@@ -1,24 +1,26 @@
 #!/usr/bin/env python3
-"""Largest difference of two raw float32 files (ENVI .bin, one band or several) relative to the
-largest magnitude in the first, and whether their NaNs sit in the same places. No GDAL or numpy,
-so that it runs on the GPU machine:
+"""Largest difference of two raw float32 files (ENVI .bin, one band or several; float64 ones with
+--float64) relative to the largest magnitude in the first, and whether their NaNs sit in the same
+places. No GDAL or numpy, so that it runs on the GPU machine:
 
-    bench/compare_raw.py A.bin B.bin
+    bench/compare_raw.py [--float64] A.bin B.bin
 """
 import array
 import math
 import sys
 
 
-def samples(path):
-    values = array.array("f")
+def samples(path, typecode):
+    values = array.array(typecode)
     with open(path, "rb") as f:
         values.frombytes(f.read())
     return values
 
 
 def main():
-    a, b = samples(sys.argv[1]), samples(sys.argv[2])
+    args = [a for a in sys.argv[1:] if a != "--float64"]
+    typecode = "d" if "--float64" in sys.argv[1:] else "f"
+    a, b = samples(args[0], typecode), samples(args[1], typecode)
     if len(a) != len(b):
         sys.exit(f"{len(a)} samples against {len(b)}")
     largest = worst = 0.0
