@@ -135,14 +135,15 @@ struct ComponentLanes {
 
 // One block of at most kComponentBlock components as the projection kernels take it: their
 // weights (band b's row at weights[b * kComponentBlock], padded with zeros), their bias, the
-// output column of each, and the first band with a weight other than 0 (the bands before it add
-// nothing and are skipped).
+// output column of each, and the first band with a weight other than 0, of the block and of
+// each component (ascending: the bands before it add nothing and are skipped).
 template <class C>
 struct WeightBlock {
   const C* weights;
   const C* bias;
   const int* columns;
-  int firstBand;
+  const int* firstBands;  // per component
+  int firstBand;          // firstBands[0]
   int components;
 };
 
@@ -168,10 +169,11 @@ HYPERSTREAM_VECTOR_CLONES void projectOneVector(const C* __restrict rows, int64_
       std::memcpy(&w, weights + static_cast<int64_t>(b) * kComponentBlock + k0, sizeof(w));
     };
     const int chunk = std::min(W, block.components - k0);
+    const int firstBand = block.firstBands[k0];
     int64_t p = 0;
     for (; p + kPixels <= count; p += kPixels) {
       Lanes sum[kPixels] = {};
-      for (int b = block.firstBand; b < bands; ++b) {
+      for (int b = firstBand; b < bands; ++b) {
         Lanes w;
         loadWeights(b, w);
         for (int q = 0; q < kPixels; ++q) sum[q] += rows[(p + q) * bands + b] * w;
@@ -183,7 +185,7 @@ HYPERSTREAM_VECTOR_CLONES void projectOneVector(const C* __restrict rows, int64_
     }
     for (; p < count; ++p) {
       Lanes sum = {};
-      for (int b = block.firstBand; b < bands; ++b) {
+      for (int b = firstBand; b < bands; ++b) {
         Lanes w;
         loadWeights(b, w);
         sum += rows[p * bands + b] * w;
@@ -206,10 +208,17 @@ HYPERSTREAM_VECTOR_CLONES void projectTwoVectors(const C* __restrict rows, int64
   static_assert(2 * W == kComponentBlock);
   using Lanes = typename ComponentLanes<C, W>::type;
   const C* __restrict weights = block.weights;
+  // Before the high vector's first band (a triangular factor's block) only the low one runs.
+  const int highFirstBand = block.firstBands[W];
   int64_t p = 0;
   for (; p + P <= count; p += P) {
     Lanes low[P] = {}, high[P] = {};
-    for (int b = block.firstBand; b < bands; ++b) {
+    for (int b = block.firstBand; b < highFirstBand; ++b) {
+      Lanes w0;
+      std::memcpy(&w0, weights + static_cast<int64_t>(b) * kComponentBlock, sizeof(w0));
+      for (int q = 0; q < P; ++q) low[q] += rows[(p + q) * bands + b] * w0;
+    }
+    for (int b = highFirstBand; b < bands; ++b) {
       Lanes w0, w1;
       std::memcpy(&w0, weights + static_cast<int64_t>(b) * kComponentBlock, sizeof(w0));
       std::memcpy(&w1, weights + static_cast<int64_t>(b) * kComponentBlock + W, sizeof(w1));
@@ -456,6 +465,7 @@ struct KernelProjection {
         weights(static_cast<size_t>(componentBlocks) * bands * kComponentBlock, C(0)),
         bias(static_cast<size_t>(componentBlocks) * kComponentBlock, C(0)),
         columns(static_cast<size_t>(componentBlocks) * kComponentBlock, 0),
+        firstBands(static_cast<size_t>(componentBlocks) * kComponentBlock, bandCount),
         shift(bands),
         center(projection.center.data()) {
     std::vector<int> lead(components, bands);
@@ -469,9 +479,8 @@ struct KernelProjection {
       for (int b = 0; b < bands; ++b)
         weights[(static_cast<size_t>(slot / kComponentBlock) * bands + b) * kComponentBlock +
                 slot % kComponentBlock] = static_cast<C>(weight(projection, b, columns[slot]));
-    // Adding the zero products of a block's leading bands changes no bit: they are skipped.
-    for (int block = 0; block < componentBlocks; ++block)
-      firstBands.push_back(lead[columns[static_cast<size_t>(block) * kComponentBlock]]);
+    // Adding the zero products of a component's leading bands changes no bit: they are skipped.
+    for (int slot = 0; slot < components; ++slot) firstBands[slot] = lead[columns[slot]];
     if constexpr (std::is_integral_v<T>) {
       for (int b = 0; b < bands; ++b)
         shift[b] = static_cast<ShiftInteger<T>>(std::llround(center[b]));
@@ -488,15 +497,19 @@ struct KernelProjection {
   }
   WeightBlock<C> block(int index) const {
     const size_t first = static_cast<size_t>(index) * kComponentBlock;
-    return {weights.data() + first * bands, bias.data() + first, columns.data() + first,
-            firstBands[index], std::min(kComponentBlock, components - index * kComponentBlock)};
+    return {weights.data() + first * bands,
+            bias.data() + first,
+            columns.data() + first,
+            firstBands.data() + first,
+            firstBands[first],
+            std::min(kComponentBlock, components - index * kComponentBlock)};
   }
   Centring<T> centring() const { return {shift.data(), center}; }
 
   int bands, components, componentBlocks;
   std::vector<C> weights, bias;  // by slot
   std::vector<int> columns;      // the component (output column) of each slot
-  std::vector<int> firstBands;   // per block: the first band with a weight other than 0
+  std::vector<int> firstBands;   // by slot: the first band with a weight other than 0
   std::vector<ShiftInteger<T>> shift;
   const double* center;
 };
