@@ -27,11 +27,11 @@ using LaneMask =
 struct Tile {
   const double* components;
   const double* valid;
-  const int* background;  // per background pixel of lane 0, rows then columns in image order:
-                          // its offset in `components`, then in `valid`
+  const WindowScorer::Offsets* background;  // of lane 0's background pixels, rows then columns
+                                            // in image order
   int backgroundCount;
-  int centre, centreValid;  // the offsets of lane 0's own pixel
-  int width;                // of a tile row
+  WindowScorer::Offsets centre;  // of lane 0's own pixel
+  int width;                     // of a tile row
   int k;
 };
 
@@ -41,9 +41,9 @@ constexpr int kProductPixels = 4;  // scoreLanes names each of them
 // Background pixel p's deviations from the mean, zero where the pixel is invalid.
 [[gnu::always_inline]] inline void deviationsOf(const Tile& tile, int p, const Lanes* mean,
                                                 Lanes* d) {
-  const double* y = tile.components + tile.background[2 * p];
+  const double* y = tile.components + tile.background[p].components;
   Lanes valid, value;
-  loadInto(valid, tile.valid + tile.background[2 * p + 1]);
+  loadInto(valid, tile.valid + tile.background[p].valid);
   const Lanes zero{};
   const LaneMask inBackground = valid != zero;
   for (int i = 0; i < tile.k; ++i) {
@@ -61,15 +61,16 @@ HYPERSTREAM_VECTOR_CLONES void scoreLanes(const Tile& tile, double shrinkage, do
                                           double* work, double* scores) {
   const int k = tile.k, width = tile.width;
   Lanes* __restrict mean = reinterpret_cast<Lanes*>(work);
-  Lanes* __restrict d = mean + k;                // kProductPixels pixels' deviations
-  Lanes* __restrict c = d + kProductPixels * k;  // the lower triangle, row i from c[i (i + 1) / 2]
+  Lanes* __restrict d = mean + k;  // kProductPixels pixels' deviations
+  Lanes* __restrict c = d + static_cast<size_t>(kProductPixels) *
+                                k;  // the lower triangle, row i from c[i (i + 1) / 2]
   const Lanes zero{};
   for (int i = 0; i < k; ++i) mean[i] = zero;
   for (int e = 0; e < k * (k + 1) / 2; ++e) c[e] = zero;
   Lanes n = zero, valid, value;
   for (int p = 0; p < tile.backgroundCount; ++p) {
-    const double* y = tile.components + tile.background[2 * p];
-    loadInto(valid, tile.valid + tile.background[2 * p + 1]);
+    const double* y = tile.components + tile.background[p].components;
+    loadInto(valid, tile.valid + tile.background[p].valid);
     n += valid;
     for (int i = 0; i < k; ++i) {
       loadInto(value, y + static_cast<size_t>(i) * width);
@@ -81,7 +82,8 @@ HYPERSTREAM_VECTOR_CLONES void scoreLanes(const Tile& tile, double shrinkage, do
   // store of the entry.
   int p = 0;
   for (; p + kProductPixels <= tile.backgroundCount; p += kProductPixels) {
-    for (int s = 0; s < kProductPixels; ++s) deviationsOf(tile, p + s, mean, d + s * k);
+    for (int s = 0; s < kProductPixels; ++s)
+      deviationsOf(tile, p + s, mean, d + static_cast<size_t>(s) * k);
     for (int i = 0; i < k; ++i) {
       const Lanes d0 = d[i], d1 = d[k + i], d2 = d[2 * k + i], d3 = d[3 * k + i];
       Lanes* __restrict ci = c + i * (i + 1) / 2;
@@ -116,7 +118,7 @@ HYPERSTREAM_VECTOR_CLONES void scoreLanes(const Tile& tile, double shrinkage, do
     cii += epsilon;
     largest = largest < cii ? cii : largest;
   }
-  loadInto(valid, tile.valid + tile.centreValid);
+  loadInto(valid, tile.valid + tile.centre.valid);
   LaneMask failed = (n < 2.0) | ((largest > zero) == 0) | (valid == zero);
   // Cholesky, lower, in place.
   for (int j = 0; j < k; ++j) {
@@ -136,7 +138,7 @@ HYPERSTREAM_VECTOR_CLONES void scoreLanes(const Tile& tile, double shrinkage, do
     }
   }
   // |L⁻¹ (y − m)|².
-  const double* y = tile.components + tile.centre;
+  const double* y = tile.components + tile.centre.components;
   for (int i = 0; i < k; ++i) {
     loadInto(value, y + static_cast<size_t>(i) * width);
     d[i] = value - mean[i];
@@ -191,8 +193,7 @@ void WindowScorer::gatherTile(const WindowStrip& strip, int64_t row, int64_t col
     const bool guardRow = std::abs(r - centreRow_) <= guardHalo_;
     for (int dc = -halo_; dc <= halo_; ++dc) {
       if (guardRow && std::abs(dc) <= guardHalo_) continue;
-      background_.push_back(r * k_ * tileWidth_ + halo_ + dc);
-      background_.push_back(r * tileWidth_ + halo_ + dc);
+      background_.push_back({r * k_ * tileWidth_ + halo_ + dc, r * tileWidth_ + halo_ + dc});
     }
   }
 }
@@ -202,9 +203,8 @@ void WindowScorer::score(const WindowStrip& strip, int64_t row, int64_t column, 
   const Tile tile{tile_.data(),
                   valid_.data(),
                   background_.data(),
-                  static_cast<int>(background_.size() / 2),
-                  centreRow_ * k_ * tileWidth_ + halo_,
-                  centreRow_ * tileWidth_ + halo_,
+                  static_cast<int>(background_.size()),
+                  {centreRow_ * k_ * tileWidth_ + halo_, centreRow_ * tileWidth_ + halo_},
                   tileWidth_,
                   k_};
   scoreLanes(tile, shrinkage_, noise_, work_.data(), scores);

@@ -47,6 +47,10 @@ class WindowScorer {
   // singular.
   void score(const WindowStrip& strip, int64_t row, int64_t column, double* scores);
 
+  struct Offsets {  // of a pixel of the tile (lane 0's), in tile_ and in valid_
+    int components, valid;
+  };
+
  private:
   void gatherTile(const WindowStrip& strip, int64_t row, int64_t column);
 
@@ -58,8 +62,8 @@ class WindowScorer {
   // pixel is invalid or outside the image; `valid` 1 or 0 per pixel.
   int tileWidth_, tileRows_ = 0, centreRow_ = 0;
   std::vector<double> tile_, valid_;
-  std::vector<int> background_;  // per background pixel: its offsets in tile_ and valid_
-  std::vector<double> work_;     // the lanes' means, deviations and covariances
+  std::vector<Offsets> background_;  // of lane 0's background pixels
+  std::vector<double> work_;         // the lanes' means, deviations and covariances
 };
 
 }  // namespace hyperstream

@@ -415,7 +415,7 @@ template <int V, class C, class Out>
       const double* weights = restore + static_cast<size_t>(k) * outputs + j;
       for (int v = 0; v < V; ++v) {
         DoubleLanes w;
-        std::memcpy(&w, weights + 8 * v, sizeof(w));
+        std::memcpy(&w, weights + static_cast<size_t>(8) * v, sizeof(w));
         sum[v] += value * w;
       }
     }
