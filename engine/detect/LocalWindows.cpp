@@ -169,13 +169,14 @@ WindowScorer::WindowScorer(int components, const WindowRule& rule)
       work_(static_cast<size_t>(kWindowLanes) *
             ((1 + kProductPixels) * components + components * (components + 1) / 2)) {}
 
-// The components of the window rows (those the strip holds) over the lanes' columns, and the
-// background's offsets in them.
+// The components of the window rows (those the strip holds) over the lanes' columns (and the
+// background's offsets in them where the rows differ from the previous tile's).
 void WindowScorer::gatherTile(const WindowStrip& strip, int64_t row, int64_t column) {
   const int64_t r0 = std::max(strip.firstRow, row - halo_);
   const int64_t r1 = std::min(strip.firstRow + strip.rowCount - 1, row + halo_);
-  tileRows_ = static_cast<int>(r1 - r0 + 1);
-  centreRow_ = static_cast<int>(row - r0);
+  const int rows = static_cast<int>(r1 - r0 + 1), centreRow = static_cast<int>(row - r0);
+  if (rows != tileRows_ || centreRow != centreRow_ || background_.empty())
+    listBackground(rows, centreRow);
   for (int r = 0; r < tileRows_; ++r) {
     const int64_t first = (r0 + r - strip.firstRow) * strip.width;
     double* components = tile_.data() + static_cast<size_t>(r) * k_ * tileWidth_;
@@ -188,6 +189,13 @@ void WindowScorer::gatherTile(const WindowStrip& strip, int64_t row, int64_t col
         components[static_cast<size_t>(i) * tileWidth_ + t] = y ? y[i] : 0.0;
     }
   }
+}
+
+// The background's offsets in a tile of `rows` rows whose pixels sit in row `centreRow`: they
+// change only where the window meets the strip's first or last rows.
+void WindowScorer::listBackground(int rows, int centreRow) {
+  tileRows_ = rows;
+  centreRow_ = centreRow;
   background_.clear();
   for (int r = 0; r < tileRows_; ++r) {
     const bool guardRow = std::abs(r - centreRow_) <= guardHalo_;

@@ -53,6 +53,7 @@ class WindowScorer {
 
  private:
   void gatherTile(const WindowStrip& strip, int64_t row, int64_t column);
+  void listBackground(int rows, int centreRow);
 
   int k_;
   int halo_, guardHalo_;
