@@ -373,11 +373,13 @@ mkdir "$work/term"
 $qp run hyperstream:denoise -- INPUT="$work/big.tif" COMPONENTS=5 OUTPUT_TYPE=2 \
   OUTPUT="$work/term/denoised.tif" >"$work/term.log" 2>&1 &
 runner=$!
-for _ in $(seq 600); do
-  [ -n "$(ls -A "$work/term")" ] && break
+# Waits while qgis_process lives (a loaded shared machine once took over 30 s to get there).
+for _ in $(seq 6000); do
+  [ -n "$(ls -A "$work/term")" ] || ! kill -0 $runner 2>/dev/null && break
   sleep 0.05
 done
 [ -n "$(ls -A "$work/term")" ] || { cat "$work/term.log"; fail "denoise made no hidden folder"; }
+kill -0 $runner 2>/dev/null || { cat "$work/term.log"; fail "denoise ended before SIGTERM"; }
 kill -TERM $runner
 wait $runner && fail "qgis_process ended normally after SIGTERM" || true
 [ -z "$(ls -A "$work/term")" ] || fail "SIGTERM left $(ls -A "$work/term")"
