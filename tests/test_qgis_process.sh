@@ -378,8 +378,11 @@ for _ in $(seq 6000); do
   [ -n "$(ls -A "$work/term")" ] || ! kill -0 $runner 2>/dev/null && break
   sleep 0.05
 done
-[ -n "$(ls -A "$work/term")" ] || { cat "$work/term.log"; fail "denoise made no hidden folder"; }
-kill -0 $runner 2>/dev/null || { cat "$work/term.log"; fail "denoise ended before SIGTERM"; }
+if [ -z "$(ls -A "$work/term")" ] || ! kill -0 $runner 2>/dev/null; then
+  status=0 && wait $runner || status=$?
+  cat "$work/term.log"
+  fail "denoise made no hidden folder or ended before SIGTERM (exit status $status)"
+fi
 kill -TERM $runner
 wait $runner && fail "qgis_process ended normally after SIGTERM" || true
 [ -z "$(ls -A "$work/term")" ] || fail "SIGTERM left $(ls -A "$work/term")"

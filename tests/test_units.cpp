@@ -581,6 +581,80 @@ class UnitTests : public QObject {
     }
   }
 
+  // A band-major strip projects to the same bits as the same pixels interleaved, with both vector
+  // widths and precisions, for a triangular projection (as RX's whitening: component k weighs
+  // bands k and after) beside three filters on every band (ACE's targets), over 391 pixels (not a
+  // whole number of vectors) with nodata pixels; and within rounding of a long-double sum.
+  void bandMajorProjectionEqualsInterleaved() {
+    constexpr int kBands = 21, kTargets = 3, kComponents = kBands + kTargets;
+    constexpr int64_t kPixels = 23 * 17;
+    std::vector<uint16_t> samples;
+    std::vector<double> values;
+    std::vector<unsigned char> unused;
+    randomIntegers<uint16_t>(kPixels, kBands, 3000, 1500, 11, samples, values, unused);
+    std::vector<double> nodata(kBands, NAN);
+    nodata[4] = 65535;
+    for (int64_t p : {0, 7, 8, 200, 390}) samples[p * kBands + 4] = 65535;
+    std::vector<uint16_t> bandMajor(samples.size());
+    for (int64_t p = 0; p < kPixels; ++p)
+      for (int b = 0; b < kBands; ++b) bandMajor[b * kPixels + p] = samples[p * kBands + b];
+    Projection projection;
+    projection.bands = kBands;
+    projection.components = kComponents;
+    std::mt19937_64 random(3);
+    std::uniform_real_distribution<double> uniform(-1, 1);
+    for (int b = 0; b < kBands; ++b) projection.center.push_back(3000 + 100 * uniform(random));
+    projection.weights.assign(static_cast<size_t>(kBands) * kComponents, 0.0);
+    for (int b = 0; b < kBands; ++b)
+      for (int k = 0; k < kComponents; ++k)
+        if (k >= kBands || b >= k) projection.weights[b * kComponents + k] = uniform(random);
+    for (bool wide : {true, false}) {
+      for (OutputType type : {OutputType::Float64, OutputType::Float32}) {
+        OutputEncoding encoding;
+        encoding.type = type;
+        std::vector<std::vector<double>> results;
+        for (bool major : {false, true}) {
+          auto projector = makeCpuPcaKernels(wide);
+          StripView view{major ? bandMajor.data() : samples.data(),
+                         SampleType::UInt16,
+                         kPixels,
+                         kBands,
+                         nodata.data(),
+                         kPixels};
+          view.bandMajor = major;
+          std::vector<double> out(kPixels * kComponents);
+          std::vector<float> out32(out.size());
+          projector->project(
+              view, projection, encoding,
+              type == OutputType::Float64 ? static_cast<void*>(out.data()) : out32.data());
+          if (type == OutputType::Float32) std::copy(out32.begin(), out32.end(), out.begin());
+          results.push_back(out);
+        }
+        const QString what = QString("%1 vectors, %2")
+                                 .arg(wide ? "wide" : "narrow")
+                                 .arg(QString::fromStdString(outputTypeName(type)));
+        QVERIFY2(results[0] == results[1], qPrintable(what));
+        const double tolerance = type == OutputType::Float64 ? 1e-13 : 1e-5;
+        for (int64_t p = 0; p < kPixels; ++p) {
+          if (samples[p * kBands + 4] == 65535) continue;  // invalid: encoded as nodata
+          for (int k = 0; k < kComponents; ++k) {
+            long double sum = 0, scale = 0;
+            for (int b = 0; b < kBands; ++b) {
+              const long double term =
+                  (static_cast<long double>(samples[p * kBands + b]) - projection.center[b]) *
+                  projection.weights[b * kComponents + k];
+              sum += term;
+              scale += std::abs(term);
+            }
+            QVERIFY2(std::abs(results[1][p * kComponents + k] - static_cast<double>(sum)) <=
+                         tolerance * static_cast<double>(scale),
+                     qPrintable(what + QString(", pixel %1, component %2").arg(p).arg(k)));
+          }
+        }
+      }
+    }
+  }
+
   // SPP's chord kernel with 8-float vectors (CPUs without AVX-512) agrees with the 16-float one
   // to rounding (the compiler fuses multiply-adds on 16-float vectors only, so the last bits may
   // differ): a strip with its halo rows, both borders, a nodata pixel and a zero spectrum, a width

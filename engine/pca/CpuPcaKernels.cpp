@@ -263,77 +263,86 @@ struct Centring {
   const double* center;
 };
 
-// projectBlock for band-major samples, W pixels at a time (one per lane), of the `count` pixels
-// (a multiple of W) from `data` (band b's at data[b * bandStep]), centred as shiftPixel and
-// centrePixel do, invalid ones as the zero row. Each lane runs the same operations, in the same
-// order, as projectBlock's lane for that component, so the values are bitwise the same.
-template <class T, class C, int W, int Sums>
-HYPERSTREAM_VECTOR_CLONES void projectBandVectors(const T* __restrict data, int64_t bandStep,
-                                                  const unsigned char* __restrict valid,
-                                                  int64_t count, int bands, Centring<T> centring,
-                                                  const WeightBlock<C>& block, C* __restrict out,
-                                                  int outStride) {
-  using Lanes = typename ComponentLanes<C, W>::type;
-  using Samples = typename ComponentLanes<T, W>::type;
-  using Flags = typename ComponentLanes<unsigned char, W>::type;
-  using Wide = std::conditional_t<std::is_integral_v<T>, ShiftInteger<T>, double>;
-  using WideLanes = typename ComponentLanes<Wide, W>::type;
-  using Mask =
-      typename ComponentLanes<std::conditional_t<sizeof(C) == 4, int32_t, int64_t>, W>::type;
-  const C* __restrict weights = block.weights;
-  for (int64_t p0 = 0; p0 < count; p0 += W) {
-    Flags flags;
-    std::memcpy(&flags, valid + p0, sizeof(flags));
-    const Mask validLane = __builtin_convertvector(flags, Mask) != 0;
-    Lanes sum[Sums] = {};
-    for (int b = block.firstBand; b < bands; ++b) {
-      Samples samples;
-      std::memcpy(&samples, data + b * bandStep + p0, sizeof(samples));
-      WideLanes wide = __builtin_convertvector(samples, WideLanes);
+// Band-major samples of `count` pixels (band b's at data[b * bandStep]) centred as shiftPixel and
+// centrePixel do, invalid pixels as zeros, into rows[b * stride + p]; the `stride - count` values
+// after each band's are zeros. Once per block of pixels: every block of components reads them.
+template <class T, class C>
+HYPERSTREAM_VECTOR_CLONES void centreBands(const T* __restrict data, int64_t bandStep,
+                                           const unsigned char* __restrict valid, int64_t count,
+                                           int bands, Centring<T> centring, int64_t stride,
+                                           C* __restrict rows) {
+  for (int b = 0; b < bands; ++b) {
+    const T* __restrict samples = data + b * bandStep;
+    C* __restrict row = rows + b * stride;
+    for (int64_t p = 0; p < count; ++p) {
+      C value;
       if constexpr (std::is_integral_v<T>)
-        wide -= centring.shift[b];
+        value = static_cast<C>(static_cast<ShiftInteger<T>>(samples[p]) - centring.shift[b]);
       else
-        wide -= centring.center[b];
-      const Lanes row = validLane ? __builtin_convertvector(wide, Lanes) : Lanes{};
-#pragma GCC unroll 16
-      for (int k = 0; k < Sums; ++k) sum[k] += row * weights[b * kComponentBlock + k];
+        value = static_cast<C>(static_cast<double>(samples[p]) - centring.center[b]);
+      row[p] = valid[p] ? value : C(0);
     }
+    std::fill(row + count, row + stride, C(0));
+  }
+}
+
+// sum[k] += row(b) · weights[b][k] for the first Active sums, bands [b0, b1).
+template <int Active, class Lanes, class C, int Sums>
+__attribute__((always_inline)) inline void addBands(Lanes (&sum)[Sums], const C* __restrict rows,
+                                                    int64_t stride, const C* __restrict weights,
+                                                    int b0, int b1) {
+  for (int b = b0; b < b1; ++b) {
+    Lanes row;
+    std::memcpy(&row, rows + b * stride, sizeof(row));
+#pragma GCC unroll 16
+    for (int k = 0; k < Active; ++k) sum[k] += row * weights[b * kComponentBlock + k];
+  }
+}
+
+// projectBlock for centred band-major rows (centreBands), W pixels at a time, one per lane, of
+// `count` pixels. Each lane runs the same operations, in the same order, as projectBlock's lane
+// for that component, so the values are bitwise the same. The sums start four at a time, each
+// four at the first band their first component weighs (its leading zero products add nothing).
+template <class C, int W, int Sums>
+HYPERSTREAM_VECTOR_CLONES void projectCentredBands(const C* __restrict rows, int64_t stride,
+                                                   int64_t count, int bands,
+                                                   const WeightBlock<C>& block, C* __restrict out,
+                                                   int outStride) {
+  static_assert(Sums % 4 == 0 && Sums <= kComponentBlock);
+  using Lanes = typename ComponentLanes<C, W>::type;
+  int start[Sums / 4 + 1];
+  for (int q = 0; q < Sums / 4; ++q)
+    start[q] = 4 * q < block.components ? block.firstBands[4 * q] : bands;
+  start[Sums / 4] = bands;
+  for (int64_t p0 = 0; p0 < count; p0 += W) {
+    const C* pixels = rows + p0;
+    Lanes sum[Sums] = {};
+    addBands<4>(sum, pixels, stride, block.weights, start[0], start[1]);
+    if constexpr (Sums >= 8) addBands<8>(sum, pixels, stride, block.weights, start[1], start[2]);
+    if constexpr (Sums >= 12) addBands<12>(sum, pixels, stride, block.weights, start[2], start[3]);
+    if constexpr (Sums >= 16) addBands<16>(sum, pixels, stride, block.weights, start[3], bands);
     // Through an array written once: reading the sums' lanes in place made GCC keep (and clear,
     // every eight pixels) a copy of them on the stack.
     C lanes[Sums][W];
     for (int k = 0; k < Sums; ++k) std::memcpy(lanes[k], &sum[k], sizeof(lanes[k]));
-    for (int l = 0; l < W; ++l)
+    const int64_t filled = std::min<int64_t>(W, count - p0);
+    for (int64_t l = 0; l < filled; ++l)
       for (int k = 0; k < block.components; ++k)
         out[(p0 + l) * outStride + block.columns[k]] = lanes[k][l] - block.bias[k];
   }
 }
 
-// projectBandVectors for any count, with as many sums as the components take in fours (the
-// weights' padding needs none): the last pixels that fill no vector go through it from a
-// zero-padded copy.
-template <class T, class C, int W>
-void projectBands(const T* data, int64_t bandStep, const unsigned char* valid, int64_t count,
-                  int bands, Centring<T> centring, const WeightBlock<C>& block, C* out,
-                  int outStride) {
+// projectCentredBands with as many sums as the components take in fours (the weights' padding
+// needs none).
+template <class C, int W>
+void projectBands(const C* rows, int64_t stride, int64_t count, int bands,
+                  const WeightBlock<C>& block, C* out, int outStride) {
   static_assert(kComponentBlock == 16);
-  const auto project = block.components <= 4    ? projectBandVectors<T, C, W, 4>
-                       : block.components <= 8  ? projectBandVectors<T, C, W, 8>
-                       : block.components <= 12 ? projectBandVectors<T, C, W, 12>
-                                                : projectBandVectors<T, C, W, 16>;
-  const int64_t whole = count / W * W;
-  project(data, bandStep, valid, whole, bands, centring, block, out, outStride);
-  if (whole == count) return;
-  const int64_t rest = count - whole;
-  std::vector<T> samples(static_cast<size_t>(bands) * W, T(0));
-  std::vector<unsigned char> flags(W, 0);
-  for (int b = 0; b < bands; ++b)
-    std::copy_n(data + b * bandStep + whole, rest, samples.begin() + static_cast<int64_t>(b) * W);
-  std::copy_n(valid + whole, rest, flags.begin());
-  std::vector<C> values(static_cast<size_t>(W) * outStride);
-  project(samples.data(), W, flags.data(), W, bands, centring, block, values.data(), outStride);
-  for (int64_t p = 0; p < rest; ++p)
-    for (int k = 0; k < block.components; ++k)
-      out[(whole + p) * outStride + block.columns[k]] = values[p * outStride + block.columns[k]];
+  const auto project = block.components <= 4    ? projectCentredBands<C, W, 4>
+                       : block.components <= 8  ? projectCentredBands<C, W, 8>
+                       : block.components <= 12 ? projectCentredBands<C, W, 12>
+                                                : projectCentredBands<C, W, 16>;
+  project(rows, stride, count, bands, block, out, outStride);
 }
 
 // toSample (core/Rounding.h) on eight float64 values at once, for floating-point outputs and
@@ -986,19 +995,23 @@ class CpuPcaKernels : public PcaKernels {
   }
 
   // Projects pixels [first, first + count) of the strip into `out` (count x components) on one
-  // worker thread: band-major strips straight, pixel-interleaved ones through a block of centred
-  // pixels that stays in the core's cache.
+  // worker thread, through a block of centred values that stays in the core's cache: band-major
+  // strips' as centred bands (centreBands), pixel-interleaved ones' as centred pixels.
   template <class T, class C>
   void projectPixels(const StripView& strip, const KernelProjection<T, C>& kernel, int64_t first,
                      int64_t count, std::vector<C>& block, C* out) const {
     const T* data = static_cast<const T*>(strip.data);
     const int bands = strip.bands;
     if (strip.bandMajor) {
+      const int lanes = (wideVectors_ ? 64 : 32) / static_cast<int>(sizeof(C));
+      const int64_t stride = (count + lanes - 1) / lanes * lanes;
+      block.resize(static_cast<size_t>(stride) * bands);
+      centreBands(data + first, strip.pixels, valid_.data() + first, count, bands,
+                  kernel.centring(), stride, block.data());
       const auto project =
-          wideVectors_ ? projectBands<T, C, 64 / sizeof(C)> : projectBands<T, C, 32 / sizeof(C)>;
+          wideVectors_ ? projectBands<C, 64 / sizeof(C)> : projectBands<C, 32 / sizeof(C)>;
       for (int kb = 0; kb < kernel.componentBlocks; ++kb)
-        project(data + first, strip.pixels, valid_.data() + first, count, bands, kernel.centring(),
-                kernel.block(kb), out, kernel.components);
+        project(block.data(), stride, count, bands, kernel.block(kb), out, kernel.components);
       return;
     }
     block.resize(static_cast<size_t>(kProjectBlockPixels) * bands);
