@@ -7,7 +7,8 @@
 # both with `--shrinkage 1e-4` (the tiled cube's columns repeat 100 pixels: fewer than its bands),
 # and local RX `rx --window 15 --guard 3 --components 10` (rxl).
 # JOBS="pca rx ace" runs those alone (pca first: the ratios are to it). Prints every round, the
-# medians and the ratios to PCA. With SPY=1, also Spectral Python's rx,
+# medians and the ratios to PCA. With BASE=OLD_BUILD, each job also runs with that build right
+# after this one's, and the medians say new / old. With SPY=1, also Spectral Python's rx,
 # matched_filter, ace and spectral_angles (in memory, float64, one process) against
 # `hyperstream rx/detect/sam --type float64` on SPY_INPUT (a cube Spectral Python can hold;
 # default a 600 x 600 tile of Jasper Ridge), timed from reading the file to the scores, and the
@@ -20,6 +21,10 @@
 # input (OUT_DIR to choose another folder).
 set -euo pipefail
 source "$(dirname "$(realpath "$0")")/common.sh"
+if [[ -n ${BASE:-} ]]; then
+  program_of "$BASE"
+  base_program=("${program[@]}")
+fi
 program_of "$1"
 rounds=${2:-5} device=${3:-cpu} input=${4:-/tmp/hyperstream-bench/jasper_2300.tif}
 ensure_cube "$input"
@@ -36,11 +41,12 @@ awk -F, 'NR == 1 { print; n = NF - 3 }
           printf ",%.9g", k }
         print "" }' "$out/targets.csv" >"$out/absorption.csv"
 
-seconds() {  # seconds ARGS...: wall time of one hyperstream run
+run=("${program[@]}")
+seconds() {  # seconds ARGS...: wall time of one run of "${run[@]}"
   local start end
   rm -f "$out"/*.tif
   start=$(date +%s%N)
-  "${program[@]}" "$@" --device "$device" -q >/dev/null
+  "${run[@]}" "$@" --device "$device" -q >/dev/null
   end=$(date +%s%N)
   awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f\n", (b - a) / 1e9 }'
 }
@@ -53,9 +59,13 @@ if [[ -n ${JOBS:-} ]]; then
 else
   jobs=(pca rx mf ace cem sam rxl rxc mfc)
 fi
+keys=()  # each job, then (BASE) the same with the base build
+for job in "${jobs[@]}"; do keys+=("$job@new" ${BASE:+"$job@base"}); done
 for ((r = 1; r <= rounds; r++)); do
   line="round $r:"
-  for job in "${jobs[@]}"; do
+  for key in "${keys[@]}"; do
+    job=${key%@*}
+    if [[ $key == *@base ]]; then run=("${base_program[@]}"); else run=("${program[@]}"); fi
     case $job in
       pca) t=$(seconds pca "$input" "$out/pcs.tif" --components 10) ;;
       rx) t=$(seconds rx "$input" "$out/rx.tif") ;;
@@ -66,17 +76,26 @@ for ((r = 1; r <= rounds; r++)); do
         --per-column --target-mode absorption --shrinkage 1e-4) ;;
       *) t=$(seconds detect "$input" "$out/targets.csv" "$out/$job.tif" --method "$job") ;;
     esac
-    times[$job]+="$t "
-    line+=" $job $t s,"
+    times[$key]+="$t "
+    line+=" ${key%@new} $t s,"
   done
   echo "${line%,}"
 done
-mp=$(tr ' ' '\n' <<<"${times[pca]}" | grep . | median)
+median_of() { tr ' ' '\n' <<<"${times[$1]}" | grep . | median; }
+mp=$(median_of pca@new)
 line="median: pca $mp s"
 for job in "${jobs[@]:1}"; do
-  m=$(tr ' ' '\n' <<<"${times[$job]}" | grep . | median)
+  m=$(median_of "$job@new")
   line+=", $job $m s ($(ratio "$m" "$mp")x)"
 done
+if [[ -n ${BASE:-} ]]; then
+  line+="; the base build:"
+  for job in "${jobs[@]}"; do
+    b=$(median_of "$job@base")
+    line+=" $job $b s (new / base $(ratio "$(median_of "$job@new")" "$b")),"
+  done
+  line=${line%,}
+fi
 echo "$line"
 
 if [[ ${SPY:-0} == 1 ]]; then
