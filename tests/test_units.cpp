@@ -587,7 +587,7 @@ class UnitTests : public QObject {
   // whole number of vectors) with nodata pixels; and within rounding of a long-double sum.
   void bandMajorProjectionEqualsInterleaved() {
     constexpr int kBands = 21, kTargets = 3, kComponents = kBands + kTargets;
-    constexpr int64_t kPixels = 23 * 17;
+    constexpr int64_t kPixels = int64_t{23} * 17;
     std::vector<uint16_t> samples;
     std::vector<double> values;
     std::vector<unsigned char> unused;
