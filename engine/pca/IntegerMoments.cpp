@@ -81,16 +81,23 @@ HYPERSTREAM_VECTOR_CLONES void packBand(const T* __restrict band, int64_t count,
   *hi = largest;
 }
 
-// packBand for pixels with gaps: the samples at `offsets`.
+// packBand for pixels with gaps: the samples at `offsets`. (The range kept in registers: through
+// the pointers, stored at every sample, it took 12 times packBand's time.)
 template <class T>
-void packBandAt(const T* band, const int64_t* offsets, int64_t count, uint32_t shift, T* lo, T* hi,
-                uint16_t* halves) {
+HYPERSTREAM_VECTOR_CLONES void packBandAt(const T* __restrict band,
+                                          const int64_t* __restrict offsets, int64_t count,
+                                          uint32_t shift, T* __restrict lo, T* __restrict hi,
+                                          uint16_t* __restrict halves) {
+  T smallest = *lo;
+  T largest = *hi;
   for (int64_t i = 0; i < count; ++i) {
     const T x = band[offsets[i]];
-    *lo = std::min(*lo, x);
-    *hi = std::max(*hi, x);
+    smallest = x < smallest ? x : smallest;
+    largest = x > largest ? x : largest;
     halves[i] = static_cast<uint16_t>(static_cast<uint32_t>(x) - shift);
   }
+  *lo = smallest;
+  *hi = largest;
 }
 
 // One band's differences partner[i] - pixel[i] of `count` contiguous pairs, as packBand packs
