@@ -116,6 +116,26 @@ void verifyExactMoments(const Moments& m, const Moments& ref) {
            qPrintable(QString::number(testing::comomentError(m, ref))));
 }
 
+// The exact moments of the valid pixels, pixel-interleaved and band-major (the same bits), against
+// the float64 reference.
+template <class T>
+void checkIntegerMomentsOf(IntegerMoments& integer, const std::vector<T>& samples,
+                           const std::vector<double>& values,
+                           const std::vector<unsigned char>& valid, int64_t pixels, int bands) {
+  Moments m;
+  QVERIFY2(integer.compute(samples.data(), SampleLayout::pixelInterleaved(bands), valid.data(),
+                           pixels, bands, m),
+           qPrintable(QString("%1 bands, %2 pixels").arg(bands).arg(pixels)));
+  std::vector<T> byBand(samples.size());
+  for (int64_t p = 0; p < pixels; ++p)
+    for (int b = 0; b < bands; ++b) byBand[b * pixels + p] = samples[p * bands + b];
+  Moments fromBands;
+  QVERIFY(integer.compute(byBand.data(), SampleLayout::bandMajor(pixels), valid.data(), pixels,
+                          bands, fromBands));
+  verifySameMoments(fromBands, m);
+  verifyExactMoments(m, testing::referenceMoments(values, valid, bands));
+}
+
 template <class T>
 void checkIntegerMoments(double center, double spread) {
   IntegerMoments integer;
@@ -123,22 +143,15 @@ void checkIntegerMoments(double center, double spread) {
     for (int64_t pixels : {int64_t{1}, int64_t{2}, int64_t{7}, int64_t{1001}}) {
       std::vector<T> samples;
       std::vector<double> values;
-      std::vector<unsigned char> valid;
+      std::vector<unsigned char> valid;  // about one pixel in ten invalid, scattered
       randomIntegers(pixels, bands, center, spread, 17 * static_cast<uint64_t>(bands) + pixels,
                      samples, values, valid);
-      Moments m;
-      QVERIFY2(integer.compute(samples.data(), SampleLayout::pixelInterleaved(bands), valid.data(),
-                               pixels, bands, m),
-               qPrintable(QString("%1 bands, %2 pixels").arg(bands).arg(pixels)));
-      // The same samples band-major give the same bits.
-      std::vector<T> byBand(samples.size());
-      for (int64_t p = 0; p < pixels; ++p)
-        for (int b = 0; b < bands; ++b) byBand[b * pixels + p] = samples[p * bands + b];
-      Moments fromBands;
-      QVERIFY(integer.compute(byBand.data(), SampleLayout::bandMajor(pixels), valid.data(), pixels,
-                              bands, fromBands));
-      verifySameMoments(fromBands, m);
-      verifyExactMoments(m, testing::referenceMoments(values, valid, bands));
+      checkIntegerMomentsOf(integer, samples, values, valid, pixels, bands);
+      if (pixels < 100) continue;
+      // Runs of 80 valid pixels between gaps of 19 invalid and a lone valid one (a fill border):
+      // band-major rows are packed run by run.
+      for (int64_t p = 0; p < pixels; ++p) valid[p] = p % 100 >= 20 || p % 100 == 3;
+      checkIntegerMomentsOf(integer, samples, values, valid, pixels, bands);
     }
   }
 }

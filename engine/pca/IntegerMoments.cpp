@@ -28,6 +28,9 @@ constexpr int kTileRows = 4;
 constexpr int kTileColumns = 6;
 constexpr int64_t kBandChunk = 32;
 constexpr int kPairsPerVector = 16;
+// Band-major samples with gaps are packed run by run of valid pixels where the runs are this long
+// on average, else one pixel at a time.
+constexpr int64_t kShortestMeanRun = 16;
 
 int roundUp(int value, int multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -681,14 +684,30 @@ int64_t IntegerMoments::packBandRows(const T* data, SampleLayout layout, int64_t
   const int rows = bands + 1 + kTileColumns;        // the last tiles read zero rows past the ones
   bandRows_.resize(static_cast<size_t>(rows) * stride);
   const bool dense = n == count;  // every pixel valid
+  // With gaps (a fill border, dead rows) the valid pixels mostly come in runs, each packed as a
+  // band of its own; scattered ones one at a time.
+  validRuns_.clear();
+  if (!dense)
+    for (int64_t i = 0, j = 0; i < n; i = j) {
+      for (j = i + 1; j < n && validPixels_[j] == validPixels_[j - 1] + 1;) ++j;
+      validRuns_.push_back({validPixels_[i], j - i});
+    }
+  const bool byRuns = static_cast<int64_t>(validRuns_.size()) * kShortestMeanRun <= n;
   for (int b = 0; b < bands; ++b) {
     const T* band = data + b * layout.bandStep;
     uint16_t* row = bandRows_.data() + b * stride;
     const auto shift = static_cast<uint32_t>(shift_[b]);
-    if (dense)
+    if (dense) {
       packBand(band, n, shift, lo + b, hi + b, row);
-    else
+    } else if (byRuns) {
+      int64_t at = 0;
+      for (const auto& [first, length] : validRuns_) {
+        packBand(band + first, length, shift, lo + b, hi + b, row + at);
+        at += length;
+      }
+    } else {
       packBandAt(band, validPixels_.data(), n, shift, lo + b, hi + b, row);
+    }
     std::fill(row + n, row + stride, 0);
   }
   uint16_t* ones = bandRows_.data() + bands * stride;

@@ -14,6 +14,7 @@
 #include "pca/Moments.h"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace hyperstream {
@@ -131,7 +132,8 @@ class IntegerMoments {
                  const std::vector<R>& hi, ExactSums& sums);
 
   std::vector<int64_t> validPixels_;
-  std::vector<int64_t> shift_;       // of the sums being added to
+  std::vector<std::pair<int64_t, int64_t>> validRuns_;  // consecutive valid pixels: first, count
+  std::vector<int64_t> shift_;                          // of the sums being added to
   std::vector<int32_t> packed_;      // pairs of pixels, one 32-bit word (two deviations) per band
   std::vector<uint16_t> bandRows_;   // band-major: each band's deviations in a row, pairs in words
   std::vector<int64_t> total_;       // one group's sums of products, [column][row]
