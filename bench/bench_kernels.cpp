@@ -1,8 +1,9 @@
 // Compute floors of this machine, and the CPU backend's kernels against them:
 //   bench_kernels [pixels] [bands]
 // times DSYRK alone (the compute floor of the covariance), the backend's moments (validity,
-// conversion, DSYRK) and its projection to 10 components, on random uint16 pixels, from a
-// pixel-interleaved strip and from the same strip band-major (as a band-interleaved file holds it).
+// conversion, DSYRK) and its projection to 10 and to all components, on random uint16 pixels, from
+// a pixel-interleaved strip and from the same strip band-major (as a band-interleaved file holds
+// it).
 
 #include "pca/PcaKernels.h"
 #include "pca/PcaModel.h"
@@ -68,6 +69,15 @@ int main(int argc, char** argv) {
   std::vector<float> out(static_cast<size_t>(pixels) * 10);
   const double project =
       medianSeconds(5, [&] { backend->project(view, projection, encoding, out.data()); });
+  // Every component in float64: RX's and ACE's arithmetic (bands² multiply-adds a pixel; their
+  // triangular factor does half), against the cores' rate (bench_fma).
+  const Projection all = model.projection(model.componentCount());
+  OutputEncoding float64;
+  float64.type = OutputType::Float64;
+  std::vector<double> allOut(static_cast<size_t>(pixels) * all.components);
+  const double projectAll =
+      medianSeconds(5, [&] { backend->project(view, all, float64, allOut.data()); });
+  const double allMultiplyAdds = static_cast<double>(pixels) * bands * all.components;
   std::vector<uint16_t> byBand(strip.size());
   for (int64_t p = 0; p < pixels; ++p)
     for (int b = 0; b < bands; ++b) byBand[b * pixels + p] = strip[p * bands + b];
@@ -87,6 +97,8 @@ int main(int argc, char** argv) {
   std::printf("  backend moments:             %8.4f s  %6.1f GFLOP/s equivalent, %.2f GB/s\n",
               moments, flops / moments / 1e9, gb / moments);
   std::printf("  backend projection, 10 PCs:  %8.4f s  %.2f GB/s\n", project, gb / project);
+  std::printf("  float64 projection, %d PCs: %8.4f s  %.1f G multiply-adds/s\n", all.components,
+              projectAll, allMultiplyAdds / projectAll / 1e9);
   std::printf("  band-major moments:          %8.4f s  %.2f GB/s\n", bandMoments, gb / bandMoments);
   std::printf("  band-major projection:       %8.4f s  %.2f GB/s\n", bandProject, gb / bandProject);
   const double values = static_cast<double>(pixels) * bands / 1e9;

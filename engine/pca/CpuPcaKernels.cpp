@@ -3,6 +3,7 @@
 // on the kernels' worker threads (a GEMM with ten columns spends its time packing the pixels).
 
 #include "core/BlasThreads.h"
+#include "core/CacheLineVector.h"
 #include "core/Error.h"
 #include "core/Rounding.h"
 #include "core/Samples.h"
@@ -516,9 +517,10 @@ struct KernelProjection {
   Centring<T> centring() const { return {shift.data(), center}; }
 
   int bands, components, componentBlocks;
-  std::vector<C> weights, bias;  // by slot
-  std::vector<int> columns;      // the component (output column) of each slot
-  std::vector<int> firstBands;   // by slot: the first band with a weight other than 0
+  CacheLineVector<C> weights;   // by block, band and slot: each band's slots a cache line
+  std::vector<C> bias;          // by slot
+  std::vector<int> columns;     // the component (output column) of each slot
+  std::vector<int> firstBands;  // by slot: the first band with a weight other than 0
   std::vector<ShiftInteger<T>> shift;
   const double* center;
 };
@@ -999,7 +1001,7 @@ class CpuPcaKernels : public PcaKernels {
   // strips' as centred bands (centreBands), pixel-interleaved ones' as centred pixels.
   template <class T, class C>
   void projectPixels(const StripView& strip, const KernelProjection<T, C>& kernel, int64_t first,
-                     int64_t count, std::vector<C>& block, C* out) const {
+                     int64_t count, CacheLineVector<C>& block, C* out) const {
     const T* data = static_cast<const T*>(strip.data);
     const int bands = strip.bands;
     if (strip.bandMajor) {
@@ -1140,7 +1142,8 @@ class CpuPcaKernels : public PcaKernels {
   // of forEachProjectedChunk) and a rebuilt pixel.
   template <class C>
   struct ProjectionBuffers {
-    std::vector<C> block, result;
+    CacheLineVector<C> block;  // band-major blocks load whole vectors of pixels from it
+    std::vector<C> result;
     std::vector<double> row;
   };
   template <class C>
