@@ -43,8 +43,8 @@ template <class Lanes, int W>
 #pragma GCC unroll 16
       for (int c = 0; c < kChains; ++c) {
         chain[c] = chain[c] * factor + addend;
-        asm volatile("" : "+v"(chain[c]));  // in a register, computed every time
       }
+    asm volatile("" : : "r"(chain) : "memory");  // the chains' values are needed here
     loops += kStep;
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
