@@ -291,7 +291,8 @@ void PendingRaster::writeMapGrid() {
   char** files = dataset_->GetFileList();
   for (char** f = files; f && *f; ++f) pending_.add(*f);
   CSLDestroy(files);
-  dataset_->SetGeoTransform(const_cast<double*>(glt.geoTransform.data()));
+  GDALSetGeoTransform(GDALDataset::ToHandle(dataset_.get()),
+                      const_cast<double*>(glt.geoTransform.data()));
   if (!glt.crsWkt.empty()) dataset_->SetProjection(glt.crsWkt.c_str());
   dataset_->SetMetadata(image->GetMetadata());
   for (int b = 1; b <= bands; ++b) {
@@ -347,7 +348,8 @@ std::unique_ptr<PendingRaster> createLike(const RasterInfo& input, const std::st
                                             type);
   GDALDataset& dataset = raster->dataset();
   if (input.hasGeoTransform)
-    dataset.SetGeoTransform(const_cast<double*>(input.geoTransform.data()));
+    GDALSetGeoTransform(GDALDataset::ToHandle(&dataset),
+                        const_cast<double*>(input.geoTransform.data()));
   if (!input.crsWkt.empty()) dataset.SetProjection(input.crsWkt.c_str());
   return raster;
 }

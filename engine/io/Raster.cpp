@@ -196,7 +196,9 @@ RasterInfo describeRaster(GDALDataset& dataset, const std::string& path) {
   info.goodBandsProblem = spectral.goodProblem;
   info.wavelengthSource = spectral.source;
   if (!info.wavelengthSource.empty()) info.wavelengthUnits = "nm";
-  info.hasGeoTransform = dataset.GetGeoTransform(info.geoTransform.data()) == CE_None;
+  // The C API: GDAL 3.12 deprecates the C++ methods taking six doubles.
+  info.hasGeoTransform =
+      GDALGetGeoTransform(GDALDataset::ToHandle(&dataset), info.geoTransform.data()) == CE_None;
   if (const OGRSpatialReference* srs = dataset.GetSpatialRef()) {
     char* wkt = nullptr;
     if (srs->exportToWkt(&wkt) == OGRERR_NONE && wkt) info.crsWkt = wkt;

@@ -314,7 +314,7 @@ class Scene {
 // The scene's grid: 20 m pixels in UTM 10N.
 void georeference(GDALDataset& dataset) {
   double transform[6] = {560000.0, 20.0, 0.0, 4140000.0, 0.0, -20.0};
-  dataset.SetGeoTransform(transform);
+  GDALSetGeoTransform(GDALDataset::ToHandle(&dataset), transform);
   OGRSpatialReference utm;
   if (utm.importFromEPSG(32610) == OGRERR_NONE) dataset.SetSpatialRef(&utm);
 }

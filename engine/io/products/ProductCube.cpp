@@ -275,9 +275,13 @@ char** ProductDataset::GetFileList() {
   return files.StealList();
 }
 
+#if GDAL_VERSION_NUM >= GDAL_COMPUTE_VERSION(3, 12, 0)
+CPLErr ProductDataset::GetGeoTransform(GDALGeoTransform& transform) const {
+#else
 CPLErr ProductDataset::GetGeoTransform(double* transform) {
+#endif
   if (!cube_.hasGeoTransform) return CE_Failure;
-  std::copy(cube_.geoTransform.begin(), cube_.geoTransform.end(), transform);
+  for (int k = 0; k < 6; ++k) transform[k] = cube_.geoTransform[static_cast<size_t>(k)];
   return CE_None;
 }
 

@@ -68,7 +68,12 @@ class ProductDataset : public GDALDataset {
   explicit ProductDataset(ProductCube cube);
   const ProductCube& cube() const { return cube_; }
   char** GetFileList() override;
+  // GDAL 3.12 asks a const dataset for a GDALGeoTransform instead of six doubles.
+#if GDAL_VERSION_NUM >= GDAL_COMPUTE_VERSION(3, 12, 0)
+  CPLErr GetGeoTransform(GDALGeoTransform& transform) const override;
+#else
   CPLErr GetGeoTransform(double* transform) override;
+#endif
   const OGRSpatialReference* GetSpatialRef() const override;
 
  protected:

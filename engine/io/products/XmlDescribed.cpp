@@ -144,7 +144,8 @@ std::optional<ProductCube> readXmlDescribed(const ProductName& name) {
   product.units = scaled ? (levelIn(image) == "L2A" ? "reflectance" : "radiance") : "DN";
   if (source.fill) product.nodata = scaled ? -9999.0 : *source.fill;
   product.sources.push_back(source);
-  product.hasGeoTransform = raster->GetGeoTransform(product.geoTransform.data()) == CE_None;
+  product.hasGeoTransform = GDALGetGeoTransform(GDALDataset::ToHandle(raster.get()),
+                                                product.geoTransform.data()) == CE_None;
   if (const OGRSpatialReference* crs = raster->GetSpatialRef()) {
     char* wkt = nullptr;
     if (crs->exportToWkt(&wkt) == OGRERR_NONE && wkt) product.crsWkt = wkt;
