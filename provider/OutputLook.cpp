@@ -1,5 +1,7 @@
 #include "OutputLook.h"
 
+#include "QgisCompat.h"
+
 #include <qgscolorramp.h>
 #if __has_include(<qgscolorrampimpl.h>)
 #include <qgscolorrampimpl.h>  // QgsGradientColorRamp from QGIS 3.24 on
@@ -108,11 +110,11 @@ void stretchToPercentiles(QgsRasterLayer& layer) {
 }
 
 void labelPoints(QgsVectorLayer& layer) {
-  QgsMarkerSymbol* marker = QgsMarkerSymbol::createSimple(
+  QgsMarkerSymbol* marker = compat::released(QgsMarkerSymbol::createSimple(
       {{QStringLiteral("name"), QStringLiteral("circle")},
        {QStringLiteral("color"), QStringLiteral("228,26,28")},
        {QStringLiteral("outline_color"), QStringLiteral("255,255,255")},
-       {QStringLiteral("size"), QStringLiteral("3")}});
+       {QStringLiteral("size"), QStringLiteral("3")}}));
   layer.setRenderer(new QgsSingleSymbolRenderer(marker));
   QgsPalLayerSettings labels;
   labels.fieldName = QStringLiteral("id");

@@ -1,13 +1,15 @@
 #pragma once
 // What differs between the QGIS versions the provider builds against (3.22 to 3.44), in one
 // place: QGIS 3.36 moved the Processing enums into Qgis:: and dropped their old names, and gave
-// Processing a creation-options widget of its own.
+// Processing a creation-options widget of its own; 3.44 returns new symbols as std::unique_ptr.
 
 #include <qgis.h>
 #include <qgsconfig.h>
 #include <qgsprocessingparameters.h>
 
 #include <QVariantMap>
+
+#include <memory>
 
 namespace hyperstream::compat {
 
@@ -43,6 +45,17 @@ inline QVariantMap creationOptionsWidget() {
                          QStringLiteral("processing.algs.gdal.ui.RasterOptionsWidget."
                                         "RasterOptionsWidgetWrapper")}})}};
 #endif
+}
+
+// A new symbol (QgsMarkerSymbol::createSimple ...) for a renderer to own: QGIS 3.44 returns it as a
+// std::unique_ptr, earlier versions as a pointer.
+template <class Symbol>
+Symbol* released(std::unique_ptr<Symbol> symbol) {
+  return symbol.release();
+}
+template <class Symbol>
+Symbol* released(Symbol* symbol) {
+  return symbol;
 }
 
 }  // namespace hyperstream::compat

@@ -506,17 +506,17 @@ void EndmemberRun::writePoints() {
   if (!layer)
     throw Error("OUTPUT_POINTS",
                 "cannot create the point layer: " + std::string(CPLGetLastErrorMsg()));
-  OGRFieldDefn id("id", OFTString), row("row", OFTInteger64), col("col", OFTInteger64);
-  layer->CreateField(&id);
-  layer->CreateField(&row);
-  layer->CreateField(&col);
-  const std::vector<std::string>& bands = result_.table.bandNames;
-  for (const std::string& name : bands) {
-    OGRFieldDefn band(name.c_str(), OFTReal);
-    if (layer->CreateField(&band) != OGRERR_NONE)
+  auto addField = [&](const std::string& name, OGRFieldType type) {
+    OGRFieldDefn field(name.c_str(), type);
+    if (layer->CreateField(&field) != OGRERR_NONE)
       throw Error("OUTPUT_POINTS",
                   "cannot add the field '" + name + "': " + std::string(CPLGetLastErrorMsg()));
-  }
+  };
+  addField("id", OFTString);
+  addField("row", OFTInteger64);
+  addField("col", OFTInteger64);
+  const std::vector<std::string>& bands = result_.table.bandNames;
+  for (const std::string& name : bands) addField(name, OFTReal);
   const std::array<double, 6> identity{0, 1, 0, 0, 0, 1};
   const std::array<double, 6>& g = info.hasGeoTransform ? info.geoTransform : identity;
   for (const Endmember& e : result_.table.endmembers) {
