@@ -1,5 +1,7 @@
 #include "io/PendingRaster.h"
 
+#include "io/SpectralMetadata.h"
+
 #include "core/Error.h"
 
 #include <cpl_string.h>
@@ -13,6 +15,7 @@
 
 #include <QThread>
 #include <algorithm>
+#include <numeric>
 
 #include <cctype>
 #include <cerrno>
@@ -304,6 +307,12 @@ void PendingRaster::writeMapGrid() {
     const double nodata = from->GetNoDataValue(&hasNodata);
     to->SetNoDataValue(hasNodata ? nodata : mapNodata(type));
   }
+  // Wavelengths in the other domains too (IMAGERY, an ENVI header's lists).
+  const SpectralMetadata spectral = readSpectralMetadata(*image, temporary_);
+  std::vector<int> all(static_cast<size_t>(bands));
+  std::iota(all.begin(), all.end(), 1);
+  writeSpectralMetadata(*dataset_,
+                        bandSpectraOf(spectral.wavelengths, spectral.fwhm, spectral.good, all));
   orthorectify(*image, glt, *dataset_, orthorectification_->ramBytes);
   image.reset();
   std::remove(temporary_.c_str());

@@ -171,4 +171,79 @@ SpectralMetadata readSpectralMetadata(GDALDataset& dataset, const std::string& p
   return found;
 }
 
+bool BandSpectra::empty() const {
+  const auto known = [](double v) { return std::isfinite(v); };
+  return good.empty() && std::none_of(wavelengths.begin(), wavelengths.end(), known) &&
+         std::none_of(fwhm.begin(), fwhm.end(), known);
+}
+
+BandSpectra bandSpectraOf(const std::vector<double>& wavelengths, const std::vector<double>& fwhm,
+                          const std::vector<bool>& good, const std::vector<int>& bands) {
+  BandSpectra out;
+  const auto at = [](const std::vector<double>& values, int band) {
+    return static_cast<size_t>(band) <= values.size() ? values[band - 1] : std::nan("");
+  };
+  for (const int band : bands) {
+    out.wavelengths.push_back(at(wavelengths, band));
+    out.fwhm.push_back(at(fwhm, band));
+  }
+  if (!good.empty())
+    for (const int band : bands)
+      out.good.push_back(static_cast<size_t>(band) <= good.size() && good[band - 1]);
+  return out;
+}
+
+namespace {
+
+QString number(double value) {
+  return QString::number(value, 'g', 10);
+}
+
+// "{400.5, 410.2}" when every band has a value, else empty.
+QString enviList(const std::vector<double>& values) {
+  QStringList items;
+  for (const double v : values) {
+    if (!std::isfinite(v)) return {};
+    items << number(v);
+  }
+  return "{" + items.join(", ") + "}";
+}
+
+}  // namespace
+
+void writeSpectralMetadata(GDALDataset& dataset, const BandSpectra& spectra) {
+  const int bands = dataset.GetRasterCount();
+  for (int b = 0; b < bands; ++b) {
+    GDALRasterBand* band = dataset.GetRasterBand(b + 1);
+    if (static_cast<size_t>(b) < spectra.wavelengths.size() &&
+        std::isfinite(spectra.wavelengths[b])) {
+      band->SetMetadataItem("wavelength", number(spectra.wavelengths[b]).toUtf8().constData());
+      band->SetMetadataItem("wavelength_units", "Nanometers");
+      band->SetMetadataItem("CENTRAL_WAVELENGTH_UM",
+                            number(spectra.wavelengths[b] / 1000).toUtf8().constData(), "IMAGERY");
+    }
+    if (static_cast<size_t>(b) < spectra.fwhm.size() && std::isfinite(spectra.fwhm[b])) {
+      band->SetMetadataItem("fwhm", number(spectra.fwhm[b]).toUtf8().constData());
+      band->SetMetadataItem("FWHM_UM", number(spectra.fwhm[b] / 1000).toUtf8().constData(),
+                            "IMAGERY");
+    }
+    if (static_cast<size_t>(b) < spectra.good.size())
+      band->SetMetadataItem("bbl", spectra.good[b] ? "1" : "0");
+  }
+  GDALDriver* driver = dataset.GetDriver();
+  if (!driver || !EQUAL(driver->GetDescription(), "ENVI")) return;
+  const QString wavelengths = enviList(spectra.wavelengths);
+  if (!wavelengths.isEmpty()) {
+    dataset.SetMetadataItem("wavelength", wavelengths.toUtf8().constData(), "ENVI");
+    dataset.SetMetadataItem("wavelength_units", "Nanometers", "ENVI");
+  }
+  const QString fwhm = enviList(spectra.fwhm);
+  if (!fwhm.isEmpty()) dataset.SetMetadataItem("fwhm", fwhm.toUtf8().constData(), "ENVI");
+  if (static_cast<int>(spectra.good.size()) == bands) {
+    std::vector<double> flags;
+    for (const bool g : spectra.good) flags.push_back(g ? 1 : 0);
+    dataset.SetMetadataItem("bbl", enviList(flags).toUtf8().constData(), "ENVI");
+  }
+}
+
 }  // namespace hyperstream

@@ -28,6 +28,24 @@ struct SpectralMetadata {
 
 SpectralMetadata readSpectralMetadata(GDALDataset& dataset, const std::string& path);
 
+// The spectral metadata of an output whose bands are input bands (SPP, denoise, inverse), per
+// output band: NaN where unknown, `good` empty where the input has no bad-band list.
+struct BandSpectra {
+  std::vector<double> wavelengths, fwhm;  // nm
+  std::vector<bool> good;
+  bool empty() const;
+};
+// Of the 1-based `bands` of an input with these per-band lists (RasterInfo's).
+BandSpectra bandSpectraOf(const std::vector<double>& wavelengths, const std::vector<double>& fwhm,
+                          const std::vector<bool>& good, const std::vector<int>& bands);
+
+// Writes them where GDAL and the readers above find them again: each band's "wavelength",
+// "wavelength_units" (Nanometers), "fwhm" and "bbl" items and its IMAGERY domain's
+// CENTRAL_WAVELENGTH_UM and FWHM_UM (GDAL 3.10 and later read those); for an ENVI file also the
+// dataset's ENVI lists, which GDAL writes into the header ("wavelength = {...}", "fwhm", "bbl",
+// "wavelength units").
+void writeSpectralMetadata(GDALDataset& dataset, const BandSpectra& spectra);
+
 // The fields of an ENVI header ("key = value", values in braces across lines), keys lower-case.
 // Lists stay as their text between the braces.
 std::vector<std::pair<std::string, std::string>> parseEnviHeader(const QByteArray& text);

@@ -9,6 +9,7 @@
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "io/QuickLook.h"
+#include "io/SpectralMetadata.h"
 #include "mnf/MnfFit.h"
 #include "mnf/NoiseDifferences.h"
 #include "pca/HtmlReport.h"
@@ -944,6 +945,10 @@ std::unique_ptr<PendingRaster> PcaRun::createOutput(const OutputEncoding& encodi
     if (result_.hasOutputNodata) band->SetNoDataValue(encoding.nodata);
   }
   if (options_.kind == PcaJobKind::Transform) recordFit(dataset, encoding);
+  if (options_.kind == PcaJobKind::Denoise)
+    writeSpectralMetadata(dataset, bandSpectraOf(result_.input.wavelengths, result_.input.fwhm,
+                                                 result_.input.goodBands, result_.bands));
+  if (options_.kind == PcaJobKind::Inverse) writeSpectralMetadata(dataset, saved_->spectra);
   return created;
 }
 

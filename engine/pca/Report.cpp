@@ -1,11 +1,13 @@
 #include "pca/Report.h"
 
 #include "core/Error.h"
+#include "io/SpectralMetadata.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSaveFile>
 
+#include <algorithm>
 #include <cmath>
 
 namespace hyperstream {
@@ -36,6 +38,24 @@ void addInput(QJsonObject& json, const PcaResult& result, const PcaOptions& opti
   json["bands"] = bands;
   json["band_descriptions"] = descriptions;
   json["nodata"] = nodata;
+  // What the inverse transform's output carries again (null where a band has none).
+  const BandSpectra spectra = bandSpectraOf(result.input.wavelengths, result.input.fwhm,
+                                            result.input.goodBands, result.bands);
+  const auto orNull = [](const std::vector<double>& values) {
+    QJsonArray array;
+    for (const double v : values) array.append(std::isfinite(v) ? QJsonValue(v) : QJsonValue());
+    return array;
+  };
+  if (std::any_of(spectra.wavelengths.begin(), spectra.wavelengths.end(),
+                  [](double v) { return std::isfinite(v); })) {
+    json["wavelengths_nm"] = orNull(spectra.wavelengths);
+    json["fwhm_nm"] = orNull(spectra.fwhm);
+  }
+  if (!spectra.good.empty()) {
+    QJsonArray good;
+    for (const bool g : spectra.good) good.append(g ? 1 : 0);
+    json["bbl"] = good;
+  }
 }
 
 // A bands x components matrix of the model (row-major) as one array of bands per component.

@@ -123,6 +123,38 @@ QJsonObject parseObject(const QByteArray& text, const std::string& path) {
   return document.object();
 }
 
+// Per band, a positive number or null (NaN); an absent list is all NaN.
+std::vector<double> optionalPositives(const StatsFields& fields, const char* key, size_t count) {
+  const QJsonArray array = fields.json().value(key).toArray();
+  if (!fields.has(key)) return std::vector<double>(count, std::nan(""));
+  if (static_cast<size_t>(array.size()) != count)
+    fields.fail(key, "should hold one value (or null) per band");
+  std::vector<double> values;
+  for (const QJsonValue value : array) {
+    if (!value.isNull() &&
+        !(value.isDouble() && value.toDouble() > 0 && std::isfinite(value.toDouble())))
+      fields.fail(key, "holds a value that is neither a positive number nor null");
+    values.push_back(value.isDouble() ? value.toDouble() : std::nan(""));
+  }
+  return values;
+}
+
+// The bands' wavelengths, FWHM and bad-band flags, for the inverse's output.
+void readSpectra(const StatsFields& fields, SavedTransform& saved) {
+  const size_t count = saved.bands.size();
+  saved.spectra.wavelengths = optionalPositives(fields, "wavelengths_nm", count);
+  saved.spectra.fwhm = optionalPositives(fields, "fwhm_nm", count);
+  if (!fields.has("bbl")) return;
+  const QJsonArray flags = fields.json().value("bbl").toArray();
+  if (static_cast<size_t>(flags.size()) != count)
+    fields.fail("bbl", "should hold a 0 or 1 per band");
+  for (const QJsonValue flag : flags) {
+    if (flag != QJsonValue(0) && flag != QJsonValue(1))
+      fields.fail("bbl", "should hold a 0 or 1 per band");
+    saved.spectra.good.push_back(flag == QJsonValue(1));
+  }
+}
+
 // The image it was fitted on: bands, type, descriptions, nodata.
 void readImage(const StatsFields& fields, SavedTransform& saved) {
   const QJsonValue bands = fields.json().value("bands");
@@ -152,6 +184,7 @@ void readImage(const StatsFields& fields, SavedTransform& saved) {
     saved.nodata.push_back(value.isDouble() ? value.toDouble()
                                             : std::numeric_limits<double>::quiet_NaN());
   }
+  readSpectra(fields, saved);
 }
 
 // The values a band of the fitted image's type can take: [lowest, highest].

@@ -2,6 +2,7 @@
 // A transform saved by a PCA or MNF run (its statistics JSON, --stats / OUTPUT_STATS), read back
 // to apply it to another image: the model, the bands it was fitted on and its Byte ranges.
 
+#include "io/SpectralMetadata.h"
 #include "mnf/NoiseDirection.h"
 #include "pca/PcaModel.h"
 
@@ -24,6 +25,7 @@ struct SavedTransform {
   std::string inputType;
   std::vector<std::string> bandDescriptions;
   std::vector<double> nodata;
+  BandSpectra spectra;  // their wavelengths, FWHM and bad-band flags where the image had them
   // The fitting run's Byte rescale, when it wrote Byte: per component of those it wrote.
   bool hasByteRanges = false;
   double byteLow = 0;

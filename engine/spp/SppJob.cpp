@@ -6,6 +6,7 @@
 #include "io/EmptyBands.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
+#include "io/SpectralMetadata.h"
 #include "pca/Moments.h"
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
@@ -267,6 +268,8 @@ void SppRun::createOutputs() {
     if (!info.bandDescriptions[result_.bands[b] - 1].empty())
       output_->dataset().GetRasterBand(b + 1)->SetDescription(
           info.bandDescriptions[result_.bands[b] - 1].c_str());
+  writeSpectralMetadata(output_->dataset(),
+                        bandSpectraOf(info.wavelengths, info.fwhm, info.goodBands, result_.bands));
   const float nan = std::numeric_limits<float>::quiet_NaN();
   if (!options_.alphaOutput.empty())
     alphaRaster_ = create(options_.alphaOutput, alphaFormat_, 1, GDT_Float32, nan);
