@@ -25,7 +25,7 @@ void readEndmemberOptions(const QCommandLineParser& parser, EndmemberOptions& op
   readSharedOptions(parser, options);
   if (!parser.isSet("count")) invalid("count", "--count is required: how many endmembers to find");
   options.search.count = parser.value("count") == "auto"
-                             ? kCountFromSubspace
+                             ? kCountFromScene
                              : positiveInt(parser.value("count"), "count");
   if (parser.isSet("method"))
     options.search.method = parseEndmemberMethod(parser.value("method").toLower().toStdString());

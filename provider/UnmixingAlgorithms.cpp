@@ -74,7 +74,7 @@ void EndmembersAlgorithm::addJobOutputs() {
 
 void EndmembersAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
   const int count = parameterAsInt(parameters, QStringLiteral("COUNT"), context);
-  options_.search.count = count == 0 ? kCountFromSubspace : count;
+  options_.search.count = count == 0 ? kCountFromScene : count;
   options_.search.method =
       kMethods[std::clamp(parameterAsEnum(parameters, QStringLiteral("METHOD"), context), 0, 2)];
   options_.search.projection = kProjections[std::clamp(

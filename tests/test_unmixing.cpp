@@ -13,6 +13,7 @@
 #include "unmixing/AbundanceJob.h"
 #include "unmixing/AbundanceSolver.h"
 #include "unmixing/EndmemberJob.h"
+#include "unmixing/MaterialCount.h"
 
 #include <QDir>
 #include <QFile>
@@ -549,6 +550,101 @@ class UnmixingTests : public QObject {
       }
     qInfo("largest volume ratio of a single replacement: %.12Lg", largestRatio);
     QVERIFY(largestRatio < 1 + 1e-6);
+  }
+
+  // The material count's curve (unmixing/MaterialCount.h): the sampler takes the same pixels
+  // whatever the strips; each point's mean RMSE is the enumerated FCLS reference's with the
+  // point's endmembers, the curve never rises, and the count is its elbow or HySime's dimension
+  // as the rule says.
+  void materialCurveMatchesReference() {
+    testing::Cube cube = testing::smoothScene(41, 37, 12, 17);
+    cube.nodata.assign(cube.bands, std::nan(""));
+    const int64_t pixels = cube.pixels();
+    const int64_t invalid = 127 * pixels / 1000;  // the 64th of the 500 picked, made invalid
+    cube.values[invalid * cube.bands + 3] = std::nan("");
+    StripView whole;
+    whole.data = cube.values.data();
+    whole.type = SampleType::Float64;
+    whole.pixels = pixels;
+    whole.bands = cube.bands;
+    whole.nodata = cube.nodata.data();
+    whole.groupPixels = pixels;
+    PixelSampler once(pixels, 500);
+    once.take(whole);
+    // Strips of 7 rows, and two workers' halves merged: the same sample.
+    PixelSampler strips(pixels, 500);
+    for (int64_t row0 = 0; row0 < cube.rows; row0 += 7) {
+      StripView strip = whole;
+      strip.firstPixel = row0 * cube.cols;
+      strip.pixels = std::min<int64_t>(7, cube.rows - row0) * cube.cols;
+      strip.data = cube.values.data() + strip.firstPixel * cube.bands;
+      strips.take(strip);
+    }
+    QVERIFY(strips.sample().pixels == once.sample().pixels);
+    QVERIFY(strips.sample().values == once.sample().values);
+    std::vector<PixelSample> halves;
+    for (const int64_t row0 : {int64_t{0}, int64_t{20}}) {
+      PixelSampler half(pixels, 500);
+      StripView strip = whole;
+      strip.firstPixel = 0;  // each worker counts from its own first row
+      strip.pixels = (row0 == 0 ? 20 : cube.rows - 20) * cube.cols;
+      strip.data = cube.values.data() + row0 * cube.cols * cube.bands;
+      half.take(strip, row0 * cube.cols);
+      halves.push_back(half.sample());
+    }
+    QVERIFY(PixelSampler::merged(halves).pixels == once.sample().pixels);
+    const PixelSample& sample = once.sample();
+    QCOMPARE(sample.size(), int64_t{499});
+    for (int64_t j = 0, i = 0; j < 500; ++j) {  // pixel floor((j + 1/2) N / S)
+      const int64_t picked = (2 * j + 1) * pixels / 1000;
+      if (picked == invalid) continue;
+      QCOMPARE(sample.pixels[i++], picked);
+    }
+
+    for (const int dimension : {3, 9}) {
+      const MaterialCount count = countMaterials(sample, dimension, 6);
+      QVERIFY(!count.counts.empty());
+      for (size_t k = 0; k < count.counts.size(); ++k) {
+        const std::vector<int64_t>& endmembers = count.endmembers[k];
+        const int p = count.counts[k];
+        QCOMPARE(static_cast<int>(endmembers.size()), p);
+        Matrix gram(p * p, 0.0);
+        for (int i = 0; i < p; ++i)
+          for (int j = 0; j < p; ++j)
+            for (int b = 0; b < sample.bands; ++b)
+              gram[i * p + j] +=
+                  sample.spectrum(endmembers[i])[b] * sample.spectrum(endmembers[j])[b];
+        long double sum = 0;
+        for (int64_t px = 0; px < sample.size(); ++px) {
+          const double* x = sample.spectrum(px);
+          std::vector<double> b(p, 0.0);
+          for (int i = 0; i < p; ++i)
+            for (int band = 0; band < sample.bands; ++band)
+              b[i] += sample.spectrum(endmembers[i])[band] * x[band];
+          const std::vector<double> a = referenceAbundances(gram, b, p, AbundanceMethod::Fcls);
+          long double residual = 0;
+          for (int band = 0; band < sample.bands; ++band) {
+            long double fit = 0;
+            for (int i = 0; i < p; ++i) fit += a[i] * sample.spectrum(endmembers[i])[band];
+            residual += (x[band] - fit) * (x[band] - fit);
+          }
+          sum += std::sqrt(residual / sample.bands);
+        }
+        const double reference = static_cast<double>(sum / sample.size());
+        QVERIFY2(
+            std::abs(count.meanRmse[k] - reference) <= 1e-9 * reference,
+            qPrintable(
+                QString("P = %1: %2 against %3").arg(p).arg(count.meanRmse[k]).arg(reference)));
+        if (k > 0) QVERIFY(count.meanRmse[k] <= count.meanRmse[k - 1]);
+      }
+      // A dimension of 3 leaves no room for an elbow below it; 9 (6 at most here) does.
+      QVERIFY(count.elbow == 0 || count.elbow == count.counts[count.counts.size() - 2]);
+      if (dimension == 3)
+        QCOMPARE(count.count, 3);
+      else
+        QCOMPARE(count.count, count.elbow > 0 && count.elbow + kAgreement < 6 ? count.elbow : 6);
+      qInfo("HySime %d: %d materials; curve %s", dimension, count.count, count.curveText().c_str());
+    }
   }
 
   // VCA: its SNR estimate is the formula's, from plain sums; a seed gives the same pixels at any

@@ -55,9 +55,13 @@ class ImagePasses : public SearchPasses {
   }
 
   int bands() const override { return static_cast<int>(image_.bands.size()); }
+  int64_t pixels() const override { return image_.info.width * image_.info.height; }
 
-  Moments moments() override {
-    pass([&](const StripView& strip) { kernels_.accumulateMoments(strip); });
+  Moments moments(PixelSampler* sampler) override {
+    pass([&](const StripView& strip) {
+      kernels_.accumulateMoments(strip);
+      if (sampler) sampler->take(strip);
+    });
     return kernels_.takeMoments(bands());
   }
 
@@ -307,12 +311,12 @@ void EndmemberRun::chooseKeptValues() {
 // The count to plan memory and passes for: the one asked for, or the most the signal subspace's
 // estimate can give (it is known only after the first pass).
 int EndmemberRun::plannedCount() const {
-  if (options_.search.count != kCountFromSubspace) return options_.search.count;
+  if (options_.search.count != kCountFromScene) return options_.search.count;
   return std::min(kMaxEndmembers, result_.searchedBands);
 }
 
 int EndmemberRun::passesExpected() const {
-  const bool estimating = options_.search.count == kCountFromSubspace;
+  const bool estimating = options_.search.count == kCountFromScene;
   const bool extraPass = estimating && options_.search.method == EndmemberMethod::Atgp;
   return expectedPasses(options_.search.method, plannedCount(), keptColumns_ > 0) + extraPass;
 }
@@ -357,8 +361,8 @@ void EndmemberRun::startKernels() {
       QString("%1: %2 endmembers by %3 over %4 (%5 x %6 pixels, %7 bands), %8 strip(s) of %9 "
               "rows%10 on %11")
           .arg(QString::fromStdString(options_.input))
-          .arg(options_.search.count == kCountFromSubspace ? QString("HySime's count of")
-                                                           : QString::number(options_.search.count))
+          .arg(options_.search.count == kCountFromScene ? QString("the scene's count of")
+                                                        : QString::number(options_.search.count))
           .arg(QString::fromStdString(endmemberMethodName(options_.search.method)).toUpper())
           .arg(locations_.dataset ? QString::fromStdString(options_.locations) : "the input")
           .arg(info.width)
@@ -379,15 +383,8 @@ void EndmemberRun::search() {
                      // pass reads the file; a cube kept in memory is interleaved once, on reading.
                      !plan_.cubeFits && readsBandMajor(source(), kernels_->takesBandMajor()));
   result_.search = findEndmembers(passes, options_.search);
-  if (const std::optional<SignalSubspace>& subspace = result_.search.subspace)
-    feedback_.info(QString("Signal subspace: %1 dimension(s) by HySime (virtual dimensionality, "
-                           "HFC: %2 / %3 / %4 at false-alarm rates 1e-3 / 1e-4 / 1e-5): %5 "
-                           "endmembers")
-                       .arg(subspace->dimension)
-                       .arg(subspace->virtualDimensionality[0])
-                       .arg(subspace->virtualDimensionality[1])
-                       .arg(subspace->virtualDimensionality[2])
-                       .arg(result_.search.pixels.size()));
+  if (const std::optional<MaterialCount>& materials = result_.search.materials)
+    feedback_.info(QString::fromStdString(materialCountText(*materials, *result_.search.subspace)));
   if (options_.search.method == EndmemberMethod::Vca)
     feedback_.info("VCA: " + QString::fromStdString(vcaChoiceText(result_.search)));
   if (options_.search.method == EndmemberMethod::Nfindr)

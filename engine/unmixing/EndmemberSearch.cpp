@@ -13,6 +13,7 @@
 #include <functional>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 
 namespace hyperstream {
 
@@ -136,22 +137,25 @@ class Searcher {
 
   int bands() const { return bands_; }
 
-  // The image's moments: one pass, the first time.
-  const Moments& moments() {
-    if (!moments_) moments_ = measureMoments();
+  int64_t pixels() const { return image_.pixels(); }
+
+  // The image's moments: one pass, the first time, which also fills `sampler` when one is given.
+  const Moments& moments(PixelSampler* sampler = nullptr) {
+    if (moments_ && sampler) throw std::logic_error("a sample is taken in the first pass");
+    if (!moments_) moments_ = measureMoments(sampler);
     return *moments_;
   }
 
-  // Once known (kCountFromSubspace), the count the checks hold the image to.
+  // Once known (kCountFromScene), the count the checks hold the image to.
   void setCount(int count) {
     count_ = count;
     if (moments_) checkPixelCount(*moments_);
   }
 
  private:
-  Moments measureMoments() {
+  Moments measureMoments(PixelSampler* sampler) {
     ++result_.passes;
-    Moments m = image_.moments();
+    Moments m = image_.moments(sampler);
     result_.validPixels = m.count;
     if (m.count == 0)
       throw NoValidPixel(
@@ -648,16 +652,19 @@ VcaProjection parseVcaProjection(const std::string& name) {
 
 namespace {
 
-// kCountFromSubspace: HySime's dimension over the bands that vary, within 2 .. kMaxEndmembers
-// and the band count.
-int countFromSubspace(Searcher& searcher, EndmemberSearch& result) {
-  const Moments& moments = searcher.moments();
+// kCountFromScene: the scene's materials (unmixing/MaterialCount.h), from HySime's dimension
+// over the bands that vary and a sample of the pixels, within 2 .. kMaxEndmembers and the band
+// count.
+int countFromScene(Searcher& searcher, EndmemberSearch& result) {
+  PixelSampler sampler(searcher.pixels(), kMaterialSamplePixels);
+  const Moments& moments = searcher.moments(&sampler);
   std::vector<int> varying;
   for (int b = 0; b < moments.bands; ++b)
     if (moments.maximum[b] > moments.minimum[b]) varying.push_back(b);
   result.subspace = estimateSignalSubspace(moments, varying);
-  return std::clamp(result.subspace->dimension, 2,
-                    std::min(kMaxEndmembers, std::max(2, searcher.bands())));
+  const int most = std::min(kMaxEndmembers, std::max(2, searcher.bands()));
+  result.materials = countMaterials(sampler.sample(), result.subspace->dimension, most);
+  return std::clamp(result.materials->count, 2, most);
 }
 
 }  // namespace
@@ -666,8 +673,8 @@ EndmemberSearch findEndmembers(SearchPasses& image, const SearchSettings& settin
   EndmemberSearch result;
   Searcher searcher(image, std::max(settings.count, 0), result);
   int count = settings.count;
-  if (count == kCountFromSubspace) {
-    count = countFromSubspace(searcher, result);
+  if (count == kCountFromScene) {
+    count = countFromScene(searcher, result);
     searcher.setCount(count);
   }
   if (count < 2 || count > kMaxEndmembers)

@@ -19,6 +19,8 @@
 #include "core/Feedback.h"
 #include "pca/Moments.h"
 #include "pca/SignalSubspace.h"
+#include "run/PixelSample.h"
+#include "unmixing/MaterialCount.h"
 #include "unmixing/UnmixingKernels.h"
 
 #include <cmath>
@@ -45,13 +47,14 @@ struct EndmemberSearch;
 std::string vcaChoiceText(const EndmemberSearch& search);
 VcaProjection parseVcaProjection(const std::string& name);  // throws Error("VCA_PROJECTION")
 
-// SearchSettings::count: as many endmembers as the signal subspace has dimensions (HySime over
-// the moments of the image searched, which VCA and N-FINDR take anyway; ATGP makes a pass more).
-constexpr int kCountFromSubspace = -1;
+// SearchSettings::count: as many endmembers as the scene has materials (unmixing/MaterialCount.h:
+// from the moments of the image searched, which VCA and N-FINDR take anyway, and a sample of its
+// pixels taken in the same pass; ATGP makes a pass more).
+constexpr int kCountFromScene = -1;
 
 struct SearchSettings {
   EndmemberMethod method = EndmemberMethod::Vca;
-  int count = 0;      // 2 to kMaxEndmembers, or kCountFromSubspace
+  int count = 0;      // 2 to kMaxEndmembers, or kCountFromScene
   uint64_t seed = 1;  // VCA's random directions
   VcaProjection projection = VcaProjection::Auto;
 };
@@ -61,8 +64,10 @@ class SearchPasses {
  public:
   virtual ~SearchPasses() = default;
   virtual int bands() const = 0;
+  virtual int64_t pixels() const = 0;  // of the image: pixel indices are row * width + column
   // One pass each:
-  virtual Moments moments() = 0;
+  // The moments, and the sampler's pixels taken on the way when one is given.
+  virtual Moments moments(PixelSampler* sampler) = 0;
   virtual SearchFound best(const PixelSearch& search) = 0;
   // One pass keeping the projection of every pixel (NaN for invalid ones); searches over what
   // is kept (search.bands = projection.columns) and a pixel's kept values need no pass.
@@ -92,8 +97,9 @@ struct EndmemberSearch {
   double volumeGrowth = 1;
   int replacements = 0;
   bool converged = true;
-  // kCountFromSubspace: the estimate the count was taken from.
+  // kCountFromScene: the estimates the count was taken from.
   std::optional<SignalSubspace> subspace;
+  std::optional<MaterialCount> materials;
 };
 
 // Throws Error("COUNT") when the image has fewer valid pixels or independent spectra than
