@@ -20,10 +20,11 @@ namespace {
 void addDetectOptions(QCommandLineParser& parser) {
   parser.addOptions({
       {"components",
-       "Score in the first N principal components of the covariance only, or 'auto': as many "
-       "as the signal subspace has dimensions (HySime's estimate; where the targets are among "
-       "the image's own materials, the noise of the other components drowns ACE and the "
-       "matched filter). Default: all of them, every band but the constant ones.",
+       "Score in the first N principal components of the covariance, 'all' (every band but the "
+       "constant ones), or 'auto' (the default): as many as the scene has materials, counted as "
+       "endmembers --count auto counts them, so that the noise of the other components does "
+       "not drown the scores (on Jasper Ridge every band gives ACE and the matched filter a "
+       "salt-and-pepper map). Not with --per-column, which scores every band.",
        "N|all|auto"},
       {"shrinkage",
        "Add S times the mean band variance to the covariance's diagonal (C + eps I) before it "
@@ -52,11 +53,13 @@ void addDetectOptions(QCommandLineParser& parser) {
 void readDetectOptions(const QCommandLineParser& parser, PcaOptions& options) {
   readSharedOptions(parser, options);
   options.kind = PcaJobKind::Detect;
+  // Each column's statistics take every band.
+  options.detector.components = parser.isSet("per-column") ? 0 : kSceneMaterials;
   if (parser.isSet("components")) {
     const QString value = parser.value("components");
     options.detector.components = value == "all" ? 0
                                   : value == "auto"
-                                      ? kSignalSubspace
+                                      ? kSceneMaterials
                                       : positiveInt(value, "components", kMaxBandCount);
   }
   if (parser.isSet("shrinkage"))
@@ -262,7 +265,8 @@ int runRxCommand(const QStringList& arguments) {
       {"window",
        "Local RX: each pixel against the valid pixels of the N x N window centred on it "
        "(odd, 3-255) rather than the whole image, in the first K principal components "
-       "(--components, default 10 here; all bands are not offered). The components are "
+       "(--components, as many as the scene has materials by default; all bands are not "
+       "offered). The components are "
        "written to a temporary file beside OUTPUT (K x 8 bytes a pixel); the windows run on "
        "the device chosen (--device), as the components.",
        "N"},

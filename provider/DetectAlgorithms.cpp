@@ -69,12 +69,16 @@ void DetectAlgorithm::addJobParameters() {
                                                    compat::kInteger, 1, true, 1, kMaxWindow));
   }
   addDocumented(new QgsProcessingParameterNumber(
-      QStringLiteral("COMPONENTS"), QObject::tr("Principal components scored (0: all)"),
-      compat::kInteger, 0, false, 0));
-  // Optional, so that models saved without it stay valid.
+      QStringLiteral("COMPONENTS"),
+      QObject::tr("Principal components scored (0: by the checkbox below)"), compat::kInteger, 0,
+      false, 0));
+  // Optional, so that models saved without it stay valid; on by default: every band's scores are
+  // a salt-and-pepper map on real scenes.
   addDocumented(new QgsProcessingParameterBoolean(
       QStringLiteral("SIGNAL_SUBSPACE"),
-      QObject::tr("When COMPONENTS is 0, score in the signal subspace (HySime)"), false, true));
+      QObject::tr("Score only the dimensions that hold signal (as many as the scene has "
+                  "materials); unchecked: every band"),
+      true, true));
   // Optional without a default: empty is each column's noise variance with PER_COLUMN, else 0.
   auto* shrinkage = new QgsProcessingParameterNumber(
       QStringLiteral("SHRINKAGE"), QObject::tr("Shrinkage (share of the mean band variance)"),
@@ -154,9 +158,10 @@ void DetectAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingCon
   guard_ =
       finds_ == Finds::Anomalies ? parameterAsInt(parameters, QStringLiteral("GUARD"), context) : 1;
   options_.detector.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
-  if (options_.detector.components == 0 &&
+  // Each column's statistics take every band.
+  if (options_.detector.components == 0 && !perColumn_ &&
       parameterAsBoolean(parameters, QStringLiteral("SIGNAL_SUBSPACE"), context))
-    options_.detector.components = kSignalSubspace;
+    options_.detector.components = kSceneMaterials;
   const QVariant shrinkage = parameters.value(QStringLiteral("SHRINKAGE"));
   if (shrinkage.isValid() && !shrinkage.isNull())
     options_.detector.shrinkage =

@@ -136,7 +136,7 @@ void LocalRxRun::checkOptions() const {
                 "the guard window's side is an odd number of pixels from 1 (the pixel "
                 "itself) to less than the window's (" +
                     std::to_string(options_.window) + "), not " + std::to_string(options_.guard));
-  if (options_.components != kSignalSubspace &&
+  if (options_.components != kSignalSubspace && options_.components != kSceneMaterials &&
       (options_.components < 1 || options_.components > kMaxLocalComponents))
     throw Error("COMPONENTS", "local RX scores in 1 to " + std::to_string(kMaxLocalComponents) +
                                   " principal components (or auto): each pixel's window "

@@ -36,7 +36,7 @@ constexpr int kMaxWindow = 255;
 struct LocalRxOptions : JobOptions {
   int window = 0;       // the background window's side, odd, 3 or more
   int guard = 1;        // the guard window's side, odd, smaller than the window
-  int components = 10;  // K, or kSignalSubspace (HySime's estimate)
+  int components = 10;  // K, or kSignalSubspace (HySime's estimate), or kSceneMaterials
   // ε = shrinkage × the window's mean component variance; unset: the components' noise variance.
   std::optional<double> shrinkage;
   int64_t gpuMemoryBytes = 0;  // for the PCA, as PcaOptions'

@@ -19,7 +19,9 @@
 #include "run/DeviceSelection.h"
 #include "run/JobGroup.h"
 #include "run/Pipeline.h"
+#include "run/PixelSample.h"
 #include "run/StripPlan.h"
+#include "unmixing/AbundanceSolver.h"
 #include "unmixing/EndmemberTable.h"
 
 #include <QElapsedTimer>
@@ -48,7 +50,8 @@ void checkDetectOptions(const PcaOptions& options) {
     throw Error("OUTPUT_TYPE", "detection scores are written as Float32 or Float64");
   if (options.noise || options.matrix != MatrixType::Covariance || !options.savedTransform.empty())
     throw Error("METHOD", "detection fits the image's own covariance");
-  if (options.detector.components < 0 && options.detector.components != kSignalSubspace)
+  const int components = options.detector.components;
+  if (components < 0 && components != kSignalSubspace && components != kSceneMaterials)
     throw Error("COMPONENTS", "the number of components must be positive (0: all), or auto");
   const double shrinkage = options.detector.shrinkage.value_or(0.0);
   if (!(shrinkage >= 0 && shrinkage < 1))
@@ -56,10 +59,11 @@ void checkDetectOptions(const PcaOptions& options) {
 }
 
 void checkOptions(const PcaOptions& options) {
-  if (options.components < kSignalSubspace)
+  if (options.components < kSceneMaterials)
     throw Error("COMPONENTS",
                 "the number of components must be positive, 0 (by variance), all or auto");
-  if (options.components == kSignalSubspace && !options.savedTransform.empty())
+  if ((options.components == kSignalSubspace || options.components == kSceneMaterials) &&
+      !options.savedTransform.empty())
     throw Error("COMPONENTS",
                 "auto estimates the signal subspace of a fit: a saved transform has its own count");
   if (!(options.variancePercent > 0.0 && options.variancePercent <= 100.0))
@@ -246,6 +250,13 @@ class PcaRun {
   void chooseDetector();
   std::vector<Target> selectedTargets() const;
   void estimateSubspace(const Moments& moments);
+  // Whether the components are counted by the scene's materials, which need a sample of the
+  // pixels from the moments pass.
+  bool countsMaterials() const {
+    return options_.kind == PcaJobKind::Detect ? options_.detector.components == kSceneMaterials
+                                               : options_.components == kSceneMaterials;
+  }
+  void countSceneMaterials();
   void checkComponentCount() const;
   OutputEncoding outputEncoding();
   QString outputBandDescription(int band) const;
@@ -322,6 +333,7 @@ class PcaRun {
   std::unique_ptr<NoiseDifferences> noise_;
   std::unique_ptr<PcaKernels> noiseKernels_;
   Moments noiseMoments_;
+  std::optional<PixelSampler> sampler_;        // countsMaterials(): pass 1 fills it
   std::unique_ptr<PendingRaster> ownOutput_;  // one worker, or MPI rank 0
   PendingRaster* output_ = nullptr;           // the output rank 0 commits
 };
@@ -593,14 +605,17 @@ void PcaRun::computePass(int inputBuffers, const StripPipeline::Stages::Read& re
 
 // Pass 1: count, mean and co-moments of the valid pixels, merged over the workers.
 Moments PcaRun::momentsPass() {
+  const int64_t width = result_.input.width;
+  if (countsMaterials()) sampler_.emplace(width * result_.input.height, kMaterialSamplePixels);
   computePass(
       inputBuffers(),
       [this](const StripRange& range, unsigned char* buffer) {
         return readFromFile(range, buffer);
       },
-      [this](const StripView& strip) {
+      [this, width](const StripView& strip) {
         kernels_->accumulateMoments(strip);
         if (noise_) noiseKernels_->accumulateMoments(noise_->differences(strip));
+        if (sampler_) sampler_->take(strip, share_.first * width);
       },
       result_.seconds.moments, 0.0, pass1End());
   QElapsedTimer timer;
@@ -636,6 +651,7 @@ void PcaRun::fit(const Moments& moments) {
   }
   result_.model.id = fitIdentity(result_.model);
   estimateSubspace(moments);
+  if (countsMaterials()) countSceneMaterials();
   result_.seconds.eigen = timer.nsecsElapsed() * 1e-9;
   for (const std::string& warning : result_.warnings)
     feedback_.warning(QString::fromStdString(warning));
@@ -677,6 +693,40 @@ void PcaRun::estimateSubspace(const Moments& moments) {
                      .arg(subspace.virtualDimensionality[2]));
 }
 
+// The scene's materials (unmixing/MaterialCount.h) from HySime's dimension and the workers'
+// samples merged; every worker takes rank 0's count.
+void PcaRun::countSceneMaterials() {
+  if (!result_.subspace)
+    throw Error("COMPONENTS", "no signal subspace estimate to count the scene's materials by "
+                              "(see the warning above): give a number of components");
+  PixelSample sample = sampler_->sample();
+  if (group_.size() > 1) {
+    std::vector<double> mine;
+    for (int64_t i = 0; i < sample.size(); ++i) {
+      mine.push_back(static_cast<double>(sample.pixels[i]));
+      mine.insert(mine.end(), sample.spectrum(i), sample.spectrum(i) + bandCount());
+    }
+    std::vector<PixelSample> parts;
+    for (const std::vector<double>& numbers : group_.gatherNumbers(mine)) {
+      PixelSample part;
+      part.bands = bandCount();
+      for (size_t at = 0; at < numbers.size(); at += 1 + bandCount()) {
+        part.pixels.push_back(static_cast<int64_t>(numbers[at]));
+        part.values.insert(part.values.end(), numbers.begin() + static_cast<int64_t>(at) + 1,
+                           numbers.begin() + static_cast<int64_t>(at) + 1 + bandCount());
+      }
+      parts.push_back(std::move(part));
+    }
+    sample = PixelSampler::merged(parts);
+  }
+  const int most = std::max(1, std::min(kMaxEndmembers, result_.model.componentCount()));
+  MaterialCount count = countMaterials(sample, result_.subspace->dimension, most);
+  if (group_.size() > 1)
+    count.count = static_cast<int>(group_.shareNumbers({static_cast<double>(count.count)})[0]);
+  feedback_.info(QString::fromStdString(materialCountText(count, *result_.subspace)));
+  result_.materials = std::move(count);
+}
+
 // Apply: the saved transform, and a check that this image has the bands it was fitted on.
 void PcaRun::readSavedTransform() {
   saved_ = hyperstream::readSavedTransform(options_.savedTransform);
@@ -708,6 +758,8 @@ int PcaRun::countComponents() const {
   if (options_.components == kAllComponents) return available;
   if (options_.components == kSignalSubspace)
     return std::clamp(result_.subspace->dimension, 1, available);
+  if (options_.components == kSceneMaterials)
+    return std::clamp(result_.materials->count, 1, available);
   if (options_.components == 0 && options_.minSnr) {
     int reaching = 0;
     while (reaching < available && model.signal(reaching) >= *options_.minSnr) ++reaching;
@@ -767,11 +819,17 @@ void PcaRun::chooseDetector() {
       throw Error("COMPONENTS", "no signal subspace estimate to score in (see the warning above)");
     chosen.components = std::max(1, result_.subspace->dimension);
   }
+  if (chosen.components == kSceneMaterials) chosen.components = result_.materials->count;
   const Detector& detector = result_.detector.emplace(fitDetector(result_.model, chosen));
   result_.components = detector.components;
   projection_ = detector.projection;
   const PcaModel& model = result_.model;
-  feedback_.info(QString("%1 valid of %2 pixels; %3 over %4 of %5 principal component(s) "
+  const QString why = options_.detector.components == kSceneMaterials
+                        ? QString(", as many as the scene's materials")
+                    : options_.detector.components == kSignalSubspace
+                        ? QString(", as many as the signal subspace's dimensions (HySime)")
+                        : QString();
+  feedback_.info(QString("%1 valid of %2 pixels; %3 over %4 of %5 principal component(s)%8 "
                          "(%6 % of the variance), shrinkage %7")
                      .arg(model.validPixels)
                      .arg(result_.totalPixels)
@@ -780,7 +838,8 @@ void PcaRun::chooseDetector() {
                      .arg(model.componentCount())
                      .arg(percentText(model.cumulativePercent(detector.components - 1)))
                      .arg(detector.epsilon > 0 ? QString("ε = %1").arg(detector.epsilon, 0, 'g', 4)
-                                               : QString("none")));
+                                               : QString("none"))
+                     .arg(why));
 }
 
 // The targets' values in the selected bands: each band's column by its name in the table, or

@@ -9,6 +9,7 @@
 #include "pca/PcaKernels.h"
 #include "pca/PcaModel.h"
 #include "pca/SignalSubspace.h"
+#include "unmixing/MaterialCount.h"
 
 #include <cstdint>
 #include <map>
@@ -23,6 +24,9 @@ class JobGroup;
 constexpr int kAllComponents = -1;
 // As many components as the signal subspace has dimensions (HySime, pca/SignalSubspace).
 constexpr int kSignalSubspace = -2;
+// As many components as the scene has materials (unmixing/MaterialCount.h: from HySime's count
+// and a sample of the pixels taken in the moments pass); detection's default.
+constexpr int kSceneMaterials = -3;
 
 // What the job does with the transform (fitted, or savedTransform).
 enum class PcaJobKind {
@@ -36,7 +40,7 @@ enum class PcaJobKind {
 struct PcaOptions : JobOptions {
   PcaJobKind kind = PcaJobKind::Transform;
   // > 0: that many; 0: by minSnr, else variancePercent; kAllComponents: all; kSignalSubspace:
-  // HySime's estimate.
+  // HySime's estimate; kSceneMaterials: the scene's materials.
   int components = 0;
   double variancePercent = 99.0;  // of the variance (PCA) or of the summed SNR (MNF)
   std::optional<double> minSnr;   // MNF: the components whose SNR (eigenvalue - 1) reaches it
@@ -68,6 +72,8 @@ struct PcaResult {
   PcaModel model;
   // The signal subspace's estimates from the fit's moments (fitting runs only).
   std::optional<SignalSubspace> subspace;
+  // The scene's materials, where the components were counted by them.
+  std::optional<MaterialCount> materials;
   RasterInfo input;
   std::vector<int> bands;  // 1-based input band numbers that were used
   int components = 0;      // written to the output (rebuilding: that the output was rebuilt from)
