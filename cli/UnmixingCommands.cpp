@@ -23,8 +23,7 @@ const char* kAbundanceDeviceHelp =
 
 void readEndmemberOptions(const QCommandLineParser& parser, EndmemberOptions& options) {
   readSharedOptions(parser, options);
-  if (!parser.isSet("count")) invalid("count", "--count is required: how many endmembers to find");
-  options.search.count = parser.value("count") == "auto"
+  options.search.count = !parser.isSet("count") || parser.value("count") == "auto"
                              ? kCountFromScene
                              : positiveInt(parser.value("count"), "count");
   if (parser.isSet("method"))
@@ -85,9 +84,11 @@ int runEndmembersCommand(const QStringList& arguments) {
   QCommandLineParser parser;
   parser.addOptions({
       {"count",
-       "Number of endmembers to find, 2 to 32, or 'auto': as many as the signal subspace has "
-       "dimensions (HySime, from the moments VCA and N-FINDR take anyway; ATGP makes one pass "
-       "more). Required.",
+       "Number of endmembers to find, 2 to 32, or 'auto' (the default): as many as the scene "
+       "has materials, from its signal subspace (HySime) and the bend of the reconstruction "
+       "error as the count grows (N-FINDR and FCLS over a sample of the pixels taken in the "
+       "first pass, which VCA and N-FINDR make anyway; ATGP makes one more). The log shows "
+       "both and the curve.",
        "P"},
       {"method",
        "vca (default; Nascimento & Bioucas-Dias 2005), nfindr (Winter 1999, on the first P-1 "
@@ -119,7 +120,7 @@ int runEndmembersCommand(const QStringList& arguments) {
   parseOrExit(parser, arguments,
               {{"INPUT", "Input raster (any GDAL format)."},
                {"OUTPUT", "The endmember table (CSV): id,row,col and the spectrum."}},
-              "usage: hyperstream endmembers INPUT OUTPUT.csv --count P [options]\n\n"
+              "usage: hyperstream endmembers INPUT OUTPUT.csv [--count P|auto] [options]\n\n"
               "Finds P endmembers, the purest pixels of the image, by VCA, N-FINDR or ATGP,\n"
               "each a streamed pass over the image; writes their positions and spectra.\n\n");
   EndmemberOptions options;

@@ -35,7 +35,7 @@ const Command kCommands[] = {
     {"spp", "spp INPUT OUTPUT     spatial preprocessing (SPP) of a raster, file to file",
      runSppCommand},
     {"endmembers",
-     "endmembers INPUT OUTPUT.csv --count P  the purest pixels by VCA, N-FINDR or ATGP",
+     "endmembers INPUT OUTPUT.csv            the purest pixels by VCA, N-FINDR or ATGP",
      runEndmembersCommand},
     {"abundances",
      "abundances INPUT ENDMEMBERS.csv OUTPUT  each pixel's endmember abundances (FCLS, NNLS)",

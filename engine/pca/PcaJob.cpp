@@ -333,7 +333,7 @@ class PcaRun {
   std::unique_ptr<NoiseDifferences> noise_;
   std::unique_ptr<PcaKernels> noiseKernels_;
   Moments noiseMoments_;
-  std::optional<PixelSampler> sampler_;        // countsMaterials(): pass 1 fills it
+  std::optional<PixelSampler> sampler_;       // countsMaterials(): pass 1 fills it
   std::unique_ptr<PendingRaster> ownOutput_;  // one worker, or MPI rank 0
   PendingRaster* output_ = nullptr;           // the output rank 0 commits
 };
@@ -697,8 +697,9 @@ void PcaRun::estimateSubspace(const Moments& moments) {
 // samples merged; every worker takes rank 0's count.
 void PcaRun::countSceneMaterials() {
   if (!result_.subspace)
-    throw Error("COMPONENTS", "no signal subspace estimate to count the scene's materials by "
-                              "(see the warning above): give a number of components");
+    throw Error("COMPONENTS",
+                "no signal subspace estimate to count the scene's materials by "
+                "(see the warning above): give a number of components");
   PixelSample sample = sampler_->sample();
   if (group_.size() > 1) {
     std::vector<double> mine;
@@ -825,10 +826,10 @@ void PcaRun::chooseDetector() {
   projection_ = detector.projection;
   const PcaModel& model = result_.model;
   const QString why = options_.detector.components == kSceneMaterials
-                        ? QString(", as many as the scene's materials")
-                    : options_.detector.components == kSignalSubspace
-                        ? QString(", as many as the signal subspace's dimensions (HySime)")
-                        : QString();
+                          ? QString(", as many as the scene's materials")
+                      : options_.detector.components == kSignalSubspace
+                          ? QString(", as many as the signal subspace's dimensions (HySime)")
+                          : QString();
   feedback_.info(QString("%1 valid of %2 pixels; %3 over %4 of %5 principal component(s)%8 "
                          "(%6 % of the variance), shrinkage %7")
                      .arg(model.validPixels)

@@ -90,6 +90,35 @@ QString endmemberTable(const EndmemberResult& result) {
 
 }  // namespace
 
+QString materialCountSection(const MaterialCount& count, const SignalSubspace& subspace) {
+  QString html = QObject::tr("<h2>How many endmembers</h2><p>%1: %2.</p>")
+                     .arg(count.count)
+                     .arg(QString::fromStdString(count.reason()).toHtmlEscaped());
+  if (count.counts.empty()) return html;
+  const double most = *std::max_element(count.meanRmse.begin(), count.meanRmse.end());
+  svg::Plot plot(
+      QObject::tr("Mean RMSE by endmember count (N-FINDR, then FCLS over %1 sampled "
+                  "pixels)")
+          .arg(count.samplePixels),
+      {QObject::tr("endmembers"), static_cast<double>(count.counts.front()),
+       static_cast<double>(std::max(count.counts.back(), count.count)), svg::Axis::Scale::Integer},
+      {QObject::tr("mean RMSE (the input's units)"), 0, most});
+  const std::vector<double> x(count.counts.begin(), count.counts.end());
+  plot.line(x, count.meanRmse, svg::colour(0), true);
+  plot.marker(count.count, QObject::tr("counted: %1").arg(count.count));
+  html += plot.svg();
+  return html + QObject::tr(
+                    "<p>The curve falls steeply while each new endmember is one of the scene's "
+                    "materials and flattens after; the count is where one more stops paying. "
+                    "The signal subspace (HySime) has %1 dimensions; the virtual dimensionality "
+                    "(Harsanyi-Farrand-Chang) is %2 / %3 / %4 at false-alarm rates 1e-3 / 1e-4 "
+                    "/ 1e-5. Give COUNT (--count) to take another.</p>")
+                    .arg(subspace.dimension)
+                    .arg(subspace.virtualDimensionality[0])
+                    .arg(subspace.virtualDimensionality[1])
+                    .arg(subspace.virtualDimensionality[2]);
+}
+
 QString endmemberSpectraPlot(const std::vector<Endmember>& endmembers,
                              const std::vector<int>& bands, const RasterInfo& input) {
   double yLo = 0, yHi = 0;
@@ -145,6 +174,8 @@ QString endmemberReport(const EndmemberResult& result, const EndmemberOptions& o
   row(QObject::tr("Device"), QString::fromStdString(result.backend));
   row(QObject::tr("Seconds"), svg::number(result.seconds, 3));
   page += "</table>";
+  if (result.search.materials)
+    page += materialCountSection(*result.search.materials, *result.search.subspace);
   page += QObject::tr("<h2>Spectra</h2>") +
           endmemberSpectraPlot(result.table.endmembers, result.bands, result.input);
   if (!image.dataUrl.isEmpty()) {

@@ -165,7 +165,7 @@ MaterialCount countMaterials(const PixelSample& sample, int subspaceDimension, i
   const int dimension = std::clamp(subspaceDimension, 2, std::max(2, cap));
   // An elbow counts at P <= dimension - kAgreement - 1, which needs the curve to P + 1; a few
   // points at least, to be looked at.
-  const int last = std::min(cap, std::max(dimension - kAgreement, 4));
+  int last = std::min(cap, std::max(dimension - kAgreement, 4));
   SampleImage image(sample);
   std::optional<CurvePoint> point;
   for (int p = 2; p <= last; ++p) {
@@ -174,8 +174,10 @@ MaterialCount countMaterials(const PixelSample& sample, int subspaceDimension, i
     result.counts.push_back(p);
     result.meanRmse.push_back(point->meanRmse);
     result.endmembers.push_back(point->pixels);
+    if (result.elbow > 0) continue;
     result.elbow = elbowOf(result.counts, result.meanRmse);
-    if (result.elbow > 0) break;
+    // Past the elbow a few points more, for whoever reads the curve.
+    if (result.elbow > 0) last = std::min(cap, result.elbow + kShownPastElbow);
   }
   if (result.counts.empty() && last >= 2)
     throw Error("INPUT", "the scene's valid pixels span no simplex of two endmembers");

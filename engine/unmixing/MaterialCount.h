@@ -27,6 +27,7 @@ namespace hyperstream {
 constexpr int64_t kMaterialSamplePixels = 20000;  // the curve's sample, at most
 constexpr double kElbowRatio = 0.25;
 constexpr int kAgreement = 2;
+constexpr int kShownPastElbow = 3;  // points of the curve computed past its elbow
 
 struct MaterialCount {
   int count = 0;              // the materials counted (2 or more)
