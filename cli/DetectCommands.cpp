@@ -318,7 +318,7 @@ int runDetectCommand(const QStringList& arguments) {
   if (options.detector.method == DetectMethod::Rx)
     invalid("method", "--method is mf, ace or cem (RX has its own command: hyperstream rx)");
   options.targetTable = readTargets({parser.positionalArguments()[1].toStdString(),
-                                     parser.value("target-wavelengths").toStdString()});
+                                     parser.value("target-wavelengths").toStdString(), ""});
   const QString mode = parser.value("target-mode").toLower();
   if (!mode.isEmpty() && mode != "spectrum" && mode != "absorption")
     invalid("target-mode", "--target-mode is spectrum or absorption");

@@ -119,12 +119,15 @@ void DetectAlgorithm::chooseTargets(const QVariantMap& parameters, QgsProcessing
                  : QObject::tr("TARGETS: give the targets' table, or a spectral library as "
                                "TARGET_LIBRARY"));
   targetsFromLibrary_ = !hasTable;
-  targets_ =
-      hasTable
-          ? LibraryFiles{tablePath(*this, parameters, context, QStringLiteral("TARGETS")), ""}
-          : LibraryFiles{library.toStdString(),
-                         parameterAsFile(parameters, QStringLiteral("TARGET_WAVELENGTHS"), context)
-                             .toStdString()};
+  if (hasTable) {
+    const TableSource table = tableSource(*this, parameters, context, QStringLiteral("TARGETS"));
+    targets_ = LibraryFiles{table.path, "", table.layer};
+  } else {
+    targets_ = LibraryFiles{
+        library.toStdString(),
+        parameterAsFile(parameters, QStringLiteral("TARGET_WAVELENGTHS"), context).toStdString(),
+        ""};
+  }
 }
 
 // `job` with the targets read, the errors about them naming TARGET_LIBRARY where they came from

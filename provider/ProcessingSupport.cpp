@@ -110,24 +110,23 @@ std::optional<std::string> existingFile(const QVariant& value) {
 
 }  // namespace
 
-std::string tablePath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
-                      QgsProcessingContext& context, const QString& name) {
+TableSource tableSource(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
+                        QgsProcessingContext& context, const QString& name) {
   const QVariant value = parameters.value(name);
-  if (std::optional<std::string> file = existingFile(value)) return *file;
+  if (std::optional<std::string> file = existingFile(value)) return {*file, {}};
   QgsVectorLayer* layer = QgsProcessingParameters::parameterAsVectorLayer(
       algorithm.parameterDefinition(name), parameters, context);
   if (!layer)
     throw QgsProcessingException(
         QObject::tr("%1: '%2' is neither a file nor a loaded table").arg(name, value.toString()));
   // OGR's source is the path (and |layername=...), the delimited-text provider's a file:// URI.
-  const QString path = QgsProviderRegistry::instance()
-                           ->decodeUri(layer->providerType(), layer->source())
-                           .value(QStringLiteral("path"))
-                           .toString();
+  const QVariantMap parts =
+      QgsProviderRegistry::instance()->decodeUri(layer->providerType(), layer->source());
+  const QString path = parts.value(QStringLiteral("path")).toString();
   if (path.isEmpty() || !QFileInfo::exists(path))
     throw QgsProcessingException(
         QObject::tr("%1: the layer '%2' is not a file").arg(name, layer->name()));
-  return path.toStdString();
+  return {path.toStdString(), parts.value(QStringLiteral("layerName")).toString().toStdString()};
 }
 
 std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,

@@ -76,9 +76,14 @@ std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMa
 // first bytes).
 bool isRasterFile(const QVariant& value);
 
-// The file behind a vector or table layer parameter (a path is used as it is). Main thread only.
-std::string tablePath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
-                      QgsProcessingContext& context, const QString& name);
+// The file behind a vector or table layer parameter (a path is used as it is), and the layer's
+// name in it (a GeoPackage's; empty for a file of one). Main thread only.
+struct TableSource {
+  std::string path;
+  std::string layer;
+};
+TableSource tableSource(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
+                        QgsProcessingContext& context, const QString& name);
 
 // CREATION_OPTIONS as NAME=VALUE strings ("A=1|B=2" in the parameter).
 std::vector<std::string> creationOptions(const QgsProcessingAlgorithm& algorithm,

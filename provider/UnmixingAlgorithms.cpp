@@ -141,7 +141,10 @@ void AbundancesAlgorithm::addJobOutputs() {
 }
 
 void AbundancesAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
-  options_.endmembers = tablePath(*this, parameters, context, QStringLiteral("ENDMEMBERS"));
+  const TableSource endmembers =
+      tableSource(*this, parameters, context, QStringLiteral("ENDMEMBERS"));
+  options_.endmembers = endmembers.path;
+  options_.layer = endmembers.layer;
   options_.method = kAbundanceMethods[std::clamp(
       parameterAsEnum(parameters, QStringLiteral("METHOD"), context), 0, 2)];
   options_.outputType = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context) == 1

@@ -749,7 +749,7 @@ class QgisTests : public QObject {
     options.input = (dir + "/scene.tif").toStdString();
     options.output = (dir + "/engine.tif").toStdString();
     options.detector.method = hyperstream::DetectMethod::MatchedFilter;
-    options.targetTable = hyperstream::readTargetTable((dir + "/em.csv").toStdString());
+    options.targetTable = hyperstream::readTargets({(dir + "/em.csv").toStdString(), "", ""});
     TestFeedback engineFeedback;
     hyperstream::runPca(options, engineFeedback);
     QCOMPARE(testing::samplesOf(dir + "/mf.tif"), testing::samplesOf(dir + "/engine.tif"));

@@ -2,7 +2,6 @@
 
 #include "core/BlasThreads.h"
 #include "core/Error.h"
-#include "unmixing/EndmemberTable.h"
 
 #include <QString>
 
@@ -170,53 +169,6 @@ DetectMethod parseDetectMethod(const std::string& name) {
        {DetectMethod::Rx, DetectMethod::MatchedFilter, DetectMethod::Ace, DetectMethod::Cem})
     if (detectMethodName(method) == name) return method;
   throw Error("METHOD", "the method is mf, ace or cem (or rx), not '" + name + "'");
-}
-
-DetectTargets readTargetTable(const std::string& path, const std::string& parameter) {
-  const EndmemberTable table = readEndmembersCsv(path, parameter);
-  DetectTargets targets;
-  targets.columns = table.bandNames;
-  for (const Endmember& endmember : table.endmembers)
-    targets.targets.push_back({endmember.id, endmember.spectrum});
-  return targets;
-}
-
-std::vector<Target> targetsOnBands(const DetectTargets& table,
-                                   const std::vector<std::string>& bandNames,
-                                   const std::string& parameter) {
-  std::vector<int> columns;
-  for (const std::string& name : bandNames) {
-    const auto found = std::find(table.columns.begin(), table.columns.end(), name);
-    if (found != table.columns.end())
-      columns.push_back(static_cast<int>(found - table.columns.begin()));
-  }
-  if (columns.empty() && (table.columns.empty() || table.columns.size() == bandNames.size())) {
-    columns.resize(bandNames.size());
-    std::iota(columns.begin(), columns.end(), 0);
-  }
-  if (columns.size() != bandNames.size() && !table.targets.empty())
-    throw Error(parameter,
-                QString("the table's columns name %1 of the %2 selected bands (band columns are "
-                        "named as the endmembers' table names them, e.g. '%3'): give a table "
-                        "with a column per selected band")
-                    .arg(columns.size())
-                    .arg(bandNames.size())
-                    .arg(QString::fromStdString(bandNames.front()))
-                    .toStdString());
-  const size_t width = table.columns.empty() ? bandNames.size() : table.columns.size();
-  std::vector<Target> targets;
-  for (const Target& target : table.targets) {
-    if (target.spectrum.size() != width)
-      throw Error(parameter, QString("'%1' has %2 values, but the table has %3 columns")
-                                 .arg(QString::fromStdString(target.name))
-                                 .arg(target.spectrum.size())
-                                 .arg(width)
-                                 .toStdString());
-    Target selected{target.name, {}};
-    for (const int column : columns) selected.spectrum.push_back(target.spectrum[column]);
-    targets.push_back(std::move(selected));
-  }
-  return targets;
 }
 
 Detector fitDetector(const PcaModel& model, const DetectorOptions& options) {

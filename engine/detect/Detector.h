@@ -29,8 +29,8 @@ struct Target {
   std::vector<double> spectrum;  // per selected band, in the image's units
 };
 
-// Targets as a table gives them: a value per column, each column named as bandColumnNames names
-// the image's bands (no names: one column per selected band, in order).
+// Targets as a table gives them (detect/SpectralLibrary.h): a value per column, each column
+// matched to a band by its name, or on wavelengths to be resampled.
 struct DetectTargets {
   std::vector<std::string> columns;
   std::vector<Target> targets;
@@ -38,15 +38,6 @@ struct DetectTargets {
   // nm per value: they are resampled to the image's bands (targetsForImage) and `columns` is empty.
   std::vector<double> wavelengths;
 };
-// The endmembers' CSV (unmixing/EndmemberTable.h) as targets; throws Error(parameter).
-DetectTargets readTargetTable(const std::string& path, const std::string& parameter = "TARGETS");
-// The table's targets on the selected bands named `bandNames` (bandColumnNames): columns matched
-// by name, or in order where the table names none of them and has a column per band; throws
-// Error(parameter) when the columns do not give every band a value.
-std::vector<Target> targetsOnBands(const DetectTargets& table,
-                                   const std::vector<std::string>& bandNames,
-                                   const std::string& parameter);
-
 struct DetectorOptions {
   DetectMethod method = DetectMethod::Rx;
   std::vector<Target> targets;  // none for RX

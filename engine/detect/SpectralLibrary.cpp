@@ -5,16 +5,19 @@
 #include "unmixing/EndmemberTable.h"
 
 #include <gdal_priv.h>
+#include <ogrsf_frmts.h>
 
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QString>
 #include <QStringList>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 namespace hyperstream {
 
@@ -361,6 +364,237 @@ void checkAscending(const std::vector<double>& wavelengths, const std::string& p
                                  std::to_string(c + 1) + ")");
 }
 
+// --- Tables: CSV files and the endmembers' point layers ---------------------------------------
+
+// "wavelength_nm", "Wavelength (um)", "lambda", "nm": a column of wavelengths, and its units
+// ("" when it names none: then values below 100 are micrometres).
+bool isWavelengthColumn(const QString& name, std::string& units) {
+  const QString n = name.trimmed().toLower();
+  const bool micro = n.contains(QStringLiteral("um")) || n.contains(QString("µm")) ||
+                     n.contains(QStringLiteral("micro"));
+  const bool nano = n.contains(QStringLiteral("nm")) || n.contains(QStringLiteral("nano"));
+  units = micro ? "um" : nano ? "nm" : "";
+  return n.startsWith(QStringLiteral("wave")) || n.startsWith(QStringLiteral("lambda")) ||
+         n == QLatin1String("wl") || n == QLatin1String("nm") || n == QLatin1String("um") ||
+         n == QString("µm") || n == QLatin1String("micrometers") ||
+         n == QLatin1String("nanometers");
+}
+
+// A table with a wavelength column, then one column per spectrum (its name in the header), a
+// row per wavelength (as libraries are laid out, and as `hyperstream synth --truth` writes its
+// endmembers); an empty or NaN field is no value there.
+SpectralLibrary readColumnLayout(const QStringList& lines, const std::string& path,
+                                 const std::string& units) {
+  const QStringList header = lines[0].split(',');
+  if (header.size() < 2)
+    throw Error("LIBRARY", path + ": a wavelength column, then one column per spectrum");
+  SpectralLibrary library;
+  library.format = "CSV of spectra by column";
+  for (int c = 1; c < header.size(); ++c) {
+    const QString name = header[c].trimmed().remove('"');
+    library.spectra.push_back({name.isEmpty() ? std::to_string(c) : name.toStdString(), {}});
+  }
+  std::vector<std::pair<double, std::vector<double>>> rows;
+  for (int l = 1; l < lines.size(); ++l) {
+    const QStringList fields = lines[l].split(',');
+    const std::string where = path + " line " + std::to_string(l + 1);
+    if (fields.size() != header.size())
+      throw Error("LIBRARY", where + " has " + std::to_string(fields.size()) +
+                                 " fields, the header " + std::to_string(header.size()));
+    bool ok = false;
+    const double wavelength = fields[0].trimmed().toDouble(&ok);
+    if (!ok || !(wavelength > 0) || !std::isfinite(wavelength))
+      throw Error("LIBRARY", where + ": '" + fields[0].trimmed().left(40).toStdString() +
+                                 "' is not a wavelength (a positive number)");
+    std::vector<double> values;
+    for (int c = 1; c < fields.size(); ++c) {
+      const QString field = fields[c].trimmed();
+      const double value = field.isEmpty() ? std::nan("") : field.toDouble(&ok);
+      if (!field.isEmpty() && (!ok || std::isinf(value)))
+        throw Error("LIBRARY", where + ": '" + field.left(40).toStdString() +
+                                   "' is not a number (leave a field empty where a spectrum "
+                                   "has no value)");
+      values.push_back(value < kDeletedBelow ? std::nan("") : value);
+    }
+    rows.emplace_back(toNanometres(wavelength, units), std::move(values));
+    if (static_cast<int>(rows.size()) > kMostChannels)
+      throw Error("LIBRARY", path + " has more than " + std::to_string(kMostChannels) + " rows");
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [wavelength, values] : rows) {
+    library.wavelengths.push_back(wavelength);
+    for (size_t s = 0; s < values.size(); ++s) library.spectra[s].spectrum.push_back(values[s]);
+  }
+  return library;
+}
+
+// A CSV: the endmembers' table (a row per spectrum, a column per band), or a column per spectrum
+// with a wavelength column first.
+SpectralLibrary readCsv(const std::string& path) {
+  const QByteArray content = readSmallFile(text(path), "LIBRARY");
+  const QStringList lines = QString::fromUtf8(content).remove('\r').split('\n', Qt::SkipEmptyParts);
+  std::string units;
+  if (!lines.isEmpty() && isWavelengthColumn(lines[0].section(',', 0, 0).remove('"'), units))
+    return readColumnLayout(lines, path, units);
+  const EndmemberTable table = parseEndmembersCsv(content, path, "LIBRARY");
+  SpectralLibrary library;
+  library.format = "CSV";
+  library.columns = table.bandNames;
+  for (const Endmember& e : table.endmembers) library.spectra.push_back({e.id, e.spectrum});
+  return library;
+}
+
+// The points `hyperstream endmembers` writes (GeoPackage, GeoJSON, shapefile): each feature's id
+// and its numeric fields but row and col, named as the table's band columns.
+SpectralLibrary readPointLayer(const LibraryFiles& files) {
+  QuietGdalErrors quiet;
+  DatasetPtr dataset(GDALDataset::FromHandle(GDALOpenEx(
+      files.library.c_str(), GDAL_OF_VECTOR | GDAL_OF_READONLY, nullptr, nullptr, nullptr)));
+  if (!dataset)
+    throw Error("LIBRARY", "cannot open " + files.library +
+                               " as a vector layer: " + std::string(CPLGetLastErrorMsg()));
+  OGRLayer* layer =
+      files.layer.empty() ? dataset->GetLayer(0) : dataset->GetLayerByName(files.layer.c_str());
+  if (!layer)
+    throw Error("LIBRARY", files.library + " has no layer" +
+                               (files.layer.empty() ? std::string() : " '" + files.layer + "'"));
+  OGRFeatureDefn* definition = layer->GetLayerDefn();
+  SpectralLibrary library;
+  library.format = "point layer";
+  std::vector<int> valueFields;
+  int idField = -1;
+  for (int f = 0; f < definition->GetFieldCount(); ++f) {
+    const OGRFieldDefn* field = definition->GetFieldDefn(f);
+    const QString name = QString::fromUtf8(field->GetNameRef());
+    const OGRFieldType type = field->GetType();
+    if (name.compare(QStringLiteral("id"), Qt::CaseInsensitive) == 0 ||
+        name.compare(QStringLiteral("name"), Qt::CaseInsensitive) == 0) {
+      idField = f;
+    } else if ((type == OFTReal || type == OFTInteger || type == OFTInteger64) &&
+               name.compare(QStringLiteral("row"), Qt::CaseInsensitive) != 0 &&
+               name.compare(QStringLiteral("col"), Qt::CaseInsensitive) != 0 &&
+               name.compare(QStringLiteral("fid"), Qt::CaseInsensitive) != 0) {
+      valueFields.push_back(f);
+      library.columns.push_back(name.toStdString());
+    }
+  }
+  if (valueFields.empty())
+    throw Error("LIBRARY", files.library +
+                               ": the layer has no numeric fields to read spectra "
+                               "from (a field per band, as the endmembers' points)");
+  layer->ResetReading();
+  for (OGRFeature* raw = layer->GetNextFeature(); raw; raw = layer->GetNextFeature()) {
+    const std::unique_ptr<OGRFeature, void (*)(OGRFeature*)> feature(raw,
+                                                                     OGRFeature::DestroyFeature);
+    Target spectrum;
+    spectrum.name = idField >= 0 && feature->IsFieldSetAndNotNull(idField)
+                        ? feature->GetFieldAsString(idField)
+                        : std::to_string(feature->GetFID());
+    for (size_t v = 0; v < valueFields.size(); ++v) {
+      if (!feature->IsFieldSetAndNotNull(valueFields[v]))
+        throw Error("LIBRARY", files.library + ": '" + spectrum.name + "' has no value in '" +
+                                   library.columns[v] + "'");
+      spectrum.spectrum.push_back(feature->GetFieldAsDouble(valueFields[v]));
+    }
+    library.spectra.push_back(std::move(spectrum));
+    if (static_cast<int64_t>(library.spectra.size()) * static_cast<int64_t>(valueFields.size()) >
+        kMostValues)
+      throw Error("LIBRARY",
+                  files.library + " holds more than " + std::to_string(kMostValues) + " values");
+  }
+  return library;
+}
+
+bool isVectorFile(const QString& suffix) {
+  return suffix == QLatin1String("gpkg") || suffix == QLatin1String("geojson") ||
+         suffix == QLatin1String("json") || suffix == QLatin1String("shp");
+}
+
+// --- Columns matched to bands -------------------------------------------------------------------
+
+// A column named "band N" (any case, with or without the space): N; else 0.
+int bandNumberNamed(const std::string& column) {
+  static const QRegularExpression pattern(QStringLiteral("^band\\s*(\\d{1,6})$"),
+                                          QRegularExpression::CaseInsensitiveOption);
+  const QRegularExpressionMatch match = pattern.match(text(column).trimmed());
+  return match.hasMatch() ? match.captured(1).toInt() : 0;
+}
+
+// A column named by a wavelength ("2212.5 nm", "2.2125 um", "2212.5"): it in nm; else NaN.
+double wavelengthNamed(const std::string& column) {
+  static const QRegularExpression pattern(
+      QStringLiteral("^([0-9]+(?:\\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\\s*([a-zA-Zµ]*)$"));
+  const QRegularExpressionMatch match = pattern.match(text(column).trimmed());
+  if (!match.hasMatch()) return std::nan("");
+  const QString unit = match.captured(2).toLower();
+  if (!unit.isEmpty() && unit != "nm" && unit != "um" && unit != QString("µm") &&
+      !unit.startsWith("nano") && !unit.startsWith("micro"))
+    return std::nan("");
+  return toNanometres(match.captured(1).toDouble(), unit.toStdString());
+}
+
+// The column that gives band `band` (1-based) named `name`: a column of that name, else one named
+// "band N" with its number, else one named by its wavelength (within 0.1 %); -1 for none.
+int columnOfBand(const std::vector<std::string>& columns, const std::string& name, int band,
+                 double wavelength) {
+  const auto exact = std::find(columns.begin(), columns.end(), name);
+  if (exact != columns.end()) return static_cast<int>(exact - columns.begin());
+  for (size_t c = 0; c < columns.size(); ++c)
+    if (bandNumberNamed(columns[c]) == band) return static_cast<int>(c);
+  if (!(wavelength > 0)) return -1;
+  for (size_t c = 0; c < columns.size(); ++c)
+    if (std::abs(wavelengthNamed(columns[c]) - wavelength) <= 1e-3 * wavelength)
+      return static_cast<int>(c);
+  return -1;
+}
+
+// The spectra of a table on the selected bands: each band's column (columnOfBand); where the
+// columns give none of the bands, the columns in order when there is one per selected band.
+std::vector<Target> columnsOnBands(const SpectralLibrary& table, const RasterInfo& info,
+                                   const std::vector<int>& bands, const std::string& parameter) {
+  const std::vector<std::string> names = bandColumnNames(info, bands);
+  std::vector<int> columns;
+  QStringList missing;
+  for (size_t i = 0; i < bands.size(); ++i) {
+    const int column =
+        columnOfBand(table.columns, names[i], bands[i], info.wavelengths[bands[i] - 1]);
+    columns.push_back(column);
+    if (column < 0 && missing.size() < 3)
+      missing << QString("band %1 ('%2')").arg(bands[i]).arg(text(names[i]));
+  }
+  const auto found = std::count_if(columns.begin(), columns.end(), [](int c) { return c >= 0; });
+  if (found == 0 && table.columns.size() == bands.size())
+    for (size_t i = 0; i < bands.size(); ++i) columns[i] = static_cast<int>(i);
+  else if (found < static_cast<int64_t>(bands.size()))
+    throw Error(parameter,
+                QString("the table's %1 columns give %2 of the %3 selected bands (none for %4%5; "
+                        "a band's column is named as the endmembers' table names it, '%6', or "
+                        "'band %7', or by its wavelength): select the bands it gives (BANDS) or "
+                        "give a column for each")
+                    .arg(table.columns.size())
+                    .arg(found)
+                    .arg(bands.size())
+                    .arg(missing.join(", "))
+                    .arg(static_cast<int64_t>(bands.size()) - found > missing.size() ? ", ..." : "")
+                    .arg(text(names.front()))
+                    .arg(bands.front())
+                    .toStdString());
+  std::vector<Target> selected;
+  for (const Target& spectrum : table.spectra) {
+    if (spectrum.spectrum.size() != table.columns.size())
+      throw Error(parameter, QString("'%1' has %2 values, but the table has %3 columns")
+                                 .arg(text(spectrum.name))
+                                 .arg(spectrum.spectrum.size())
+                                 .arg(table.columns.size())
+                                 .toStdString());
+    Target onBands{spectrum.name, {}};
+    for (const int column : columns) onBands.spectrum.push_back(spectrum.spectrum[column]);
+    selected.push_back(std::move(onBands));
+  }
+  return selected;
+}
+
 }  // namespace
 
 SpectralLibrary readSpectralLibrary(const LibraryFiles& files) {
@@ -369,10 +603,9 @@ SpectralLibrary readSpectralLibrary(const LibraryFiles& files) {
   const QString suffix = info.suffix().toLower();
   SpectralLibrary library;
   if (suffix == QLatin1String("csv")) {
-    const DetectTargets table = readTargetTable(files.library, "LIBRARY");
-    library.format = "CSV";
-    library.columns = table.columns;
-    library.spectra = table.targets;
+    library = readCsv(files.library);
+  } else if (isVectorFile(suffix)) {
+    library = readPointLayer(files);
   } else if (suffix == QLatin1String("sli") || suffix == QLatin1String("hdr")) {
     library = readEnvi(files.library);
   } else {
@@ -434,9 +667,7 @@ std::vector<ChannelWeight> bandResponse(const std::vector<double>& wavelengths,
 
 std::vector<Target> libraryOnBands(const SpectralLibrary& library, const RasterInfo& info,
                                    const std::vector<int>& bands, const std::string& parameter) {
-  if (library.format == "CSV")
-    return targetsOnBands(DetectTargets{library.columns, library.spectra, {}},
-                          bandColumnNames(info, bands), parameter);
+  if (!library.columns.empty()) return columnsOnBands(library, info, bands, parameter);
   if (library.wavelengths.empty()) {  // an ENVI library without wavelengths: band by band
     for (const Target& spectrum : library.spectra)
       if (spectrum.spectrum.size() != bands.size())
@@ -483,13 +714,20 @@ DetectTargets readTargets(const LibraryFiles& files) {
 
 std::vector<Target> targetsForImage(const DetectTargets& table, const RasterInfo& info,
                                     const std::vector<int>& bands) {
-  if (table.wavelengths.empty())
-    return targetsOnBands(table, bandColumnNames(info, bands), "TARGETS");
   SpectralLibrary library;
   library.format = "targets";
   library.spectra = table.targets;
   library.wavelengths = table.wavelengths;
+  library.columns = table.columns;
   return libraryOnBands(library, info, bands, "TARGETS");
+}
+
+SpectralLibrary readEndmemberSpectra(const LibraryFiles& files) {
+  try {
+    return readSpectralLibrary(files);
+  } catch (const Error& error) {  // the library's errors, named as the abundances' parameter
+    throw Error("ENDMEMBERS", error.what());
+  }
 }
 
 }  // namespace hyperstream

@@ -1,7 +1,13 @@
 #pragma once
-// Reference spectra for the spectral angle mapper, as analysts have them:
-//  - the endmembers' CSV (unmixing/EndmemberTable.h): a value per selected band, matched to the
-//    image's bands by name as detect's targets are;
+// Tables of spectra, one rule wherever they are taken (SAM's LIBRARY, detection's TARGETS, the
+// abundances' ENDMEMBERS), as analysts have them:
+//  - the endmembers' CSV (unmixing/EndmemberTable.h), with or without pixel positions, or its
+//    point layer: a value per band column, each selected band's column found by the band's name
+//    (its description, else its wavelength, else "band N"), else a "band N" column of its
+//    number, else a column named by its wavelength; where the columns name no band, the columns
+//    in order when there is one per selected band; a table that gives only some of the selected
+//    bands is refused naming the parameter and the bands it lacks;
+//  - a CSV of spectra by column: a wavelength column, then one column per spectrum;
 //  - an ENVI spectral library (.sli with its .hdr: "spectra names", "wavelength", "fwhm");
 //  - USGS splib07 ASCII spectra (a title line, then a value per line, -1.23e34 where a channel
 //    was deleted): one file, or a folder of them, with the spectrometer's wavelength file given
@@ -23,8 +29,11 @@
 namespace hyperstream {
 
 struct LibraryFiles {
-  std::string library;      // .csv, .sli (or its .hdr), a USGS .txt or a folder of them
+  // .csv, .sli (or its .hdr), a USGS .txt or a folder of them, or the endmembers' point layer
+  // (.gpkg, .geojson, .shp)
+  std::string library;
   std::string wavelengths;  // USGS: the wavelength file of the library's spectrometer
+  std::string layer;        // a point layer's name in its file; empty: the first
 };
 
 struct SpectralLibrary {
@@ -45,11 +54,14 @@ std::vector<Target> libraryOnBands(const SpectralLibrary& library, const RasterI
                                    const std::vector<int>& bands,
                                    const std::string& parameter = "LIBRARY");
 
+// The abundances' endmembers from any of the library formats; errors name ENDMEMBERS.
+SpectralLibrary readEndmemberSpectra(const LibraryFiles& files);
+
 // Detection's targets from any of the library formats: the endmembers' CSV as it is, the others
 // as spectra on wavelengths; errors name TARGETS and TARGET_WAVELENGTHS.
 DetectTargets readTargets(const LibraryFiles& files);
-// The targets on the image's selected bands: by column name (targetsOnBands), or resampled from
-// their wavelengths; throws Error("TARGETS").
+// The targets on the image's selected bands, as libraryOnBands takes them; throws
+// Error("TARGETS").
 std::vector<Target> targetsForImage(const DetectTargets& table, const RasterInfo& info,
                                     const std::vector<int>& bands);
 

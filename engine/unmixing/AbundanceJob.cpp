@@ -3,6 +3,7 @@
 #include "core/AddressSpace.h"
 #include "core/BlasThreads.h"
 #include "core/Error.h"
+#include "detect/SpectralLibrary.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "run/DeviceSelection.h"
@@ -122,7 +123,16 @@ void AbundanceRun::openInput() {
 }
 
 void AbundanceRun::readEndmembers() {
-  result_.endmembers = readEndmembersCsv(options_.endmembers, "ENDMEMBERS");
+  // Any table of spectra, its columns matched to the selected bands as every algorithm does.
+  const SpectralLibrary library = readEndmemberSpectra({options_.endmembers, "", options_.layer});
+  result_.endmembers.bandNames = bandColumnNames(result_.input, result_.bands);
+  for (Target& spectrum : libraryOnBands(library, result_.input, result_.bands, "ENDMEMBERS")) {
+    Endmember e;
+    e.id = spectrum.name;
+    e.row = e.col = -1;
+    e.spectrum = std::move(spectrum.spectrum);
+    result_.endmembers.endmembers.push_back(std::move(e));
+  }
   model_ =
       unmixingModel(result_.endmembers, bandCount(), options_.method, &result_.conditionNumber);
   model_.type = options_.outputType;

@@ -22,7 +22,10 @@ AbundanceMethod parseAbundanceMethod(const std::string& name);  // throws Error(
 
 // outputType: Float32 or Float64 (abundances and RMSE).
 struct AbundanceOptions : JobOptions {
-  std::string endmembers;  // the CSV
+  // Any table of spectra (detect/SpectralLibrary.h): the endmembers' CSV or point layer, a CSV of
+  // spectra by column, an ENVI spectral library.
+  std::string endmembers;
+  std::string layer;  // a point layer's name in `endmembers`; empty: the first
   AbundanceMethod method = AbundanceMethod::Fcls;
   std::string rmseOutput;  // optional single-band raster
   std::string htmlReport;  // optional

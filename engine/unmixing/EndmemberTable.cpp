@@ -57,12 +57,16 @@ double number(const QString& text, const std::string& where, const std::string& 
   return value;
 }
 
-// A row or column: a whole number from 0 on (GDAL's rasters have fewer than 2^31).
-int64_t pixelIndex(const QString& text, const std::string& where, const std::string& parameter) {
+// A row or column: a whole number from 0 on (GDAL's rasters have fewer than 2^31), or -1 (or
+// empty) for a spectrum that is no pixel of the image.
+int64_t pixelPosition(const QString& text, const std::string& where, const std::string& parameter) {
+  if (text.trimmed().isEmpty()) return -1;
   const double value = number(text, where, parameter);
+  if (value == -1) return -1;
   if (value < 0 || value >= 2147483648.0 || value != std::floor(value))
-    throw Error(parameter, where + ": '" + text.toStdString() +
-                               "' is not a row or column number (a whole number from 0)");
+    throw Error(parameter,
+                where + ": '" + text.toStdString() +
+                    "' is not a row or column number (a whole number from 0, or -1 for none)");
   return static_cast<int64_t>(value);
 }
 
@@ -106,13 +110,20 @@ EndmemberTable parseEndmembersCsv(const QByteArray& text, const std::string& pat
                                   const std::string& parameter) {
   const QStringList lines = QString::fromUtf8(text).remove('\r').split('\n', Qt::SkipEmptyParts);
   const QStringList header = lines.isEmpty() ? QStringList() : splitLine(lines[0].trimmed());
-  if (header.size() < 4 || header[0] != "id" || header[1] != "row" || header[2] != "col")
+  const QString first = header.isEmpty() ? QString() : header[0].trimmed().toLower();
+  const bool positions = header.size() >= 3 && header[1].trimmed().toLower() == "row" &&
+                         header[2].trimmed().toLower() == "col";
+  const int firstBand = positions ? 3 : 1;
+  if ((first != "id" && first != "name") || header.size() <= firstBand)
     throw Error(parameter,
                 "'" + path +
-                    "' is not an endmember table: its first line must be "
-                    "'id,row,col,' and the band names (as `hyperstream endmembers` writes)");
+                    "' is not a table of spectra: its first line must be 'id,row,col,' then the "
+                    "band names (as `hyperstream endmembers` writes; row and col may be left "
+                    "out, or empty where a spectrum is no pixel of the image), or a wavelength "
+                    "column then one column per spectrum ('wavelength_nm,soil,water,...')");
   EndmemberTable table;
-  for (int c = 3; c < header.size(); ++c) table.bandNames.push_back(header[c].toStdString());
+  for (int c = firstBand; c < header.size(); ++c)
+    table.bandNames.push_back(header[c].trimmed().toStdString());
   for (int l = 1; l < lines.size(); ++l) {
     const QStringList fields = splitLine(lines[l].trimmed());
     const std::string where = "'" + path + "' line " + std::to_string(l + 1);
@@ -121,9 +132,9 @@ EndmemberTable parseEndmembersCsv(const QByteArray& text, const std::string& pat
                                  "header " + std::to_string(header.size()));
     Endmember e;
     e.id = fields[0].toStdString();
-    e.row = pixelIndex(fields[1], where + " (row)", parameter);
-    e.col = pixelIndex(fields[2], where + " (col)", parameter);
-    for (int c = 3; c < fields.size(); ++c)
+    e.row = positions ? pixelPosition(fields[1], where + " (row)", parameter) : -1;
+    e.col = positions ? pixelPosition(fields[2], where + " (col)", parameter) : -1;
+    for (int c = firstBand; c < fields.size(); ++c)
       e.spectrum.push_back(number(fields[c], where, parameter));
     table.endmembers.push_back(std::move(e));
   }

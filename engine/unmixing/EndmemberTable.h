@@ -16,7 +16,7 @@ namespace hyperstream {
 
 struct Endmember {
   std::string id;
-  int64_t row = 0, col = 0;
+  int64_t row = 0, col = 0;      // -1: the spectrum is no pixel of the image (a table read)
   std::vector<double> spectrum;  // per selected band
   int pixelsAveraged = 1;
 };
@@ -30,7 +30,9 @@ struct EndmemberTable {
 std::vector<std::string> bandColumnNames(const RasterInfo& info, const std::vector<int>& bands);
 
 QByteArray endmembersCsv(const EndmemberTable& table);
-// Throws Error(parameter) naming the line that is not what endmembersCsv writes.
+// Reads what endmembersCsv writes, and the same without the row and col columns (or with them
+// empty or -1), the first column named id or name; throws Error(parameter) naming the line that
+// is not.
 EndmemberTable readEndmembersCsv(const std::string& path, const std::string& parameter);
 // The same from the file's contents (`path` only names it in errors).
 EndmemberTable parseEndmembersCsv(const QByteArray& text, const std::string& path,
