@@ -34,7 +34,8 @@ void DetectAlgorithm::addJobParameters() {
     // those come as TARGET_LIBRARY. One of the two (both optional, so that either may be left
     // empty; models saved with TARGETS alone stay valid).
     addDocumented(new QgsProcessingParameterVectorLayer(
-        QStringLiteral("TARGETS"), QObject::tr("Targets (table of hyperstream:endmembers)"),
+        QStringLiteral("TARGETS"),
+        QObject::tr("Targets (a table of spectra, e.g. the endmembers' table or points)"),
         {static_cast<int>(compat::kVectorOrTable)}, QVariant(), true));
     addDocumented(new QgsProcessingParameterFile(
         QStringLiteral("TARGET_LIBRARY"),
@@ -108,26 +109,11 @@ void DetectAlgorithm::addJobOutputs() {
 // The targets: TARGETS' table, or TARGET_LIBRARY's spectra (with TARGET_WAVELENGTHS for USGS
 // ones); one of the two.
 void DetectAlgorithm::chooseTargets(const QVariantMap& parameters, QgsProcessingContext& context) {
-  const QVariant table = parameters.value(QStringLiteral("TARGETS"));
-  const bool hasTable =
-      table.isValid() && !table.isNull() &&
-      !(table.userType() == QMetaType::QString && table.toString().trimmed().isEmpty());
-  const QString library = parameterAsFile(parameters, QStringLiteral("TARGET_LIBRARY"), context);
-  if (hasTable == !library.isEmpty())
-    throw QgsProcessingException(
-        hasTable ? QObject::tr("TARGETS: give the targets' table or TARGET_LIBRARY, not both")
-                 : QObject::tr("TARGETS: give the targets' table, or a spectral library as "
-                               "TARGET_LIBRARY"));
-  targetsFromLibrary_ = !hasTable;
-  if (hasTable) {
-    const TableSource table = tableSource(*this, parameters, context, QStringLiteral("TARGETS"));
-    targets_ = LibraryFiles{table.path, "", table.layer};
-  } else {
-    targets_ = LibraryFiles{
-        library.toStdString(),
-        parameterAsFile(parameters, QStringLiteral("TARGET_WAVELENGTHS"), context).toStdString(),
-        ""};
-  }
+  const SpectraSource source =
+      spectraSource(*this, parameters, context, QStringLiteral("TARGETS"),
+                    QStringLiteral("TARGET_LIBRARY"), QStringLiteral("TARGET_WAVELENGTHS"));
+  targets_ = source.files;
+  targetsFromLibrary_ = source.fromFile;
 }
 
 // `job` with the targets read, the errors about them naming TARGET_LIBRARY where they came from
@@ -204,11 +190,18 @@ EngineAlgorithm::RunReport DetectAlgorithm::runJob(OutputFiles& files,
 }
 
 void SamAlgorithm::addJobParameters() {
+  // A layer parameter, so that the table (or the points) hyperstream:endmembers loaded can be
+  // picked from the layer list, and a file one for libraries, which the layer dialog does not
+  // offer; one of the two (both optional, so that models saved with LIBRARY alone stay valid).
+  addDocumented(new QgsProcessingParameterVectorLayer(
+      QStringLiteral("LIBRARY_TABLE"),
+      QObject::tr("Spectra from a loaded table (e.g. the endmembers' table or points)"),
+      {static_cast<int>(compat::kVectorOrTable)}, QVariant(), true));
   addDocumented(new QgsProcessingParameterFile(
-      QStringLiteral("LIBRARY"), QObject::tr("Spectral library"), compat::kFile, QString(),
-      QVariant(), false,
-      QObject::tr("Spectral libraries (*.csv *.sli *.hdr *.txt *.CSV *.SLI *.HDR *.TXT);;All "
-                  "files (*)")));
+      QStringLiteral("LIBRARY"), QObject::tr("Or a spectral library file"), compat::kFile,
+      QString(), QVariant(), true,
+      QObject::tr("Spectral libraries (*.csv *.sli *.hdr *.txt *.gpkg *.CSV *.SLI *.HDR *.TXT);;"
+                  "All files (*)")));
   addDocumented(new QgsProcessingParameterBoolean(
       QStringLiteral("WHOLE_FOLDER"),
       QObject::tr("USGS spectra: every spectrum in the library file's folder"), false, true));
@@ -245,12 +238,14 @@ void SamAlgorithm::addJobOutputs() {
 }
 
 void SamAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
-  const QString library = parameterAsFile(parameters, QStringLiteral("LIBRARY"), context);
-  options_.library.library = parameterAsBoolean(parameters, QStringLiteral("WHOLE_FOLDER"), context)
-                                 ? QFileInfo(library).absolutePath().toStdString()
-                                 : library.toStdString();
-  options_.library.wavelengths =
-      parameterAsFile(parameters, QStringLiteral("LIBRARY_WAVELENGTHS"), context).toStdString();
+  const SpectraSource source =
+      spectraSource(*this, parameters, context, QStringLiteral("LIBRARY_TABLE"),
+                    QStringLiteral("LIBRARY"), QStringLiteral("LIBRARY_WAVELENGTHS"));
+  options_.library = source.files;
+  libraryFromFile_ = source.fromFile;
+  if (source.fromFile && parameterAsBoolean(parameters, QStringLiteral("WHOLE_FOLDER"), context))
+    options_.library.library =
+        QFileInfo(QString::fromStdString(source.files.library)).absolutePath().toStdString();
   const double maxAngle = parameterAsDouble(parameters, QStringLiteral("MAX_ANGLE"), context);
   options_.maxAngle = maxAngle > 0 ? maxAngle : kAnyAngle;
   options_.outputType = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context) == 1
@@ -265,8 +260,14 @@ EngineAlgorithm::RunReport SamAlgorithm::runJob(OutputFiles& files,
   options_.anglesOutput = files.layer(QStringLiteral("OUTPUT_ANGLES"), OutputStyle::AsQgisDoes);
   options_.countsCsv = files.table(QStringLiteral("OUTPUT_COUNTS"));
   options_.htmlReport = files.file(QStringLiteral("OUTPUT_HTML_FILE"));
-  const SamResult result =
-      runEngineJob(feedback, [&](Feedback& engine) { return runSpectralAngles(options_, engine); });
+  const SamResult result = runEngineJob(feedback, [&](Feedback& engine) {
+    try {
+      return runSpectralAngles(options_, engine);
+    } catch (const Error& error) {  // the engine names LIBRARY, whichever parameter gave it
+      if (libraryFromFile_ || error.parameter() != "LIBRARY") throw;
+      throw Error("LIBRARY_TABLE", error.what());
+    }
+  });
   for (const Target& spectrum : result.library)
     classNames_->append(QString::fromStdString(spectrum.name));
   return {result.validPixels,

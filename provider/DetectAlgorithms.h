@@ -55,6 +55,7 @@ class SamAlgorithm : public JobAlgorithm<SamAlgorithm, SamOptions> {
  private:
   // The library's names, filled by the run, for the class map's legend.
   std::shared_ptr<QStringList> classNames_ = std::make_shared<QStringList>();
+  bool libraryFromFile_ = true;  // LIBRARY rather than LIBRARY_TABLE
 };
 
 }  // namespace hyperstream

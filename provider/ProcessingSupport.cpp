@@ -129,6 +129,30 @@ TableSource tableSource(const QgsProcessingAlgorithm& algorithm, const QVariantM
   return {path.toStdString(), parts.value(QStringLiteral("layerName")).toString().toStdString()};
 }
 
+SpectraSource spectraSource(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
+                            QgsProcessingContext& context, const QString& table,
+                            const QString& file, const QString& wavelengths) {
+  const QVariant layer = parameters.value(table);
+  const bool hasTable =
+      layer.isValid() && !layer.isNull() &&
+      !(layer.userType() == QMetaType::QString && layer.toString().trimmed().isEmpty());
+  const QString library = QgsProcessingParameters::parameterAsFile(
+      algorithm.parameterDefinition(file), parameters, context);
+  if (hasTable == !library.isEmpty())
+    throw QgsProcessingException(
+        hasTable ? QObject::tr("%1: give a table or %2, not both").arg(table, file)
+                 : QObject::tr("%1: give a table (a loaded layer or a file), or a spectral "
+                               "library as %2")
+                       .arg(table, file));
+  if (hasTable) {
+    const TableSource source = tableSource(algorithm, parameters, context, table);
+    return {{source.path, "", source.layer}, false};
+  }
+  const QString channels = QgsProcessingParameters::parameterAsFile(
+      algorithm.parameterDefinition(wavelengths), parameters, context);
+  return {{library.toStdString(), channels.toStdString(), ""}, true};
+}
+
 std::string rasterPath(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
                        QgsProcessingContext& context, const QString& name) {
   const QVariant value = parameters.value(name);

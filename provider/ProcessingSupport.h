@@ -4,6 +4,7 @@
 
 #include "OutputLook.h"
 #include "core/Feedback.h"
+#include "detect/SpectralLibrary.h"
 
 #include <qgsprocessingalgorithm.h>
 #include <qgsprocessingfeedback.h>
@@ -84,6 +85,17 @@ struct TableSource {
 };
 TableSource tableSource(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
                         QgsProcessingContext& context, const QString& name);
+
+// Spectra given by one of two parameters, as every algorithm that takes them does: a loaded table
+// or the endmembers' point layer (`table`), or a spectral library file (`file`, with
+// `wavelengths` for USGS spectra). Throws naming `table` when both or neither is given.
+struct SpectraSource {
+  LibraryFiles files;
+  bool fromFile = false;
+};
+SpectraSource spectraSource(const QgsProcessingAlgorithm& algorithm, const QVariantMap& parameters,
+                            QgsProcessingContext& context, const QString& table,
+                            const QString& file, const QString& wavelengths);
 
 // CREATION_OPTIONS as NAME=VALUE strings ("A=1|B=2" in the parameter).
 std::vector<std::string> creationOptions(const QgsProcessingAlgorithm& algorithm,

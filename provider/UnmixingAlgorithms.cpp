@@ -116,7 +116,8 @@ void AbundancesAlgorithm::addJobParameters() {
   // A layer parameter, so that the table hyperstream:endmembers loaded can be picked from the
   // layer list; a CSV path is taken as it is.
   addDocumented(new QgsProcessingParameterVectorLayer(
-      QStringLiteral("ENDMEMBERS"), QObject::tr("Endmembers (table of hyperstream:endmembers)"),
+      QStringLiteral("ENDMEMBERS"),
+      QObject::tr("Endmembers (a table of spectra, e.g. the endmembers' table or points)"),
       {static_cast<int>(compat::kVectorOrTable)}));
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("METHOD"), QObject::tr("Constraints"),

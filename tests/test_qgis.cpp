@@ -749,6 +749,7 @@ class QgisTests : public QObject {
     options.input = (dir + "/scene.tif").toStdString();
     options.output = (dir + "/engine.tif").toStdString();
     options.detector.method = hyperstream::DetectMethod::MatchedFilter;
+    options.detector.components = hyperstream::kSceneMaterials;  // the dialog's default
     options.targetTable = hyperstream::readTargets({(dir + "/em.csv").toStdString(), "", ""});
     TestFeedback engineFeedback;
     hyperstream::runPca(options, engineFeedback);
@@ -842,6 +843,103 @@ class QgisTests : public QObject {
     }
     for (const char* name : {"/both.tif", "/neither.tif", "/missing.tif", "/narrow.tif"})
       QVERIFY(!QFile::exists(dir + name));
+  }
+
+  // The analyst's chain on Jasper Ridge from the dialogs, with their defaults: endmembers (as many
+  // as the scene has materials: 4 of road, soil, water and tree, within one), their table and
+  // points from the layer list as SAM's, detection's and the abundances' spectra, and detection
+  // maps that follow the abundances (the mean correlation of each score band with its
+  // endmember's FCLS abundance: matched filter >= 0.7, ACE >= 0.55; every band gives 0.18 and
+  // 0.15). Then the generated scene's column-layout spectra (synth --truth) in all three.
+  void realSceneChainFromTheDialogs() {
+    const QString data = testing::sharedDataDir();
+    if (data.isEmpty()) QSKIP("../shared/data is absent: the real-scene test needs Jasper Ridge");
+    const QString dir = testing::tempDir();
+    const QString jasper = data + "/jasper_ridge_100x100x198_uint16.tif";
+    QgsProject project;
+    bool ok = false;
+    runAsTheDialogDoes("hyperstream:endmembers",
+                       {{"INPUT", jasper},
+                        {"METHOD", 1},
+                        {"OUTPUT", dir + "/em.csv"},
+                        {"OUTPUT_POINTS", dir + "/em.gpkg"}},
+                       {"OUTPUT_POINTS"}, project, ok);
+    QVERIFY(ok);
+    const QgsMapLayer *table = nullptr, *points = nullptr;
+    for (QgsMapLayer* layer : project.mapLayers()) {
+      if (layer->source().startsWith(dir + "/em.csv")) table = layer;
+      if (layer->source().startsWith(dir + "/em.gpkg")) points = layer;
+    }
+    QVERIFY(table && table->isValid() && points && points->isValid());
+    const auto count = static_cast<int>(qobject_cast<const QgsVectorLayer*>(table)->featureCount());
+    qInfo("Jasper Ridge: %d endmembers by default", count);
+    QVERIFY(std::abs(count - 4) <= 1);
+    // SAM from the layer list, the table and the points: the same classes.
+    for (const QgsMapLayer* spectra : {table, points}) {
+      const QString classes = dir + "/classes_" + spectra->id() + ".tif";
+      const QStringList loaded = runAsTheDialogDoes(
+          "hyperstream:sam",
+          {{"INPUT", jasper}, {"LIBRARY_TABLE", spectra->id()}, {"OUTPUT", classes}}, {"OUTPUT"},
+          project, ok);
+      QVERIFY(ok);
+      QVERIFY(loaded.contains(classes));
+    }
+    QCOMPARE(testing::samplesOf(dir + "/classes_" + table->id() + ".tif"),
+             testing::samplesOf(dir + "/classes_" + points->id() + ".tif"));
+    // Abundances from the points, detection from the table, all with their defaults.
+    runAsTheDialogDoes(
+        "hyperstream:abundances",
+        {{"INPUT", jasper}, {"ENDMEMBERS", points->id()}, {"OUTPUT", dir + "/ab.tif"}}, {"OUTPUT"},
+        project, ok);
+    QVERIFY(ok);
+    const testing::Cube abundances = testing::readCube((dir + "/ab.tif").toStdString());
+    QCOMPARE(abundances.bands, count);
+    for (const auto& [method, least] : {std::pair<int, double>{0, 0.7}, {1, 0.55}}) {
+      const QString scores = dir + QString("/scores%1.tif").arg(method);
+      runAsTheDialogDoes(
+          "hyperstream:detect",
+          {{"INPUT", jasper}, {"TARGETS", table->id()}, {"METHOD", method}, {"OUTPUT", scores}},
+          {"OUTPUT"}, project, ok);
+      QVERIFY(ok);
+      const testing::Cube map = testing::readCube(scores.toStdString());
+      QCOMPARE(map.bands, count);
+      double mean = 0;
+      for (int e = 0; e < count; ++e) {
+        std::vector<double> a, b;
+        for (int64_t p = 0; p < map.pixels(); ++p) {
+          a.push_back(map.values[p * count + e]);
+          b.push_back(abundances.values[p * count + e]);
+        }
+        mean += testing::correlation(a, b) / count;
+      }
+      qInfo("%s with the defaults: mean r with the abundances %.3f", method == 0 ? "MF" : "ACE",
+            mean);
+      QVERIFY(mean >= least);
+    }
+
+    // Spectra by column (a wavelength column, then one per spectrum) as synth --truth writes
+    // them, in all three.
+    hyperstream::SynthOptions synth;
+    synth.output = (dir + "/scene.tif").toStdString();
+    synth.rows = synth.cols = 40;
+    synth.bands = 40;
+    synth.endmembers = 3;
+    synth.writeTruth = true;
+    TestFeedback synthFeedback;
+    hyperstream::synthesizeScene(synth, synthFeedback);
+    const QString byColumn = dir + "/scene_endmembers.csv";
+    for (const auto& [id, parameter] : {std::pair<QString, QString>{"hyperstream:sam", "LIBRARY"},
+                                        {"hyperstream:sam", "LIBRARY_TABLE"},
+                                        {"hyperstream:detect", "TARGETS"},
+                                        {"hyperstream:abundances", "ENDMEMBERS"}}) {
+      RecordingFeedback feedback;
+      const QVariantMap results = runAlgorithm(
+          {{"INPUT", dir + "/scene.tif"}, {parameter, byColumn}, {"OUTPUT", dir + "/o.tif"}},
+          feedback, ok, id);
+      QVERIFY2(ok, qPrintable(id + ": " + feedback.errors.join(' ')));
+      QCOMPARE(testing::readCube((dir + "/o.tif").toStdString()).bands,
+               id == "hyperstream:sam" ? 1 : 3);
+    }
   }
 
   // The unmixing chain from the dialog: SPP, endmembers searched in its output (the points layer
