@@ -214,15 +214,28 @@ class CliTests : public QObject {
                                .arg(hyperstream::svg::number(sum / valid, 4),
                                     hyperstream::svg::number(largest, 4))),
              qPrintable(page.mid(page.indexOf("Reconstruction error"), 200)));
-    QCOMPARE(run({"endmembers", dir + "/s.tif", dir + "/x.csv"}).exitCode, 1);  // no --count
+    // Without --count: as many as the scene has materials (4 in the generated scene).
+    const Run counted = run({"endmembers", dir + "/s.tif", dir + "/x.csv"});
+    QVERIFY2(counted.exitCode == 0 && counted.err.contains("Materials: 4"),
+             qPrintable(counted.err));
     QCOMPARE(
         run({"abundances", dir + "/s.tif", dir + "/em.csv", dir + "/x.tif", "--method", "lasso"})
             .exitCode,
         1);
-    const Run bands =
-        run({"abundances", dir + "/s.tif", dir + "/em.csv", dir + "/x.tif", "--bands", "1-10"});
-    QCOMPARE(bands.exitCode, 1);
-    QVERIFY2(bands.err.startsWith("hyperstream: error [ENDMEMBERS]: "), qPrintable(bands.err));
+    // Fewer bands selected: the table's columns of those bands, as detection and SAM take them.
+    const Run bands = run({"abundances", dir + "/s.tif", dir + "/em.csv", dir + "/ten.tif",
+                           "--bands", "1-10", "--quiet"});
+    QVERIFY2(bands.exitCode == 0, qPrintable(bands.err));
+    // A table of ten bands for all 24: refused, naming the bands it lacks.
+    QCOMPARE(run({"endmembers", dir + "/s.tif", dir + "/em10.csv", "--count", "4", "--bands",
+                  "1-10", "--quiet"})
+                 .exitCode,
+             0);
+    const Run lacking = run({"abundances", dir + "/s.tif", dir + "/em10.csv", dir + "/x.tif"});
+    QCOMPARE(lacking.exitCode, 1);
+    QVERIFY2(lacking.err.startsWith("hyperstream: error [ENDMEMBERS]: the table's 10 columns give "
+                                    "10 of the 24 selected bands (none for band 11"),
+             qPrintable(lacking.err));
     QVERIFY(!QFileInfo::exists(dir + "/x.tif"));
   }
 
@@ -412,7 +425,7 @@ class CliTests : public QObject {
     expectError({"pca", "a.tif", "b.tif", "--device", "tpu"}, "DEVICE");
     expectError({"mnf", "a.tif", "b.tif", "--noise", "up"}, "NOISE_DIRECTION");
     expectError({"spp", "a.tif", "b.tif", "--border", "wrap"}, "BORDER");
-    expectError({"endmembers", "a.tif", "b.csv"}, "COUNT");
+    expectError({"endmembers", "a.tif", "b.csv", "--count", "many"}, "COUNT");
     QCOMPARE(run({}).exitCode, 2);
   }
 

@@ -10,6 +10,9 @@
 #include "detect/ColumnDetectJob.h"
 #include "detect/SamJob.h"
 #include "pca/PcaJob.h"
+#include "synth/Synth.h"
+#include "unmixing/AbundanceJob.h"
+#include "unmixing/EndmemberJob.h"
 
 #include <QDir>
 #include <QFile>
@@ -274,6 +277,7 @@ class TestSam : public QObject {
   void realSceneMatchesReference();
   void clearErrors();
   void detectionTargetsFromALibrary();
+  void tablesOfSpectraOneRule();
 };
 
 void TestSam::anglesMatchReference_data() {
@@ -656,6 +660,113 @@ void TestSam::detectionTargetsFromALibrary() {
              readTargets({(dir + "/one.txt").toStdString(), ""});
            }),
            std::string("TARGET_WAVELENGTHS"));
+}
+
+// One rule for tables of spectra (detect/SpectralLibrary.h) in SAM, detection and abundances: a
+// generated scene's spectra by column (synth --truth) equal the truth on the bands; the
+// endmembers' table without its positions and its point layer give the same spectra; "band N"
+// columns follow a band selection; a table that gives only some bands is refused by all three,
+// each naming its own parameter.
+void TestSam::tablesOfSpectraOneRule() {
+  const QString dir = testing::tempDir();
+  SynthOptions synth;
+  synth.output = (dir + "/scene.tif").toStdString();
+  synth.rows = synth.cols = 30;
+  synth.bands = 40;
+  synth.endmembers = 3;
+  synth.writeTruth = true;
+  TestFeedback feedback;
+  const SynthResult truth = synthesizeScene(synth, feedback);
+  const DatasetPtr dataset = openRaster(synth.output, "INPUT");
+  const RasterInfo info = describeRaster(*dataset, synth.output);
+  std::vector<int> all(40), some{2, 5, 6, 30};
+  std::iota(all.begin(), all.end(), 1);
+  // By column: on the bands' own wavelengths, the values as they are.
+  const std::vector<Target> byColumn =
+      libraryOnBands(readSpectralLibrary({truth.endmembersPath, "", ""}), info, all, "LIBRARY");
+  const std::vector<double> spectra = endmemberSpectra(3, truth.wavelengthsNm, synth.seed);
+  QCOMPARE(byColumn.size(), size_t{3});
+  for (int e = 0; e < 3; ++e)
+    for (int b = 0; b < 40; ++b)
+      QVERIFY2(std::abs(byColumn[e].spectrum[b] - spectra[e * 40 + b]) <= 1e-9,
+               qPrintable(QString("%1 %2 %3")
+                              .arg(b)
+                              .arg(byColumn[e].spectrum[b], 0, 'g', 12)
+                              .arg(spectra[e * 40 + b], 0, 'g', 12)));
+  // The endmembers' table, its points, and the table without row and col.
+  EndmemberOptions endmembers;
+  endmembers.input = synth.output;
+  endmembers.output = (dir + "/em.csv").toStdString();
+  endmembers.pointsOutput = (dir + "/em.gpkg").toStdString();
+  endmembers.search.count = 3;
+  runEndmembers(endmembers, feedback);
+  QFile table(dir + "/em.csv");
+  QVERIFY(table.open(QIODevice::ReadOnly));
+  QStringList lines = QString::fromUtf8(table.readAll()).trimmed().split('\n');
+  QStringList withoutPositions, numbered;
+  for (QString line : lines) {
+    QStringList fields = line.split(',');
+    fields.removeAt(1);
+    fields.removeAt(1);
+    withoutPositions << fields.join(',');
+    if (numbered.isEmpty())
+      for (int b = 1; b < fields.size(); ++b) fields[b] = QString("band %1").arg(b);
+    numbered << fields.join(',');
+  }
+  writeText(dir + "/nopos.csv", (withoutPositions.join('\n') + '\n').toUtf8());
+  writeText(dir + "/numbered.csv", (numbered.join('\n') + '\n').toUtf8());
+  const auto onBands = [&](const QString& file, const std::vector<int>& bands) {
+    return libraryOnBands(readSpectralLibrary({file.toStdString(), "", ""}), info, bands,
+                          "LIBRARY");
+  };
+  const std::vector<Target> fromTable = onBands(dir + "/em.csv", all);
+  for (const QString& other : {dir + "/nopos.csv", dir + "/em.gpkg", dir + "/numbered.csv"}) {
+    const std::vector<Target> same = onBands(other, all);
+    QCOMPARE(same.size(), fromTable.size());
+    for (size_t e = 0; e < same.size(); ++e) {
+      QCOMPARE(same[e].name, fromTable[e].name);
+      QVERIFY2(same[e].spectrum == fromTable[e].spectrum, qPrintable(other));
+    }
+  }
+  // Selected bands: named columns and "band N" columns give the same values.
+  const std::vector<Target> named = onBands(dir + "/em.csv", some);
+  const std::vector<Target> byNumber = onBands(dir + "/numbered.csv", some);
+  for (size_t e = 0; e < named.size(); ++e) {
+    QCOMPARE(named[e].spectrum.size(), some.size());
+    QVERIFY(named[e].spectrum == byNumber[e].spectrum);
+    for (size_t i = 0; i < some.size(); ++i)
+      QCOMPARE(named[e].spectrum[i], fromTable[e].spectrum[some[i] - 1]);
+  }
+  // A table of six of the forty bands: refused by each algorithm, naming its own parameter.
+  QStringList six;
+  for (const QString& line : lines) six << line.split(',').mid(0, 9).join(',');
+  writeText(dir + "/six.csv", (six.join('\n') + '\n').toUtf8());
+  const std::string partial = (dir + "/six.csv").toStdString();
+  SamOptions sam = samOptions(dir + "/scene.tif", dir + "/six.csv", dir + "/classes.tif");
+  QCOMPARE(errorParameter([&] { runQuietly(sam); }), std::string("LIBRARY"));
+  PcaOptions detect;
+  detect.kind = PcaJobKind::Detect;
+  detect.input = synth.output;
+  detect.output = (dir + "/scores.tif").toStdString();
+  detect.detector.method = DetectMethod::Ace;
+  detect.targetTable = readTargets({partial, "", ""});
+  SilentFeedback silent;
+  QCOMPARE(errorParameter([&] { runPca(detect, silent); }), std::string("TARGETS"));
+  AbundanceOptions abundances;
+  abundances.input = synth.output;
+  abundances.endmembers = partial;
+  abundances.output = (dir + "/ab.tif").toStdString();
+  std::string message;
+  try {
+    runAbundances(abundances, silent);
+  } catch (const Error& error) {
+    QCOMPARE(error.parameter(), std::string("ENDMEMBERS"));
+    message = error.what();
+  }
+  QVERIFY2(QString::fromStdString(message).contains("give 6 of the 40 selected bands"),
+           message.c_str());
+  for (const char* name : {"/classes.tif", "/scores.tif", "/ab.tif"})
+    QVERIFY(!QFile::exists(dir + name));
 }
 
 QTEST_GUILESS_MAIN(TestSam)

@@ -953,7 +953,7 @@ class UnmixingTests : public QObject {
     writeTable(tableOf(fewer, 2, 5), dir + "/five.csv");
     expectError(
         [&] { unmixFile(dir + "/scene.tif", dir + "/five.csv", output, AbundanceMethod::Fcls); },
-        output, "ENDMEMBERS", "5 bands");
+        output, "ENDMEMBERS", "give 5 of the 6 selected bands (none for band 6");
     Matrix twice(spectra.begin(), spectra.begin() + 6);
     twice.insert(twice.end(), spectra.begin(), spectra.begin() + 6);
     writeTable(tableOf(twice, 2, 6), dir + "/twice.csv");
@@ -962,11 +962,11 @@ class UnmixingTests : public QObject {
         output, "ENDMEMBERS", "linearly dependent");
     QFile broken(dir + "/broken.csv");
     broken.open(QIODevice::WriteOnly);
-    broken.write("wavelength,a\n1,2\n");
+    broken.write("band,a\n1,2\n");
     broken.close();
     expectError(
         [&] { unmixFile(dir + "/scene.tif", dir + "/broken.csv", output, AbundanceMethod::Fcls); },
-        output, "ENDMEMBERS", "not an endmember table");
+        output, "ENDMEMBERS", "is not a table of spectra");
     // Several GPUs that this machine lacks (no GPU at all, or not GPUs 7 and 8).
     writeTable(tableOf(spectra, 3, 6), dir + "/three.csv");
     expectError(

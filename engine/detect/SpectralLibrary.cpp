@@ -1,6 +1,7 @@
 #include "detect/SpectralLibrary.h"
 
 #include "core/Error.h"
+#include "io/InputFiles.h"
 #include "io/SpectralMetadata.h"
 #include "unmixing/EndmemberTable.h"
 
@@ -38,16 +39,9 @@ QString text(const std::string& s) {
   return QString::fromStdString(s);
 }
 
+// Opened without blocking (a FIFO would block forever) and checked to be a regular file.
 QByteArray readSmallFile(const QString& path, const std::string& parameter) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly))
-    throw Error(parameter,
-                "cannot open " + path.toStdString() + ": " + file.errorString().toStdString());
-  if (file.size() > kLargestFile)
-    throw Error(parameter, path.toStdString() + " is " + std::to_string(file.size() >> 20) +
-                               " MiB: not a spectral library (at most " +
-                               std::to_string(kLargestFile >> 20) + " MiB)");
-  return file.readAll();
+  return readInputFile(path.toStdString(), parameter, kLargestFile);
 }
 
 double standardNormalBelow(double z) {
@@ -327,12 +321,13 @@ SpectralLibrary readEnvi(const std::string& path) {
 double bandValue(const Target& spectrum, const std::vector<bool>& present,
                  const std::vector<double>& wavelengths, double centre, double fwhm, int band,
                  const std::string& parameter) {
-  // A channel at the band's centre in a library no finer than the image's bands (one convolved
-  // to the sensor): its value as it is.
-  const auto at = std::lower_bound(wavelengths.begin(), wavelengths.end(), centre * (1 - 1e-9));
+  // A channel at the band's centre (within 1 % of its FWHM: wavelengths written rounded) in a
+  // library no finer than the image's bands (one convolved to the sensor): its value as it is.
+  const double near = std::max(1e-9 * centre, 0.01 * fwhm);
+  const auto at = std::lower_bound(wavelengths.begin(), wavelengths.end(), centre - near);
   const auto c = at - wavelengths.begin();
   const auto last = static_cast<ptrdiff_t>(wavelengths.size()) - 1;
-  if (at != wavelengths.end() && std::abs(*at - centre) <= 1e-9 * centre && present[c]) {
+  if (at != wavelengths.end() && std::abs(*at - centre) <= near && present[c]) {
     const double spacing =
         (wavelengths[std::min(c + 1, last)] - wavelengths[std::max<ptrdiff_t>(c - 1, 0)]) /
         (c == 0 || c == last ? 1 : 2);
@@ -569,16 +564,18 @@ std::vector<Target> columnsOnBands(const SpectralLibrary& table, const RasterInf
   else if (found < static_cast<int64_t>(bands.size()))
     throw Error(parameter,
                 QString("the table's %1 columns give %2 of the %3 selected bands (none for %4%5; "
-                        "a band's column is named as the endmembers' table names it, '%6', or "
-                        "'band %7', or by its wavelength): select the bands it gives (BANDS) or "
-                        "give a column for each")
+                        "a band's column is named as the endmembers' table names it, '%6'%7, or "
+                        "by its wavelength): select the bands it gives (BANDS) or give a column "
+                        "for each")
                     .arg(table.columns.size())
                     .arg(found)
                     .arg(bands.size())
                     .arg(missing.join(", "))
                     .arg(static_cast<int64_t>(bands.size()) - found > missing.size() ? ", ..." : "")
                     .arg(text(names.front()))
-                    .arg(bands.front())
+                    .arg(bandNumberNamed(names.front()) == bands.front()
+                             ? QString()
+                             : QString(", or 'band %1'").arg(bands.front()))
                     .toStdString());
   std::vector<Target> selected;
   for (const Target& spectrum : table.spectra) {
@@ -600,6 +597,7 @@ std::vector<Target> columnsOnBands(const SpectralLibrary& table, const RasterInf
 SpectralLibrary readSpectralLibrary(const LibraryFiles& files) {
   const QFileInfo info(text(files.library));
   if (!info.exists()) throw Error("LIBRARY", files.library + " does not exist");
+  if (!info.isDir()) checkInputFile(files.library, "LIBRARY");  // a folder: USGS spectra
   const QString suffix = info.suffix().toLower();
   SpectralLibrary library;
   if (suffix == QLatin1String("csv")) {

@@ -16,9 +16,9 @@
 // centre and FWHM; the spacing of the centres where the image gives no FWHM) over ±3σ, integrated
 // over each library channel's share of the wavelengths (from halfway to the channel before it to
 // halfway to the one after): the library is taken as finer than the image, its own bandpass is
-// not used. Where a channel lies at a band's centre in a library no finer than the image there
-// (spaced at least half the band's FWHM: a library convolved to the sensor), its value is taken as
-// it is.
+// not used. Where a channel lies at a band's centre (within 1 % of its FWHM) in a library no finer
+// than the image there (spaced at least half the band's FWHM: a library convolved to the sensor),
+// its value is taken as it is.
 
 #include "detect/Detector.h"  // Target
 #include "io/Raster.h"
