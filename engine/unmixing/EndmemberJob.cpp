@@ -30,6 +30,17 @@ namespace {
 
 constexpr int kInputBuffers = 3;
 
+// N-FINDR keeps its P values per pixel: the budget's half that it needs.
+Error nfindrBudgetError(int count, int64_t bytesPerColumn) {
+  const int64_t mib = (count * bytesPerColumn >> 20) + 1;
+  return Error("RAM_MB", "N-FINDR keeps " + std::to_string(count) +
+                             " values per pixel in memory (" + std::to_string(mib) +
+                             " MiB for this image): give it a budget of at "
+                             "least " +
+                             std::to_string(2 * mib) +
+                             " MiB, or use VCA or ATGP, which need not keep anything per pixel");
+}
+
 // The searched image's passes (SearchPasses) through the strip pipeline and the kernels; the cube
 // stays in memory between them when the plan allows.
 class ImagePasses : public SearchPasses {
@@ -80,6 +91,8 @@ class ImagePasses : public SearchPasses {
   bool mayKeep(int columns) const override { return columns <= keptColumns_; }
 
   void keep(const KeptProjection& projection) override {
+    if (projection.columns > keptColumns_)  // N-FINDR, with a count known only now
+      throw nfindrBudgetError(projection.columns, image_.info.width * image_.info.height * 8);
     pass([&](const StripView& strip) { kernels_.keepProjection(strip, projection); });
   }
 
@@ -294,18 +307,20 @@ void EndmemberRun::checkOutputs() {
 // budget before the strips are planned.
 void EndmemberRun::chooseKeptValues() {
   const RasterInfo& info = searched().info;
-  const int64_t count = plannedCount();
   const int64_t bytesPerColumn = info.width * info.height * 8;
   const EndmemberMethod method = options_.search.method;
-  if (method == EndmemberMethod::Nfindr && count * bytesPerColumn > options_.ramBytes / 2)
-    throw Error("RAM_MB", "N-FINDR keeps " + std::to_string(count) +
-                              " values per pixel in memory (" +
-                              std::to_string((count * bytesPerColumn >> 20) + 1) +
-                              " MiB for this image): give it a budget of at least " +
-                              std::to_string(2 * ((count * bytesPerColumn >> 20) + 1)) +
-                              " MiB, or use VCA or ATGP, which need not keep anything per pixel");
+  const int64_t fitting = options_.ramBytes / 2 / bytesPerColumn;
+  if (options_.search.count == kCountFromScene && method != EndmemberMethod::Atgp) {
+    // The count is known after the first pass: keep as many values as half the budget holds
+    // (N-FINDR refuses then if they are too few).
+    keptColumns_ = static_cast<int>(std::min<int64_t>(plannedCount(), fitting));
+    return;
+  }
+  const int64_t count = options_.search.count;
+  if (method == EndmemberMethod::Nfindr && count > fitting)
+    throw nfindrBudgetError(static_cast<int>(count), bytesPerColumn);
   const int64_t wanted = method == EndmemberMethod::Atgp ? 1 : count;
-  keptColumns_ = wanted * bytesPerColumn <= options_.ramBytes / 2 ? static_cast<int>(wanted) : 0;
+  keptColumns_ = wanted <= fitting ? static_cast<int>(wanted) : 0;
 }
 
 // The count to plan memory and passes for: the one asked for, or the most the signal subspace's
