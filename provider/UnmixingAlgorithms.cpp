@@ -31,7 +31,7 @@ Parameter* advanced(Parameter* parameter) {
 
 void EndmembersAlgorithm::addJobParameters() {
   addDocumented(new QgsProcessingParameterNumber(
-      QStringLiteral("COUNT"), QObject::tr("Number of endmembers (0: the signal subspace's)"),
+      QStringLiteral("COUNT"), QObject::tr("Number of endmembers (0: as many as the scene has materials)"),
       compat::kInteger, 0, false, 0, kMaxEndmembers));
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("METHOD"), QObject::tr("Method"),

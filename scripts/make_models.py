@@ -95,7 +95,7 @@ add_input(chain, QgsProcessingParameterRasterLayer("image", "Hyperspectral image
 # Named so that QGIS 3.22, which orders a model's inputs by name, asks for the image first; 0
 # (the default) takes the image's signal subspace (HySime) as the count.
 add_input(chain, QgsProcessingParameterNumber("number_of_endmembers",
-                                              "Number of endmembers (0: the signal subspace's)",
+                                              "Number of endmembers (0: as many as the scene has materials)",
                                               QgsProcessingParameterNumber.Integer, 0, False, 0,
                                               32), 420, 60)
 image = Source.fromModelParameter("image")
@@ -121,7 +121,7 @@ detect.setHelpContent({"ALG_DESC": "Endmembers found in the image by ATGP (the p
                        "pixel against the same endmembers (within 0.1 rad)."})
 add_input(detect, QgsProcessingParameterRasterLayer("image", "Hyperspectral image"), 120, 60)
 add_input(detect, QgsProcessingParameterNumber("number_of_targets",
-                                               "Number of targets (0: the signal subspace's)",
+                                               "Number of targets (0: as many as the scene has materials)",
                                                QgsProcessingParameterNumber.Integer, 0, False, 0,
                                                32), 420, 60)
 image = Source.fromModelParameter("image")
