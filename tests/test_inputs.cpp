@@ -4,6 +4,7 @@
 // not declare, declared by --nodata.
 
 #include "TestSupport.h"
+#include "io/Raster.h"
 
 #include <cpl_vsi.h>
 #include <gdal_priv.h>
@@ -283,6 +284,88 @@ class InputTests : public QObject {
         QVERIFY2(testing::samplesOf(ours) == testing::samplesOf(reference),
                  qPrintable(name + " " + leaveOut.join(' ')));
         QFile::remove(ours);
+      }
+    }
+  }
+
+  // Outputs whose bands are input bands (spp, denoise, inverse; GeoTIFF and ENVI) carry the
+  // selected bands' wavelengths, FWHM and bad-band flags, read back as the input's are, and
+  // chain into EXCLUDE_NM and USE_BBL.
+  void outputsKeepWavelengths() {
+    const QString dir = testing::tempDir();
+    const testing::Cube cube = scene();
+    testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_UInt16, "ENVI");
+    {
+      QFile header(dir + "/in.hdr");
+      QVERIFY(header.open(QIODevice::Append));
+      QString wavelengths, fwhm, flags;
+      for (int b = 0; b < cube.bands; ++b) {
+        const QString comma = b ? ", " : "";
+        wavelengths += comma + QString::number(0.4 + 0.1 * b + 0.00125);
+        fwhm += comma + QString::number(0.01 + 0.001 * b);
+        flags += comma + (b == 6 || b == 7 ? "0" : "1");
+      }
+      header.write(("wavelength units = Micrometers\nwavelength = {" + wavelengths + "}\nfwhm = {" +
+                    fwhm + "}\nbbl = {" + flags + "}\n")
+                       .toUtf8());
+    }
+    const auto spectralOf = [](const QString& path) {
+      const hyperstream::DatasetPtr dataset = hyperstream::openRaster(path.toStdString(), "INPUT");
+      return hyperstream::describeRaster(*dataset, path.toStdString());
+    };
+    const hyperstream::RasterInfo input = spectralOf(dir + "/in.tif");
+    QCOMPARE(input.wavelengths.size(), size_t{12});
+    QVERIFY(input.fwhm[3] > 0 && input.goodBands.size() == 12);
+    const std::vector<int> selected{2, 3, 4, 5, 6, 7, 8, 9, 10, 11};  // --bands 2-11
+    QCOMPARE(run({"pca", dir + "/in.tif", dir + "/pcs.tif", "--components", "all", "--type",
+                  "float64", "--stats", dir + "/pcs.json", "--bands", "2-11", "--quiet"})
+                 .exitCode,
+             0);
+    for (const QString& extension : {QString("tif"), QString("bsq")}) {
+      const QString format = extension == "tif" ? "GTiff" : "ENVI";
+      const QStringList outputs{dir + "/spp." + extension, dir + "/den." + extension,
+                                dir + "/inv." + extension};
+      const QStringList tail{"--format", format, "--quiet"};
+      QCOMPARE(
+          run(QStringList{"spp", dir + "/in.tif", outputs[0], "--bands", "2-11"} + tail).exitCode,
+          0);
+      QCOMPARE(run(QStringList{"denoise", dir + "/in.tif", outputs[1], "--bands", "2-11",
+                               "--components", "3"} +
+                   tail)
+                   .exitCode,
+               0);
+      QCOMPARE(run(QStringList{"inverse", dir + "/pcs.tif", dir + "/pcs.json", outputs[2]} + tail)
+                   .exitCode,
+               0);
+      for (const QString& output : outputs) {
+        const hyperstream::RasterInfo info = spectralOf(output);
+        QCOMPARE(info.bandCount, 10);
+        QCOMPARE(info.goodBands.size(), size_t{10});
+        for (int b = 0; b < 10; ++b) {
+          const int from = selected[b] - 1;
+          QVERIFY2(std::abs(info.wavelengths[b] - input.wavelengths[from]) <=
+                       1e-9 * input.wavelengths[from],
+                   qPrintable(output));
+          QVERIFY2(std::abs(info.fwhm[b] - input.fwhm[from]) <= 1e-9 * input.fwhm[from],
+                   qPrintable(output));
+          QCOMPARE(info.goodBands[b], input.goodBands[from]);
+        }
+        // The water windows of the issue; here 1000-1100 nm, and the bad bands.
+        for (const QStringList& leaveOut :
+             {QStringList{"--exclude-nm", "1000-1100"}, QStringList{"--use-bbl"}}) {
+          const Run chained =
+              run(QStringList{"pca", output, dir + "/chained.tif", "--components", "2", "--quiet"} +
+                  leaveOut);
+          QVERIFY2(chained.exitCode == 0, qPrintable(output + ": " + chained.err));
+        }
+      }
+      if (extension == "bsq") {
+        QFile header(dir + "/den.hdr");
+        QVERIFY(header.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(header.readAll());
+        QVERIFY2(text.contains("wavelength = {") && text.contains("fwhm = {") &&
+                     text.contains("bbl = {") && text.contains("wavelength units = Nanometers"),
+                 qPrintable(text));
       }
     }
   }

@@ -1,8 +1,7 @@
 #include "io/PendingRaster.h"
 
-#include "io/SpectralMetadata.h"
-
 #include "core/Error.h"
+#include "io/SpectralMetadata.h"
 
 #include <cpl_string.h>
 

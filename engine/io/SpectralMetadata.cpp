@@ -124,10 +124,19 @@ SpectralMetadata readSpectralMetadata(GDALDataset& dataset, const std::string& p
   found.fwhm.assign(bands, std::nan(""));
   const auto take = [&](std::vector<double> wavelengths, std::vector<double> fwhm,
                         const std::string& source) {
-    if (!found.source.empty() || !complete(wavelengths, bands)) return;
-    found.wavelengths = std::move(wavelengths);
-    if (complete(fwhm, bands)) found.fwhm = std::move(fwhm);
-    found.source = source;
+    if (!complete(wavelengths, bands)) return;
+    if (found.source.empty()) {
+      found.wavelengths = std::move(wavelengths);
+      if (complete(fwhm, bands)) found.fwhm = std::move(fwhm);
+      found.source = source;
+      return;
+    }
+    // Widths from a later source of the same wavelengths (GDAL's ENVI driver gives each band its
+    // wavelength but leaves the widths in the dataset's ENVI lists).
+    if (complete(found.fwhm, bands) || !complete(fwhm, bands)) return;
+    for (int b = 0; b < bands; ++b)
+      if (std::abs(wavelengths[b] - found.wavelengths[b]) > 1e-6 * found.wavelengths[b]) return;
+    found.fwhm = std::move(fwhm);
   };
 
   // Each band's own metadata.

@@ -4,6 +4,7 @@
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "io/Raster.h"
+#include "io/SpectralMetadata.h"
 #include "io/TextFile.h"
 
 #include <ogr_spatialref.h>
@@ -323,14 +324,17 @@ void georeference(GDALDataset& dataset) {
 void describeScene(GDALDataset& dataset, const SynthOptions& options, const SynthResult& result) {
   georeference(dataset);
   dataset.SetMetadataItem("HYPERSTREAM_SYNTH_SEED", std::to_string(options.seed).c_str());
+  BandSpectra spectra;
   for (int b = 0; b < options.bands; ++b) {
     GDALRasterBand* band = dataset.GetRasterBand(b + 1);
-    const std::string nm = QString::number(result.wavelengthsNm[b], 'f', 1).toStdString();
-    band->SetDescription(("Band " + std::to_string(b + 1) + " (" + nm + " nm)").c_str());
-    band->SetMetadataItem("wavelength", nm.c_str());
-    band->SetMetadataItem("wavelength_units", "nm");
+    const QString nm = QString::number(result.wavelengthsNm[b], 'f', 1);
+    band->SetDescription(
+        ("Band " + std::to_string(b + 1) + " (" + nm.toStdString() + " nm)").c_str());
+    spectra.wavelengths.push_back(nm.toDouble());
+    spectra.fwhm.push_back(std::nan(""));
     band->SetNoDataValue(result.nodata);
   }
+  writeSpectralMetadata(dataset, spectra);  // an ENVI scene's header lists them too
 }
 
 QByteArray endmembersCsv(const std::vector<double>& wavelengthsNm,
