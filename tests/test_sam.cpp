@@ -704,7 +704,7 @@ void TestSam::tablesOfSpectraOneRule() {
   QVERIFY(table.open(QIODevice::ReadOnly));
   QStringList lines = QString::fromUtf8(table.readAll()).trimmed().split('\n');
   QStringList withoutPositions, numbered;
-  for (QString line : lines) {
+  for (const QString& line : lines) {
     QStringList fields = line.split(',');
     fields.removeAt(1);
     fields.removeAt(1);

@@ -608,7 +608,7 @@ class UnmixingTests : public QObject {
         const std::vector<int64_t>& endmembers = count.endmembers[k];
         const int p = count.counts[k];
         QCOMPARE(static_cast<int>(endmembers.size()), p);
-        Matrix gram(p * p, 0.0);
+        Matrix gram(static_cast<size_t>(p) * p, 0.0);
         for (int i = 0; i < p; ++i)
           for (int j = 0; j < p; ++j)
             for (int b = 0; b < sample.bands; ++b)

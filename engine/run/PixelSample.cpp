@@ -14,7 +14,8 @@ PixelSampler::PixelSampler(int64_t imagePixels, int64_t maxPixels)
 
 int64_t PixelSampler::picked(int64_t j) const {
   // (2j + 1) N / (2S) in 128 bits: N may pass 2^32, S is small.
-  return static_cast<int64_t>((static_cast<__int128>(2 * j + 1) * imagePixels_) / (2 * count_));
+  const __int128 twice = static_cast<__int128>(2) * count_;
+  return static_cast<int64_t>((static_cast<__int128>(2 * j + 1) * imagePixels_) / twice);
 }
 
 void PixelSampler::take(const StripView& strip, int64_t firstImagePixel) {
