@@ -236,6 +236,112 @@ class HardeningTests : public QObject {
                   "also writes '" + dir + "/scene.hdr'", dir);
   }
 
+  // Every file a table of spectra was read from (the table, a link to it, an ENVI library's data
+  // and header, a USGS folder's spectra and its wavelength file, the points' GeoPackage) is
+  // refused as each output of detect, sam and abundances, the folder left as it was.
+  void filesOfTablesAreNeverWritten() {
+    const QString dir = sceneFolder();
+    const QString scene = dir + "/scene.tif";
+    expectRuns(
+        {"endmembers", scene, dir + "/em.csv", "--count", "3", "--points", dir + "/em.gpkg"});
+    QVERIFY(QFile::link(dir + "/em.csv", dir + "/link.csv"));
+    QString wavelengths, values;
+    for (int c = 0; c < 60; ++c) {  // 0.35-2.71 um
+      wavelengths += QString::number(0.35 + 0.04 * c) + "\n";
+      values += QString::number(0.2 + 0.001 * c) + "\n";
+    }
+    QDir().mkpath(dir + "/usgs");
+    for (const char* name : {"s0", "s1"}) {
+      QFile spectrum(dir + "/usgs/" + name + ".txt");
+      QVERIFY(spectrum.open(QIODevice::WriteOnly));
+      spectrum.write(("splib07a Record=1: " + QString(name) + "\n" + values).toUtf8());
+    }
+    QFile channels(dir + "/wave.txt");
+    QVERIFY(channels.open(QIODevice::WriteOnly));
+    channels.write(("splib07a Wavelengths\n" + wavelengths).toUtf8());
+    channels.close();
+    {
+      QFile header(dir + "/lib.hdr");
+      QVERIFY(header.open(QIODevice::WriteOnly));
+      QStringList centres;
+      std::vector<float> spectrum;
+      for (int c = 0; c < 120; ++c) {  // 350-2730 nm every 20 nm
+        centres << QString::number(350 + 20 * c);
+        spectrum.push_back(0.1F + 0.001F * static_cast<float>(c));
+      }
+      header.write(("ENVI\nsamples = 120\nlines = 1\nbands = 1\nheader offset = 0\nfile type = "
+                    "ENVI Spectral Library\ndata type = 4\nbyte order = 0\nwavelength units = "
+                    "Nanometers\nspectra names = {a}\nwavelength = {" +
+                    centres.join(", ") + "}\n")
+                       .toUtf8());
+      QFile data(dir + "/lib.sli");
+      QVERIFY(data.open(QIODevice::WriteOnly));
+      data.write(reinterpret_cast<const char*>(spectrum.data()),
+                 static_cast<qint64>(spectrum.size() * sizeof(float)));
+    }
+    struct Table {
+      QStringList arguments;  // as the command takes it
+      QStringList files;      // what it is read from
+      QString parameter, wavelengthParameter;
+    };
+    const auto tables = [&](const QString& table, const QString& wavelengths) {
+      return std::vector<Table>{
+          {{dir + "/em.csv"}, {dir + "/em.csv"}, table, {}},
+          {{dir + "/link.csv"}, {dir + "/em.csv", dir + "/link.csv"}, table, {}},
+          {{dir + "/em.gpkg"}, {dir + "/em.gpkg"}, table, {}},
+          {{dir + "/lib.sli"}, {dir + "/lib.sli", dir + "/lib.hdr"}, table, {}},
+          {{dir + "/usgs", "--" + wavelengths, dir + "/wave.txt"},
+           {dir + "/usgs/s0.txt", dir + "/usgs/s1.txt", dir + "/wave.txt"},
+           table,
+           wavelengths == "target-wavelengths" ? "TARGET_WAVELENGTHS" : "LIBRARY_WAVELENGTHS"}};
+    };
+    struct Command {
+      QString name;
+      QStringList extra;
+      QStringList outputs;  // options; "" for the positional output
+      QStringList outputParameters;
+      std::vector<Table> tables;
+    };
+    std::vector<Table> endmemberTables = tables("ENDMEMBERS", "");
+    endmemberTables.pop_back();  // USGS spectra need a wavelength file, which abundances take not
+    const std::vector<Command> commands{
+        {"detect",
+         {"--method", "ace"},
+         {"", "--html", "--stats"},
+         {"OUTPUT", "OUTPUT_HTML_FILE", "OUTPUT_STATS"},
+         tables("TARGETS", "target-wavelengths")},
+        {"sam",
+         {},
+         {"", "--angle", "--angles", "--counts", "--html"},
+         {"OUTPUT", "OUTPUT_ANGLE", "OUTPUT_ANGLES", "OUTPUT_COUNTS", "OUTPUT_HTML_FILE"},
+         tables("LIBRARY", "library-wavelengths")},
+        {"abundances",
+         {},
+         {"", "--rmse", "--html"},
+         {"OUTPUT", "OUTPUT_RMSE", "OUTPUT_HTML_FILE"},
+         endmemberTables}};
+    int refused = 0;
+    for (const Command& command : commands)
+      for (const Table& table : command.tables)
+        for (const QString& file : table.files)
+          for (int o = 0; o < command.outputs.size(); ++o) {
+            const QString& option = command.outputs[o];
+            QStringList arguments{command.name, scene};
+            arguments << table.arguments.front();
+            arguments << (option.isEmpty() ? file : dir + "/o.tif");
+            arguments << table.arguments.mid(1) << command.extra;
+            if (!option.isEmpty()) arguments << option << file;
+            arguments << "--format"
+                      << "GTiff";
+            const QString reader =
+                file.endsWith("wave.txt") ? table.wavelengthParameter : table.parameter;
+            expectRefused(arguments, command.outputParameters[o],
+                          "read by this run (" + reader + ")", dir);
+            ++refused;
+          }
+    qInfo("%d outputs refused", refused);
+  }
+
   // inverse takes only the statistics of the fit that wrote the components.
   void inverseRefusesStatisticsOfAnotherFit() {
     const QString dir = sceneFolder();

@@ -158,6 +158,8 @@ void ColumnDetectRun::openInput() {
 
 void ColumnDetectRun::checkOutputs() {
   std::vector<InputFile> reads = rasterInputFiles("INPUT", result_.input.files);
+  const std::vector<InputFile>& targets = options_.targetTable.files;
+  reads.insert(reads.end(), targets.begin(), targets.end());
   OutputCheck outputs(std::move(reads), feedback_);
   outputs.rasterDestination("OUTPUT", options_.output);
   format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};

@@ -6,6 +6,7 @@
 // score; with `components` K only the first K principal components are (C⁻¹ in their subspace).
 // The shrinkage adds ε = shrinkage × the mean band variance to every eigenvalue (C + εI).
 
+#include "io/InputFile.h"
 #include "pca/PcaModel.h"
 
 #include <optional>
@@ -37,7 +38,11 @@ struct DetectTargets {
   // Where the targets come as spectra on wavelengths (a spectral library: SpectralLibrary.h), in
   // nm per value: they are resampled to the image's bands (targetsForImage) and `columns` is empty.
   std::vector<double> wavelengths;
+  // Every file they were read from (a library's header, a folder's spectra, the wavelength file):
+  // a run that takes them never writes one.
+  std::vector<InputFile> files;
 };
+
 struct DetectorOptions {
   DetectMethod method = DetectMethod::Rx;
   std::vector<Target> targets;  // none for RX

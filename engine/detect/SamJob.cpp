@@ -88,6 +88,7 @@ class SamRun {
   JobInput input_;
   SamResult result_;
   AngleLibrary library_;
+  std::vector<InputFile> libraryFiles_;  // every file the library was read from
   RasterFormat format_, angleFormat_, anglesFormat_;
   StreamedInput streamed_;
   int64_t inputRowBytes_ = 0, classRowBytes_ = 0, angleRowBytes_ = 0, anglesRowBytes_ = 0;
@@ -109,6 +110,7 @@ void SamRun::openInput() {
 // The library on the selected bands, each spectrum scaled to norm 1.
 void SamRun::readLibrary() {
   const SpectralLibrary library = readSpectralLibrary(options_.library);
+  libraryFiles_ = library.files;
   result_.libraryFormat = library.format;
   result_.library = libraryOnBands(library, result_.input, result_.bands);
   if (result_.library.size() > static_cast<size_t>(kMostSpectra))
@@ -133,8 +135,7 @@ void SamRun::readLibrary() {
 void SamRun::checkOutputs() {
   std::vector<InputFile> reads = rasterInputFiles("INPUT", result_.input.files);
   reads.push_back(plainInputFile("LIBRARY", options_.library.library));
-  if (!options_.library.wavelengths.empty())
-    reads.push_back(plainInputFile("LIBRARY_WAVELENGTHS", options_.library.wavelengths));
+  reads.insert(reads.end(), libraryFiles_.begin(), libraryFiles_.end());  // all of its files
   OutputCheck outputs(std::move(reads), feedback_);
   outputs.rasterDestination("OUTPUT", options_.output);
   format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};

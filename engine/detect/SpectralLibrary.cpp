@@ -118,6 +118,7 @@ SpectralLibrary readUsgs(const LibraryFiles& files) {
   SpectralLibrary library;
   library.format = "USGS splib07 ASCII";
   library.wavelengths = usgsWavelengths(files.wavelengths);
+  library.files.push_back(plainInputFile("LIBRARY_WAVELENGTHS", files.wavelengths));
   QStringList paths;
   const QFileInfo where(text(files.library));
   if (where.isDir()) {
@@ -131,6 +132,7 @@ SpectralLibrary readUsgs(const LibraryFiles& files) {
   for (const QString& path : paths) {
     if (path == wavelengthFile) continue;
     UsgsFile file = readUsgsFile(path, "LIBRARY");
+    library.files.push_back(plainInputFile("LIBRARY", path.toStdString()));
     if (isUsgsListOfChannels(file.title)) continue;
     if (file.values.size() != library.wavelengths.size())
       throw Error("LIBRARY", path.toStdString() + " has " + std::to_string(file.values.size()) +
@@ -281,6 +283,8 @@ SpectralLibrary readEnvi(const std::string& path) {
 
   SpectralLibrary library;
   library.format = "ENVI spectral library";
+  library.files = {plainInputFile("LIBRARY", dataPath.toStdString()),
+                   plainInputFile("LIBRARY", headerPath.toStdString())};
   const QStringList names = braceList(headerText(fields, "spectra names"));
   const std::string units = headerText(fields, "wavelength units");
   for (const QString& item : braceList(headerText(fields, "wavelength"))) {
@@ -443,6 +447,7 @@ SpectralLibrary readCsv(const std::string& path) {
 // The points `hyperstream endmembers` writes (GeoPackage, GeoJSON, shapefile): each feature's id
 // and its numeric fields but row and col, named as the table's band columns.
 SpectralLibrary readPointLayer(const LibraryFiles& files) {
+  ensureGdalDrivers();  // the command line reads targets before any job starts GDAL
   QuietGdalErrors quiet;
   DatasetPtr dataset(GDALDataset::FromHandle(GDALOpenEx(
       files.library.c_str(), GDAL_OF_VECTOR | GDAL_OF_READONLY, nullptr, nullptr, nullptr)));
@@ -457,6 +462,10 @@ SpectralLibrary readPointLayer(const LibraryFiles& files) {
   OGRFeatureDefn* definition = layer->GetLayerDefn();
   SpectralLibrary library;
   library.format = "point layer";
+  char** names = dataset->GetFileList();
+  for (char** name = names; name && *name; ++name)
+    library.files.push_back(plainInputFile("LIBRARY", *name));
+  CSLDestroy(names);
   std::vector<int> valueFields;
   int idField = -1;
   for (int f = 0; f < definition->GetFieldCount(); ++f) {
@@ -602,6 +611,7 @@ SpectralLibrary readSpectralLibrary(const LibraryFiles& files) {
   SpectralLibrary library;
   if (suffix == QLatin1String("csv")) {
     library = readCsv(files.library);
+    library.files = {plainInputFile("LIBRARY", files.library)};
   } else if (isVectorFile(suffix)) {
     library = readPointLayer(files);
   } else if (suffix == QLatin1String("sli") || suffix == QLatin1String("hdr")) {
@@ -700,10 +710,20 @@ std::vector<Target> libraryOnBands(const SpectralLibrary& library, const RasterI
   return resampled;
 }
 
+// The library's files, as the parameters `table` and `wavelengths` name them.
+std::vector<InputFile> renamedFiles(const std::vector<InputFile>& files, const std::string& table,
+                                    const std::string& wavelengths) {
+  std::vector<InputFile> renamed = files;
+  for (InputFile& file : renamed)
+    file.parameter = file.parameter == "LIBRARY_WAVELENGTHS" ? wavelengths : table;
+  return renamed;
+}
+
 DetectTargets readTargets(const LibraryFiles& files) {
   try {
     const SpectralLibrary library = readSpectralLibrary(files);
-    return {library.columns, library.spectra, library.wavelengths};
+    return {library.columns, library.spectra, library.wavelengths,
+            renamedFiles(library.files, "TARGETS", "TARGET_WAVELENGTHS")};
   } catch (const Error& error) {  // the library's errors, named as detection's parameters
     throw Error(error.parameter() == "LIBRARY_WAVELENGTHS" ? "TARGET_WAVELENGTHS" : "TARGETS",
                 error.what());
@@ -722,7 +742,9 @@ std::vector<Target> targetsForImage(const DetectTargets& table, const RasterInfo
 
 SpectralLibrary readEndmemberSpectra(const LibraryFiles& files) {
   try {
-    return readSpectralLibrary(files);
+    SpectralLibrary library = readSpectralLibrary(files);
+    library.files = renamedFiles(library.files, "ENDMEMBERS", "ENDMEMBERS");
+    return library;
   } catch (const Error& error) {  // the library's errors, named as the abundances' parameter
     throw Error("ENDMEMBERS", error.what());
   }

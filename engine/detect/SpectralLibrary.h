@@ -43,6 +43,8 @@ struct SpectralLibrary {
   // values are per band column (`columns`).
   std::vector<double> wavelengths;
   std::vector<std::string> columns;
+  // Every file it was read from, each with the parameter that gave it: a run never writes one.
+  std::vector<InputFile> files;
 };
 
 // Throws Error("LIBRARY") (or "LIBRARY_WAVELENGTHS") naming what is wrong.

@@ -3,6 +3,8 @@
 // a device would be read without end), and claimed with the sidecars GDAL would read beside
 // them, so that no output of the run is ever one of them.
 
+#include "io/InputFile.h"
+
 #include <QByteArray>
 
 #include <cstdint>
@@ -41,12 +43,6 @@ QByteArray readInputFile(const std::string& path, const std::string& parameter, 
 // .hdr, and the world, projection and RPC files named after it.
 std::vector<std::string> sidecarsOf(const std::string& path);
 
-// A file a run reads, as OutputCheck claims it.
-struct InputFile {
-  std::string path;
-  std::string parameter;  // INPUT, STATS, ENDMEMBERS, LOCATIONS, ...
-  std::string sidecarOf;  // empty for the file itself; else the file GDAL reads it with
-};
 // A raster input's files (RasterInfo::files) and their sidecars.
 std::vector<InputFile> rasterInputFiles(const std::string& parameter,
                                         const std::vector<std::string>& files);

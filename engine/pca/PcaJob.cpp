@@ -436,6 +436,8 @@ void PcaRun::resolveOutputType() {
 void PcaRun::checkOutputs() {
   std::vector<InputFile> reads = rasterInputFiles("INPUT", result_.input.files);
   if (saved_) reads.push_back(plainInputFile("STATS", options_.savedTransform));
+  const std::vector<InputFile>& targets = options_.targetTable.files;  // detection's
+  reads.insert(reads.end(), targets.begin(), targets.end());
   OutputCheck outputs(std::move(reads), feedback_);
   outputs.rasterDestination("OUTPUT", options_.output);
   format_ = RasterFormat{outputDriver(options_.output, options_.format), options_.creationOptions};

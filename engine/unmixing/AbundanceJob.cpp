@@ -97,6 +97,7 @@ class AbundanceRun {
   JobInput input_;
   AbundanceResult result_;
   Unmixing model_;
+  std::vector<InputFile> endmemberFiles_;  // every file the endmembers were read from
   RasterFormat format_, rmseFormat_;
   StreamedInput streamed_;
   int64_t inputRowBytes_ = 0, abundanceRowBytes_ = 0, rmseRowBytes_ = 0;
@@ -125,6 +126,7 @@ void AbundanceRun::openInput() {
 void AbundanceRun::readEndmembers() {
   // Any table of spectra, its columns matched to the selected bands as every algorithm does.
   const SpectralLibrary library = readEndmemberSpectra({options_.endmembers, "", options_.layer});
+  endmemberFiles_ = library.files;
   result_.endmembers.bandNames = bandColumnNames(result_.input, result_.bands);
   for (Target& spectrum : libraryOnBands(library, result_.input, result_.bands, "ENDMEMBERS")) {
     Endmember e;
@@ -142,6 +144,7 @@ void AbundanceRun::readEndmembers() {
 void AbundanceRun::checkOutputs() {
   std::vector<InputFile> reads = rasterInputFiles("INPUT", result_.input.files);
   reads.push_back(plainInputFile("ENDMEMBERS", options_.endmembers));
+  reads.insert(reads.end(), endmemberFiles_.begin(), endmemberFiles_.end());
   OutputCheck outputs(std::move(reads), feedback_);
   outputs.rasterDestination("OUTPUT", options_.output);
   if (!options_.rmseOutput.empty()) outputs.rasterDestination("OUTPUT_RMSE", options_.rmseOutput);
