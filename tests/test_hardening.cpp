@@ -342,6 +342,66 @@ class HardeningTests : public QObject {
     qInfo("%d outputs refused", refused);
   }
 
+  // Every writer on a full disk (a small tmpfs, filled to its last 4 KiB: root only): each run
+  // fails naming the output, the file it would have replaced is left as it was, and no hidden
+  // working folder stays behind. Rasters, tables (CSV), points (GeoJSON, GeoPackage), reports.
+  void writersOnAFullDisk() {
+    const QString dir = sceneFolder();
+    const QString scene = dir + "/scene.tif";
+    expectRuns({"endmembers", scene, dir + "/em.csv", "--count", "3"});
+    const QString full = dir + "/full";
+    QDir().mkpath(full);
+    QProcess mount;
+    mount.start("mount", {"-t", "tmpfs", "-o", "size=256k", "tmpfs", full});
+    if (!mount.waitForFinished() || mount.exitCode() != 0)
+      QSKIP("cannot mount a small tmpfs here (root only): the full-disk checks need one");
+    struct Unmount {
+      QString path;
+      ~Unmount() { QProcess::execute("umount", {path}); }
+    } unmount{full};
+    const QStringList outputs{"e.csv", "p.geojson", "p.gpkg", "r.html",
+                              "c.csv", "s.json",    "t.csv",  "o.tif"};
+    for (const QString& name : outputs) {
+      QFile old(full + "/" + name);
+      QVERIFY(old.open(QIODevice::WriteOnly));
+      old.write("the file before the run\n");
+    }
+    QFile filler(full + "/filler");
+    QVERIFY(filler.open(QIODevice::WriteOnly | QIODevice::Unbuffered));
+    const QByteArray block(1024, 'x');
+    while (filler.write(block) == block.size()) {
+    }
+    const QString elsewhere = dir + "/elsewhere.tif";
+    const std::vector<std::pair<QStringList, QString>> runs{
+        {{"endmembers", scene, full + "/e.csv", "--count", "3"}, "OUTPUT"},
+        {{"endmembers", scene, dir + "/e2.csv", "--count", "3", "--points", full + "/p.geojson"},
+         "OUTPUT_POINTS"},
+        {{"endmembers", scene, dir + "/e3.csv", "--count", "3", "--points", full + "/p.gpkg"},
+         "OUTPUT_POINTS"},
+        {{"endmembers", scene, dir + "/e4.csv", "--count", "3", "--html", full + "/r.html"},
+         "OUTPUT_HTML_FILE"},
+        {{"sam", scene, dir + "/em.csv", elsewhere, "--counts", full + "/c.csv"}, "OUTPUT_COUNTS"},
+        {{"pca", scene, elsewhere, "--components", "3", "--stats", full + "/s.json"},
+         "OUTPUT_STATS"},
+        {{"pca", scene, elsewhere, "--components", "3", "--table", full + "/t.csv"},
+         "OUTPUT_TABLE"},
+        {{"rx", scene, full + "/o.tif"}, "OUTPUT"},
+        {{"rx", scene, full + "/o.tif", "--per-column"}, "OUTPUT"},
+        {{"detect", scene, dir + "/em.csv", full + "/o.tif", "--method", "mf"}, "OUTPUT"},
+        {{"sam", scene, dir + "/em.csv", full + "/o.tif"}, "OUTPUT"},
+        {{"abundances", scene, dir + "/em.csv", full + "/o.tif"}, "OUTPUT"},
+        {{"spp", scene, full + "/o.tif"}, "OUTPUT"}};
+    bool roomLeft = false;
+    for (const auto& [arguments, parameter] : runs) {
+      // The small writers on a disk with no room left, the rasters (8 KiB and more) with 4 KiB:
+      // they fail while finishing, not in the check before the work.
+      const bool raster = arguments[2].endsWith("o.tif") || arguments[3].endsWith("o.tif");
+      if (raster && !roomLeft) roomLeft = filler.resize(filler.size() - 4096);
+      QFile::remove(elsewhere);
+      expectRefused(arguments, parameter, "", full);
+    }
+  }
+
   // inverse takes only the statistics of the fit that wrote the components.
   void inverseRefusesStatisticsOfAnotherFit() {
     const QString dir = sceneFolder();

@@ -4,6 +4,7 @@
 #include "io/SpectralMetadata.h"
 
 #include <cpl_string.h>
+#include <ogrsf_frmts.h>
 
 #include <QCoreApplication>
 #include <QDir>
@@ -14,6 +15,7 @@
 
 #include <QThread>
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 
 #include <cctype>
@@ -24,6 +26,12 @@
 namespace hyperstream {
 
 namespace {
+
+// The hidden folder and all in it.
+void removeFolder(const std::string& folder) {
+  std::error_code ignored;
+  std::filesystem::remove_all(folder, ignored);
+}
 
 std::string absolute(const std::string& path) {
   return QDir::cleanPath(QFileInfo(QString::fromStdString(path)).absoluteFilePath()).toStdString();
@@ -105,7 +113,7 @@ PendingRaster::PendingRaster(const std::string& destination, const RasterFormat&
   folder_ = makePendingFolder(destination, pending_);
   temporary_ =
       folder_ + "/" + QFileInfo(QString::fromStdString(destination)).fileName().toStdString();
-  create(width, height, bands, type, options);
+  createOrDiscard(width, height, bands, type, options);
 }
 
 PendingRaster::PendingRaster(const std::string& destination, const RasterFormat& format,
@@ -124,7 +132,18 @@ PendingRaster::PendingRaster(const std::string& destination, const RasterFormat&
   pending_.add(mapTemporary_ + ".aux.xml");
   CPLStringList options;
   options.SetNameValue("BIGTIFF", "IF_SAFER");
-  create(width, height, bands, type, options);
+  createOrDiscard(width, height, bands, type, options);
+}
+
+// A constructor that throws runs no destructor: what it made goes here.
+void PendingRaster::createOrDiscard(int64_t width, int64_t height, int bands, GDALDataType type,
+                                    const CPLStringList& options) {
+  try {
+    create(width, height, bands, type, options);
+  } catch (...) {
+    discard();
+    throw;
+  }
 }
 
 void PendingRaster::create(int64_t width, int64_t height, int bands, GDALDataType type,
@@ -136,8 +155,8 @@ void PendingRaster::create(int64_t width, int64_t height, int bands, GDALDataTyp
   dataset_.reset(driver_->Create(temporary_.c_str(), static_cast<int>(width),
                                  static_cast<int>(height), bands, type, options.List()));
   if (!dataset_) {
-    const std::string reason = CPLGetLastErrorMsg();
-    QDir(QString::fromStdString(folder_)).removeRecursively();
+    const std::string reason = gdalErrorText();
+    removeFolder(folder_);
     if (quiet.outOfMemory()) throw outOfMemory("while creating '" + destination_ + "'");
     throw Error("OUTPUT", "cannot create '" + destination_ + "' with GDAL's " +
                               driver_->GetDescription() + " driver" +
@@ -182,7 +201,10 @@ GDALDataset& PendingRaster::dataset() {
 }
 
 PendingRaster::~PendingRaster() {
-  if (committed_) return;
+  if (!committed_) discard();
+}
+
+void PendingRaster::discard() {
   raw_.reset();
   QuietGdalErrors quiet;
   // Closing fills every block never written, with the nodata value where there is one: for a
@@ -194,7 +216,7 @@ PendingRaster::~PendingRaster() {
     dataset_->MarkSuppressOnClose();
   }
   dataset_.reset();
-  QDir(QString::fromStdString(folder_)).removeRecursively();
+  removeFolder(folder_);
 }
 
 DatasetPtr openForUpdate(const std::string& path, const std::string& parameter) {
@@ -247,11 +269,28 @@ void PendingRaster::close() {
   // as: the hidden temporary name.
   if (EQUAL(driver_->GetDescription(), "ENVI")) dataset_->SetDescription(destination_.c_str());
   dataset_->FlushCache(true);
+  std::vector<GIntBig> features;  // per layer of a vector output
+  for (int l = 0; l < dataset_->GetLayerCount(); ++l)
+    features.push_back(dataset_->GetLayer(l)->GetFeatureCount());
   dataset_.reset();  // closing writes headers and sidecar files
   if (CPLGetLastErrorType() >= CE_Failure) {
     if (quiet.outOfMemory()) throw outOfMemory("while finishing '" + destination_ + "'");
     throw Error("OUTPUT", "cannot finish writing '" + destination_ + "': " + CPLGetLastErrorMsg());
   }
+  if (!features.empty()) checkFeaturesWritten(features);
+}
+
+// Vector drivers (GeoJSON) write on closing and may say nothing when the disk is full: the file
+// must read back with every feature.
+void PendingRaster::checkFeaturesWritten(const std::vector<GIntBig>& features) const {
+  const DatasetPtr written(GDALDataset::FromHandle(GDALOpenEx(
+      temporary_.c_str(), GDAL_OF_VECTOR | GDAL_OF_READONLY, nullptr, nullptr, nullptr)));
+  bool complete = written && written->GetLayerCount() == static_cast<int>(features.size());
+  for (size_t l = 0; complete && l < features.size(); ++l)
+    complete = written->GetLayer(static_cast<int>(l))->GetFeatureCount() == features[l];
+  if (!complete)
+    throw Error("OUTPUT", "cannot finish writing '" + destination_ +
+                              "': it does not read back whole (is the disk full?)");
 }
 
 std::vector<std::string> PendingRaster::folderFiles() const {

@@ -75,7 +75,12 @@ class PendingRaster {
  private:
   void create(int64_t width, int64_t height, int bands, GDALDataType type,
               const CPLStringList& options);
+  void createOrDiscard(int64_t width, int64_t height, int bands, GDALDataType type,
+                       const CPLStringList& options);
+  // Removes the raster and its hidden folder, without filling its blocks first.
+  void discard();
   void close();
+  void checkFeaturesWritten(const std::vector<GIntBig>& features) const;
   void startRawWriting(const CPLStringList& options, GDALDataType type);
   void writeMapGrid();
   std::vector<std::string> folderFiles() const;

@@ -26,10 +26,16 @@
 
 namespace hyperstream {
 
+std::string gdalErrorText() {
+  std::string message = CPLGetLastErrorMsg();
+  if (message.size() > 300) message = message.substr(0, 300) + "...";  // SQLite's whole script
+  return message;
+}
+
 namespace {
 std::string lastGdalError() {
-  const char* message = CPLGetLastErrorMsg();
-  return (message && *message) ? std::string(": ") + message : std::string();
+  const std::string message = gdalErrorText();
+  return message.empty() ? message : ": " + message;
 }
 }  // namespace
 

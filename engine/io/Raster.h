@@ -96,6 +96,9 @@ std::string productSummary(const RasterInfo& info);
 // Error("ORTHORECTIFY") when the input has no GLT.
 void requestOrthorectification(RasterInfo& info, int64_t ramBytes);
 
+// GDAL's last error message, cut to a few lines (the GeoPackage driver's quote whole scripts).
+std::string gdalErrorText();
+
 // Initialises GDAL's drivers once (safe to call repeatedly and inside QGIS).
 void ensureGdalDrivers();
 

@@ -232,6 +232,7 @@ class EndmemberRun {
   std::vector<double> readBlock(int64_t top, int64_t left, int64_t rows, int64_t cols);
   void writeOutputs();
   void writePoints();
+  void writePointLayer();
 
   const EndmemberOptions& options_;
   Feedback& feedback_;
@@ -504,25 +505,33 @@ void EndmemberRun::writeOutputs() {
   feedback_.setProgress(100.0);
 }
 
+// The points, errors of the raster plumbing (named OUTPUT) named as theirs.
+void EndmemberRun::writePoints() {
+  try {
+    writePointLayer();
+  } catch (const Error& error) {
+    if (error.parameter() != "OUTPUT") throw;
+    throw Error("OUTPUT_POINTS", error.what());
+  }
+}
+
 // A point at each endmember pixel's centre, in the raster's CRS, with its id, row and column
 // and its spectrum (a field per band, named as the table's columns): QGIS's Identify shows it.
-void EndmemberRun::writePoints() {
+void EndmemberRun::writePointLayer() {
   const RasterInfo& info = input_.info;
   PendingRaster points(options_.pointsOutput, RasterFormat{pointsDriver(options_.pointsOutput), {}},
                        0, 0, 0, GDT_Unknown);
+  QuietGdalErrors quiet;  // the errors below say what GDAL said
   OGRSpatialReference crs;
   const bool hasCrs = !info.crsWkt.empty() && crs.importFromWkt(info.crsWkt.c_str()) == OGRERR_NONE;
   if (hasCrs) crs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
   OGRLayer* layer =
       points.dataset().CreateLayer("endmembers", hasCrs ? &crs : nullptr, wkbPoint, nullptr);
-  if (!layer)
-    throw Error("OUTPUT_POINTS",
-                "cannot create the point layer: " + std::string(CPLGetLastErrorMsg()));
+  if (!layer) throw Error("OUTPUT_POINTS", "cannot create the point layer: " + gdalErrorText());
   auto addField = [&](const std::string& name, OGRFieldType type) {
     OGRFieldDefn field(name.c_str(), type);
     if (layer->CreateField(&field) != OGRERR_NONE)
-      throw Error("OUTPUT_POINTS",
-                  "cannot add the field '" + name + "': " + std::string(CPLGetLastErrorMsg()));
+      throw Error("OUTPUT_POINTS", "cannot add the field '" + name + "': " + gdalErrorText());
   };
   addField("id", OFTString);
   addField("row", OFTInteger64);
@@ -542,7 +551,7 @@ void EndmemberRun::writePoints() {
     OGRPoint point(g[0] + x * g[1] + y * g[2], g[3] + x * g[4] + y * g[5]);
     feature.SetGeometry(&point);
     if (layer->CreateFeature(&feature) != OGRERR_NONE)
-      throw Error("OUTPUT_POINTS", "cannot write a point: " + std::string(CPLGetLastErrorMsg()));
+      throw Error("OUTPUT_POINTS", "cannot write a point: " + gdalErrorText());
   }
   points.commit();
 }
