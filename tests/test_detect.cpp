@@ -363,7 +363,8 @@ std::vector<double> referenceLocalRx(const testing::Cube& cube, int k, int windo
         if ((std::abs(r - row) > g || std::abs(c - column) > g) && !y[r * cube.cols + c].empty())
           background.push_back(r * cube.cols + c);
     const auto n = static_cast<int64_t>(background.size());
-    if (n < 2) continue;
+    // Fewer than two pixels, or (no ε) no more than components: singular.
+    if (n < 2 || (n <= k && shrinkage == 0 && noise == 0)) continue;
     std::vector<long double> mean(k, 0.0L);
     for (const int64_t q : background)
       for (int i = 0; i < k; ++i) mean[i] += y[q][i];
@@ -453,6 +454,7 @@ class TestDetect : public QObject {
   void localRxMatchesReference();
   void localRxFindsWhatTheImageHides();
   void localRxErrors();
+  void localRxLeavesSingularBackgrounds();
   void reports();
 };
 
@@ -757,6 +759,31 @@ void TestDetect::clearErrors() {
   PcaOptions noTargets =
       detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::MatchedFilter, {});
   QCOMPARE(parameterOf(noTargets), std::string("TARGETS"));
+  // A target that is the image's mean within rounding (1e-12 relative): its scores would be the
+  // noise times 1e12; refused by MF and ACE, taken by CEM (which takes no mean out). One 1e-3 of
+  // a standard deviation away is a target.
+  const testing::Cube written = testing::readCube((dir + "/in.tif").toStdString());
+  std::vector<double> mean(written.bands, 0.0);
+  int64_t valid = 0;
+  for (int64_t p = 0; p < written.pixels(); ++p) {
+    if (!testing::referenceValid(written, p)) continue;
+    ++valid;
+    for (int b = 0; b < written.bands; ++b) mean[b] += written.values[p * written.bands + b];
+  }
+  for (double& m : mean) m = m / static_cast<double>(valid) * (1 + 1e-12);
+  for (const DetectMethod method : {DetectMethod::MatchedFilter, DetectMethod::Ace})
+    QCOMPARE(parameterOf(detectOptions(dir + "/in.tif", dir + "/a.tif", method, {mean})),
+             std::string("TARGETS"));
+  QCOMPARE(parameterOf(detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::Cem, {mean})),
+           std::string("none"));
+  std::vector<double> near = mean;
+  const testing::Reference pca = testing::referencePca(written);
+  const std::vector<double>& spread = pca.vectors[0];
+  const double deviation = std::sqrt(pca.eigenvalues[0]);
+  for (int b = 0; b < written.bands; ++b) near[b] += 1e-3 * deviation * spread[b];
+  QCOMPARE(parameterOf(
+               detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::MatchedFilter, {near})),
+           std::string("none"));
   PcaOptions byte = detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::Rx, {});
   byte.outputType = OutputType::Byte;
   QCOMPARE(parameterOf(byte), std::string("OUTPUT_TYPE"));
@@ -1110,6 +1137,35 @@ void TestDetect::localRxErrors() {
   options = localOptions(in, in, 4, 5, 1);
   QCOMPARE(parameterOf(options), QString("OUTPUT"));
   QCOMPARE(testing::filesIn(dir), QStringList{"in.tif"});
+}
+
+// Singular backgrounds without shrinkage are left unscored, whatever rounding leaves of their
+// last pivot: 11 valid pixels among nodata, each one's background the other 10, in 10
+// components (rank 9; the last pivot is 7e-11 of its variance, not 0, and scored 7.7e17 before).
+// With a shrinkage they are scored.
+void TestDetect::localRxLeavesSingularBackgrounds() {
+  testing::Cube cube;
+  cube.rows = cube.cols = 20;
+  cube.bands = 12;
+  cube.values.assign(static_cast<size_t>(cube.pixels()) * cube.bands, kNodata);
+  cube.nodata.assign(cube.bands, kNodata);
+  std::mt19937 random(1);
+  std::normal_distribution<double> normal(100, 10);
+  for (int64_t r = 8; r < 11; ++r)
+    for (int64_t c = 8; c < 12; ++c)
+      if (r != 10 || c != 11)
+        for (int b = 0; b < cube.bands; ++b) cube.at(r, c, b) = normal(random);
+  const QString dir = testing::tempDir();
+  testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Float32);
+  LocalRxOptions options = localOptions(dir + "/in.tif", dir + "/out.tif", 10, 5, 1);
+  options.shrinkage = 0.0;
+  const LocalRxResult singular = runLocal(options);
+  QCOMPARE(singular.unscoredPixels, int64_t{11});
+  for (const double score : testing::samplesOf(dir + "/out.tif"))
+    QVERIFY(std::isnan(score) || score == kNodata);
+  options.shrinkage = 1e-3;
+  options.output = (dir + "/shrunk.tif").toStdString();
+  QCOMPARE(runLocal(options).unscoredPixels, int64_t{0});
 }
 
 // The HTML report of every form of detection: the score band's summary read back equals the

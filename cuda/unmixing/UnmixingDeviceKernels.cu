@@ -234,10 +234,12 @@ __device__ double factorAndWhiten(double* c, const double* mean, double* d, cons
     largest = fmax(largest, c[i * k + i]);
   }
   if (!(largest > 0)) return __builtin_nan("");
+  if (n <= k && !(epsilon > 0)) return __builtin_nan("");  // spans at most n - 1 of k dimensions
   for (int j = 0; j < k; ++j) {
     double pivot = c[j * k + j];
     for (int m = 0; m < j; ++m) pivot -= c[j * k + m] * c[j * k + m];
     if (!(pivot > largest / kWindowLargestCondition)) return __builtin_nan("");
+    if (!(pivot > c[j * k + j] * kWindowLeastPivotShare)) return __builtin_nan("");
     c[j * k + j] = sqrt(pivot);
     for (int i = j + 1; i < k; ++i) {
       double sum = c[i * k + j];

@@ -19,6 +19,12 @@ namespace {
 // noise (float64 keeps about 16).
 constexpr double kLargestCondition = 1e13;
 
+// A target nearer the image's mean than this many of the background's standard deviations (its
+// Mahalanobis distance, in the components scored) is the mean written with rounding: the matched
+// filter divides by its squared distance, so that its scores would be the noise times 1e12 and
+// more, and ACE's cosine would have no direction.
+constexpr double kLeastTargetDistance = 1e-6;
+
 // C⁻¹ (or R⁻¹ through it) applied to vectors, in the first K components of the fit.
 class InverseCovariance {
  public:
@@ -238,6 +244,16 @@ Detector fitDetector(const PcaModel& model, const DetectorOptions& options) {
     }
     double power = 0;
     setColumn(projection, first + t, filterOf(applied, direction, target.name, power));
+    if (!correlation && !options.absorption && std::sqrt(power) < kLeastTargetDistance)
+      throw Error("TARGETS",
+                  QString("target '%1' lies %2 standard deviations of the background from the "
+                          "image's mean (its Mahalanobis distance), less than %3: it is the mean "
+                          "within rounding, and its scores would be the noise divided by that "
+                          "distance; give a spectrum of a material")
+                      .arg(QString::fromStdString(target.name))
+                      .arg(std::sqrt(power), 0, 'g', 3)
+                      .arg(kLeastTargetDistance)
+                      .toStdString());
     if (options.method == DetectMethod::Ace) projection.scores.targetPower.push_back(power);
     detector.bandNames.push_back(label + ": " + target.name);
   }

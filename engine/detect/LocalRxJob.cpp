@@ -342,7 +342,8 @@ LocalRxResult LocalRxRun::finish() {
   if (result_.unscoredPixels > 0)
     feedback_.warning(QString("%1 valid pixel(s) left as nodata: their background has fewer than "
                               "two valid pixels or a singular covariance (a constant "
-                              "neighbourhood; a shrinkage scores them)")
+                              "neighbourhood, or no more valid pixels than components; a "
+                              "shrinkage scores them)")
                           .arg(result_.unscoredPixels));
   result_.seconds = total_.nsecsElapsed() * 1e-9;
   return result_;

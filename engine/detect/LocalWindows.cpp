@@ -55,7 +55,8 @@ constexpr int kProductPixels = 4;  // scoreLanes names each of them
 // work: kWindowLanes × ((1 + kProductPixels) K + K(K + 1)/2) values. Each lane: the background's
 // mean and covariance in two passes (invalid pixels add zeros), C + εI factored by Cholesky,
 // |L⁻¹(y − m)|²; NaN where the pixel is invalid, fewer than two background pixels are valid or a
-// pivot is not above the largest variance / kWindowLargestCondition. The operations and their
+// pivot is not above the largest variance / kWindowLargestCondition or its own variance ×
+// kWindowLeastPivotShare. The operations and their
 // order are LocalWindows.h's, lane by lane.
 HYPERSTREAM_VECTOR_CLONES void scoreLanes(const Tile& tile, double shrinkage, double noise,
                                           double* work, double* scores) {
@@ -119,13 +120,15 @@ HYPERSTREAM_VECTOR_CLONES void scoreLanes(const Tile& tile, double shrinkage, do
     largest = largest < cii ? cii : largest;
   }
   loadInto(valid, tile.valid + tile.centre.valid);
-  LaneMask failed = (n < 2.0) | ((largest > zero) == 0) | (valid == zero);
+  LaneMask failed = (n < 2.0) | ((largest > zero) == 0) | (valid == zero) |
+                    (((n > static_cast<double>(k)) | (epsilon > zero)) == 0);
   // Cholesky, lower, in place.
   for (int j = 0; j < k; ++j) {
     Lanes* cj = c + j * (j + 1) / 2;
     Lanes pivot = cj[j];
     for (int m = 0; m < j; ++m) pivot -= cj[m] * cj[m];
     failed |= (pivot > largest / kWindowLargestCondition) == 0;
+    failed |= (pivot > cj[j] * kWindowLeastPivotShare) == 0;
     double root[kWindowLanes];
     std::memcpy(root, &pivot, sizeof(root));
     for (double& r : root) r = std::sqrt(r);

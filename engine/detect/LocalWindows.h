@@ -16,6 +16,11 @@ namespace hyperstream {
 // A Cholesky pivot this far below the largest variance: the background's covariance is singular
 // to working precision, and the pixel is left unscored (NaN).
 constexpr double kWindowLargestCondition = 1e13;
+// A pivot this far below its own variance: that component is a combination of the ones before it
+// to 10 digits, and the pixel is left unscored too. So is one whose background has no more valid
+// pixels than components and no ε: its covariance spans at most n - 1 of the K dimensions (the
+// last pivot is then rounding, measured 7e-11 of its variance, not 0).
+constexpr double kWindowLeastPivotShare = 1e-10;
 
 struct WindowStrip {
   const double* components = nullptr;    // the buffered rows, pixel-interleaved, K per pixel
