@@ -10,6 +10,8 @@
 #include <gdal_priv.h>
 
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QtTest>
 
@@ -368,6 +370,47 @@ class InputTests : public QObject {
                  qPrintable(text));
       }
     }
+  }
+
+  // Fill values and lists that were silently misread: a Float32 fill of -1.23e34 given as
+  // --nodata (compared in the file's type), an ENVI header's data ignore value that is no number
+  // (GDAL reads it as 0), a wavelength list with an entry that is no number (said, not dropped).
+  void fillsAndListsAsTheFileHasThem() {
+    const QString dir = testing::tempDir();
+    testing::Cube cube = scene();
+    for (double& v : cube.values) v /= 10000;
+    for (int64_t c = 0; c < cube.cols; ++c)
+      for (int b = 0; b < cube.bands; ++b) cube.at(0, c, b) = -1.23e34;  // a fill row
+    testing::writeCube(cube, (dir + "/f32.tif").toStdString(), GDT_Float32);
+    const Run filled = run({"pca", dir + "/f32.tif", dir + "/p.tif", "--components", "2",
+                            "--nodata", "-1.23e34", "--stats", dir + "/p.json"});
+    QVERIFY2(filled.exitCode == 0, qPrintable(filled.err));
+    QFile stats(dir + "/p.json");
+    QVERIFY(stats.open(QIODevice::ReadOnly));
+    QCOMPARE(QJsonDocument::fromJson(stats.readAll()).object().value("valid_pixels").toDouble(),
+             static_cast<double>(cube.pixels() - cube.cols));
+    testing::writeCube(scene(), (dir + "/in.tif").toStdString(), GDT_UInt16, "ENVI");
+    QFile header(dir + "/in.hdr");
+    QVERIFY(header.open(QIODevice::Append));
+    header.write(
+        "data ignore value = abc\nwavelength = {400, 500, 600, 700, 800, 900, 1000, "
+        "1100, 1200, 1300, 1400, x}\nwavelength units = Nanometers\n");
+    header.close();
+    const Run ignored = run({"pca", dir + "/in.tif", dir + "/q.tif", "--components", "2"});
+    QCOMPARE(ignored.exitCode, 1);
+    QVERIFY2(ignored.err.contains("error [INPUT]") &&
+                 ignored.err.contains("'data ignore value = abc' is not a number"),
+             qPrintable(ignored.err));
+    const Run listed = run({"pca", dir + "/in.tif", dir + "/q.tif", "--components", "2", "--nodata",
+                            "0", "--exclude-nm", "1000-1100"});
+    QCOMPARE(listed.exitCode, 1);
+    QVERIFY2(listed.err.contains("error [EXCLUDE_NM]") &&
+                 listed.err.contains("give 11 of the 12 bands a wavelength"),
+             qPrintable(listed.err));
+    const Run logged =
+        run({"pca", dir + "/in.tif", dir + "/q.tif", "--components", "2", "--nodata", "0"});
+    QVERIFY2(logged.exitCode == 0 && logged.err.contains("warning: No wavelengths: "),
+             qPrintable(logged.err));
   }
 };
 

@@ -278,6 +278,7 @@ class TestSam : public QObject {
   void clearErrors();
   void detectionTargetsFromALibrary();
   void tablesOfSpectraOneRule();
+  void usgsFillInAnEnviLibrary();
 };
 
 void TestSam::anglesMatchReference_data() {
@@ -767,6 +768,38 @@ void TestSam::tablesOfSpectraOneRule() {
            message.c_str());
   for (const char* name : {"/classes.tif", "/scores.tif", "/ab.tif"})
     QVERIFY(!QFile::exists(dir + name));
+}
+
+// A Float32 .sli whose data ignore value is USGS's -1.23e34: the channels holding it (the
+// float nearest, not the double) are no values; a header whose ignore value is no number is
+// refused naming LIBRARY.
+void TestSam::usgsFillInAnEnviLibrary() {
+  const QString dir = testing::tempDir();
+  writeSli(dir + "/lib", {400, 500, 600, 700}, {{0.1, 0.2, std::nan(""), 0.4}}, {"a"}, false);
+  QFile header(dir + "/lib.hdr");
+  QVERIFY(header.open(QIODevice::ReadOnly));
+  QByteArray text = header.readAll();
+  header.close();
+  QVERIFY(header.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  header.write(QByteArray(text).replace("data ignore value = -1", "data ignore value = -1.23e34"));
+  header.close();
+  QFile data(dir + "/lib.sli");
+  QVERIFY(data.open(QIODevice::ReadWrite));
+  const float fill = -1.23e34F;
+  data.seek(2 * 4);
+  data.write(reinterpret_cast<const char*>(&fill), 4);
+  data.close();
+  const SpectralLibrary library = readSpectralLibrary({(dir + "/lib.sli").toStdString(), "", ""});
+  QCOMPARE(library.spectra.size(), size_t{1});
+  QVERIFY(std::isnan(library.spectra[0].spectrum[2]));
+  QCOMPARE(library.spectra[0].spectrum[3], static_cast<double>(0.4F));
+  QVERIFY(header.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  header.write(QByteArray(text).replace("data ignore value = -1", "data ignore value = abc"));
+  header.close();
+  QCOMPARE(errorParameter([&] {
+             readSpectralLibrary({(dir + "/lib.sli").toStdString(), "", ""});
+           }),
+           std::string("LIBRARY"));
 }
 
 QTEST_GUILESS_MAIN(TestSam)

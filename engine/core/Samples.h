@@ -103,10 +103,11 @@ class ValidPixel {
   ValidPixel(const double* nodata, int bands) : bands_(bands), value_(bands), has_(bands, 0) {
     for (int b = 0; b < bands; ++b) {
       const double v = nodata[b];
-      // A nodata value the type cannot hold never matches a sample.
+      // A nodata value the type cannot hold never matches a sample; a floating type holds it
+      // rounded to its own precision, as a file of that type stores it (-1.23e34 in Float32).
       if (std::isnan(v) || v < static_cast<double>(std::numeric_limits<T>::lowest()) ||
           v > static_cast<double>(std::numeric_limits<T>::max()) ||
-          static_cast<double>(static_cast<T>(v)) != v)
+          (!std::is_floating_point_v<T> && static_cast<double>(static_cast<T>(v)) != v))
         continue;
       value_[b] = static_cast<T>(v);
       has_[b] = 1;

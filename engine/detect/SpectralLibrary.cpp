@@ -301,7 +301,17 @@ SpectralLibrary readEnvi(const std::string& path) {
                 headerPath.toStdString() + " lists " + std::to_string(library.wavelengths.size()) +
                     " wavelengths for spectra of " + std::to_string(layout.channels) + " values");
   bool hasIgnored = false;
-  const double ignored = text(headerText(fields, "data ignore value")).toDouble(&hasIgnored);
+  const QString ignoreText = text(headerText(fields, "data ignore value"));
+  double ignored = ignoreText.toDouble(&hasIgnored);
+  if (!ignoreText.isEmpty() && !hasIgnored)
+    throw Error("LIBRARY", headerPath.toStdString() + ": 'data ignore value = " +
+                               ignoreText.toStdString() + "' is not a number");
+  // Compared in the file's own type: a Float32 library's -1.23e34 is not the double -1.23e34.
+  if (hasIgnored) {
+    std::vector<unsigned char> sample(static_cast<size_t>(GDALGetDataTypeSizeBytes(layout.type)));
+    GDALCopyWords64(&ignored, GDT_Float64, 0, sample.data(), layout.type, 0, 1);
+    GDALCopyWords64(sample.data(), layout.type, 0, &ignored, GDT_Float64, 0, 1);
+  }
   const std::vector<double> values = decodeValues(data, layout);
   for (int64_t s = 0; s < layout.spectra; ++s) {
     Target spectrum;
@@ -310,7 +320,9 @@ SpectralLibrary readEnvi(const std::string& path) {
                         : std::to_string(s + 1);
     for (int64_t c = 0; c < layout.channels; ++c) {
       const double value = values[static_cast<size_t>(s * layout.channels + c)];
-      spectrum.spectrum.push_back((hasIgnored && value == ignored) || !std::isfinite(value)
+      // USGS's deleted channels (-1.23e34) are no reflectance whatever the header says.
+      spectrum.spectrum.push_back((hasIgnored && value == ignored) || !std::isfinite(value) ||
+                                          value < kDeletedBelow
                                       ? std::numeric_limits<double>::quiet_NaN()
                                       : value);
     }

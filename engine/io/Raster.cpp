@@ -195,12 +195,24 @@ RasterInfo describeRaster(GDALDataset& dataset, const std::string& path) {
     info.nodata.push_back(hasNodata ? value : std::nan(""));
     info.bandDescriptions.emplace_back(band->GetDescription());
   }
+  // GDAL's ENVI driver reads a "data ignore value" that is no number as 0.
+  if (const char* ignored = dataset.GetMetadataItem("data_ignore_value", "ENVI")) {
+    bool number = false;
+    QString(ignored).trimmed().toDouble(&number);
+    if (!number) {
+      std::fill(info.nodata.begin(), info.nodata.end(), std::nan(""));
+      info.nodataProblem = "'" + path +
+                           "': its ENVI header's 'data ignore value = " + std::string(ignored) +
+                           "' is not a number";
+    }
+  }
   SpectralMetadata spectral = readSpectralMetadata(dataset, path);
   info.wavelengths = std::move(spectral.wavelengths);
   info.fwhm = std::move(spectral.fwhm);
   info.goodBands = std::move(spectral.good);
   info.goodBandsProblem = spectral.goodProblem;
   info.wavelengthSource = spectral.source;
+  info.wavelengthProblem = spectral.wavelengthProblem;
   if (!info.wavelengthSource.empty()) info.wavelengthUnits = "nm";
   // The C API: GDAL 3.12 deprecates the C++ methods taking six doubles.
   info.hasGeoTransform =
@@ -751,9 +763,12 @@ void excludeBands(std::vector<int>& bands, const RasterInfo& info, const BandExc
   if (!exclude.nanometres.empty()) {
     for (int b : bands)
       if (std::isnan(info.wavelengths[b - 1]))
-        throw Error("EXCLUDE_NM", "band " + std::to_string(b) +
-                                      " has no wavelength: the input's bands cannot be "
-                                      "excluded by wavelength");
+        throw Error("EXCLUDE_NM",
+                    "band " + std::to_string(b) +
+                        " has no wavelength: the input's bands cannot be "
+                        "excluded by wavelength" +
+                        (info.wavelengthProblem.empty() ? std::string()
+                                                        : " (" + info.wavelengthProblem + ")"));
     const auto excluded = [&](int b) {
       const double nm = info.wavelengths[b - 1];
       return std::any_of(
@@ -831,6 +846,9 @@ JobInput openJobInput(const std::string& path, const BandList& requestedBands,
   }
   input.info = describeRaster(dataset, path);
   if (nodata) std::fill(input.info.nodata.begin(), input.info.nodata.end(), *nodata);
+  if (!nodata && !input.info.nodataProblem.empty())
+    throw Error("INPUT", input.info.nodataProblem +
+                             ": correct the header, or give the fill value as NODATA");
   input.bands = selectBands(requestedBands, input.info.bandCount, job);
   excludeBands(input.bands, input.info, exclude);
   std::vector<GDALDataType> types;
@@ -855,6 +873,8 @@ JobInput openJobInput(const JobOptions& options, const BandList& bands, const st
   if (options.orthorectify) requestOrthorectification(input.info, options.ramBytes);
   if (const std::string summary = productSummary(input.info); !summary.empty())
     feedback.info(QString::fromStdString(summary));
+  if (!input.info.wavelengthProblem.empty())
+    feedback.warning(QString::fromStdString("No wavelengths: " + input.info.wavelengthProblem));
   return input;
 }
 

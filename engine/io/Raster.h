@@ -71,6 +71,7 @@ struct RasterInfo {
   bool mappable = false;         // an uncompressed GeoTIFF, which StripReader may read as a map
   bool compressed = false;       // blocks GDAL decompresses: StripReader decodes each once
   std::vector<double> nodata;    // per band; NaN where the band declares none
+  std::string nodataProblem;     // why a declared nodata value is not used (not a number)
   bool hasGeoTransform = false;
   std::array<double, 6> geoTransform{};
   std::string crsWkt;
@@ -79,6 +80,7 @@ struct RasterInfo {
   std::vector<double> wavelengths, fwhm;
   std::string wavelengthUnits;     // "nm" where the bands have wavelengths, else empty
   std::string wavelengthSource;    // where they were found
+  std::string wavelengthProblem;   // without them: why a list found is not used
   std::vector<bool> goodBands;     // the bad-band list (false: bad); empty when the file has none
   std::string goodBandsProblem;    // why a bad-band list the file has is not used
   std::vector<std::string> files;  // every file of the dataset (e.g. ENVI .hdr beside the data)

@@ -124,11 +124,24 @@ SpectralMetadata readSpectralMetadata(GDALDataset& dataset, const std::string& p
   found.fwhm.assign(bands, std::nan(""));
   const auto take = [&](std::vector<double> wavelengths, std::vector<double> fwhm,
                         const std::string& source) {
-    if (!complete(wavelengths, bands)) return;
+    if (!complete(wavelengths, bands)) {
+      const auto given = std::count_if(wavelengths.begin(), wavelengths.end(),
+                                       [](double v) { return std::isfinite(v) && v > 0; });
+      if (given > 0 && found.source.empty() && found.wavelengthProblem.empty())
+        found.wavelengthProblem = static_cast<int>(wavelengths.size()) != bands
+                                      ? source + " list " + std::to_string(wavelengths.size()) +
+                                            " wavelengths for " + std::to_string(bands) + " bands"
+                                      : source + " give " + std::to_string(given) + " of the " +
+                                            std::to_string(bands) +
+                                            " bands a wavelength (the others none, or one "
+                                            "that is no positive number)";
+      return;
+    }
     if (found.source.empty()) {
       found.wavelengths = std::move(wavelengths);
       if (complete(fwhm, bands)) found.fwhm = std::move(fwhm);
       found.source = source;
+      found.wavelengthProblem.clear();
       return;
     }
     // Widths from a later source of the same wavelengths (GDAL's ENVI driver gives each band its

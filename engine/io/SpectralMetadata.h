@@ -24,6 +24,9 @@ struct SpectralMetadata {
   std::vector<bool> good;           // per band; empty when no bad-band list was found
   std::string goodProblem;          // why a bad-band list that was found is not used
   std::string source;               // where the wavelengths came from (for the log); empty: none
+  // Without a source: why a list that was found is not used (an entry that is no wavelength, a
+  // list of another length), for the log and errors.
+  std::string wavelengthProblem;
 };
 
 SpectralMetadata readSpectralMetadata(GDALDataset& dataset, const std::string& path);
