@@ -119,7 +119,7 @@ int runLocalRxJob(const QCommandLineParser& parser, const PcaOptions& options) {
     invalid("window", "--window and --per-column are two backgrounds: choose one");
   if (parser.value("components") == "all")
     invalid("components",
-            "local RX scores in 1 to " + QString::number(kMaxLocalComponents) +
+            "local RX scores in 2 to " + QString::number(kMaxLocalComponents) +
                 " principal components or auto (each pixel's window covariance is factored)");
   const int window = positiveInt(parser.value("window"), "window", kMaxWindow);
   const int guard =

@@ -402,6 +402,30 @@ class HardeningTests : public QObject {
     }
   }
 
+  // Messages that named the wrong parameter, or none: one component for local RX (its
+  // components file had "at least two bands"), a wavelength file beside a table that gives its
+  // own bands, statistics asked of per-column and local RX (which fit no image-wide covariance).
+  void messagesNameWhatTheUserGave() {
+    const QString dir = sceneFolder();
+    const QString scene = dir + "/scene.tif";
+    expectRuns({"endmembers", scene, dir + "/em.csv", "--count", "3"});
+    QFile wavelengths(dir + "/wave.txt");
+    QVERIFY(wavelengths.open(QIODevice::WriteOnly));
+    wavelengths.write("splib07a Wavelengths\n0.4\n0.5\n");
+    wavelengths.close();
+    expectRefused({"rx", scene, dir + "/o.tif", "--window", "5", "--components", "1"}, "COMPONENTS",
+                  "2 to 64", dir);
+    expectRefused({"detect", scene, dir + "/em.csv", dir + "/o.tif", "--method", "mf",
+                   "--target-wavelengths", dir + "/wave.txt"},
+                  "TARGET_WAVELENGTHS", "leave the wavelength file out", dir);
+    expectRefused({"rx", scene, dir + "/o.tif", "--per-column", "--stats", dir + "/s.json"},
+                  "OUTPUT_STATS", "no image-wide covariance", dir);
+    expectRefused({"rx", scene, dir + "/o.tif", "--window", "5", "--stats", dir + "/s.json"},
+                  "OUTPUT_STATS", "no image-wide covariance", dir);
+    expectRefused({"detect", scene, "/dev/null", dir + "/o.tif", "--method", "mf"}, "TARGETS",
+                  "a device", dir);
+  }
+
   // inverse takes only the statistics of the fit that wrote the components.
   void inverseRefusesStatisticsOfAnotherFit() {
     const QString dir = sceneFolder();

@@ -457,6 +457,11 @@ QString ColumnDetectRun::epsilonText() const {
 }  // namespace
 
 ColumnDetectOptions perColumnOptions(const PcaOptions& options) {
+  if (!options.statsJson.empty())
+    throw Error("OUTPUT_STATS",
+                "per-column detection fits no image-wide covariance to write "
+                "statistics of (each column has its own): leave the statistics "
+                "out");
   if (options.detector.components != 0)
     throw Error("COMPONENTS", "per-column detection scores in every band (no components)");
   ColumnDetectOptions column;

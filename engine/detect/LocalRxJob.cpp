@@ -137,8 +137,8 @@ void LocalRxRun::checkOptions() const {
                 "itself) to less than the window's (" +
                     std::to_string(options_.window) + "), not " + std::to_string(options_.guard));
   if (options_.components != kSignalSubspace && options_.components != kSceneMaterials &&
-      (options_.components < 1 || options_.components > kMaxLocalComponents))
-    throw Error("COMPONENTS", "local RX scores in 1 to " + std::to_string(kMaxLocalComponents) +
+      (options_.components < 2 || options_.components > kMaxLocalComponents))
+    throw Error("COMPONENTS", "local RX scores in 2 to " + std::to_string(kMaxLocalComponents) +
                                   " principal components (or auto): each pixel's window "
                                   "covariance is factored");
   if (options_.shrinkage && !(*options_.shrinkage >= 0))
@@ -186,9 +186,9 @@ void LocalRxRun::writeComponents() {
   result_.backend = "components on " + fit.backend;
   result_.pcaSeconds = fit.seconds.total;
   if (!options_.shrinkage) result_.noise = componentNoise(fit);
-  if (result_.components > kMaxLocalComponents)
-    throw Error("COMPONENTS", "the signal subspace has " + std::to_string(result_.components) +
-                                  " dimensions, more than local RX's " +
+  if (result_.components > kMaxLocalComponents || result_.components < 2)
+    throw Error("COMPONENTS", "the count gives " + std::to_string(result_.components) +
+                                  " component(s); local RX scores in 2 to " +
                                   std::to_string(kMaxLocalComponents) + ": give a count");
 }
 
@@ -374,6 +374,10 @@ void LocalRxRun::writeReport() {
 }  // namespace
 
 LocalRxOptions localRxOptions(const PcaOptions& options, int window, int guard) {
+  if (!options.statsJson.empty())
+    throw Error("OUTPUT_STATS",
+                "local RX fits no image-wide covariance to write statistics of "
+                "(each pixel has its own): leave the statistics out");
   LocalRxOptions local;
   static_cast<JobOptions&>(local) = options;
   local.window = window;

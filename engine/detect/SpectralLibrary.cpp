@@ -620,6 +620,14 @@ SpectralLibrary readSpectralLibrary(const LibraryFiles& files) {
   if (!info.exists()) throw Error("LIBRARY", files.library + " does not exist");
   if (!info.isDir()) checkInputFile(files.library, "LIBRARY");  // a folder: USGS spectra
   const QString suffix = info.suffix().toLower();
+  const bool usgs =
+      info.isDir() || (suffix != QLatin1String("csv") && !isVectorFile(suffix) &&
+                       suffix != QLatin1String("sli") && suffix != QLatin1String("hdr"));
+  if (!usgs && !files.wavelengths.empty())
+    throw Error("LIBRARY_WAVELENGTHS",
+                "a wavelength file is for USGS spectra, which hold values only; '" + files.library +
+                    "' gives its spectra's bands or wavelengths itself: leave "
+                    "the wavelength file out");
   SpectralLibrary library;
   if (suffix == QLatin1String("csv")) {
     library = readCsv(files.library);
