@@ -717,7 +717,7 @@ void TestDetect::realSceneMatchesReference() {
 }
 
 // A table whose columns name the image's bands (as the endmembers' table does) is read by name:
-// its columns in another order, and extra columns, give the same scores.
+// its columns in another order give the same scores; a column that names no band is refused.
 void TestDetect::targetsByBandName() {
   const Scene scene = plantedScene(30, 30, 41);
   const QString dir = testing::tempDir();
@@ -729,14 +729,23 @@ void TestDetect::targetsByBandName() {
       detectOptions(dir + "/in.tif", dir + "/named.tif", DetectMethod::MatchedFilter, {});
   for (int b = scene.cube.bands - 1; b >= 0; --b)
     named.targetTable.columns.push_back("band " + std::to_string(b + 1));
-  named.targetTable.columns.push_back("extra");
   for (size_t t = 0; t < scene.targets.size(); ++t) {
     std::vector<double> reversed(scene.targets[t].rbegin(), scene.targets[t].rend());
-    reversed.push_back(1e9);
     named.targetTable.targets.push_back({"target " + std::to_string(t + 1), reversed});
   }
   runQuietly(named);
   QCOMPARE(testing::samplesOf(dir + "/named.tif"), testing::samplesOf(dir + "/plain.tif"));
+  // A column that names no band of the image is refused, not ignored.
+  named.targetTable.columns.push_back("extra");
+  for (Target& target : named.targetTable.targets) target.spectrum.push_back(1e9);
+  named.output = (dir + "/extra.tif").toStdString();
+  try {
+    runQuietly(named);
+    QFAIL("a column of no band was taken");
+  } catch (const Error& error) {
+    QCOMPARE(error.parameter(), std::string("TARGETS"));
+    QVERIFY2(QString(error.what()).contains("'extra' names no band"), error.what());
+  }
 }
 
 void TestDetect::clearErrors() {

@@ -768,6 +768,13 @@ void TestSam::tablesOfSpectraOneRule() {
            message.c_str());
   for (const char* name : {"/classes.tif", "/scores.tif", "/ab.tif"})
     QVERIFY(!QFile::exists(dir + name));
+  // A column that names no band of the image, and two spectra of one name: refused.
+  QStringList extra;
+  for (const QString& line : lines) extra << line + (extra.isEmpty() ? ",notes" : ",1");
+  writeText(dir + "/extra.csv", (extra.join('\n') + '\n').toUtf8());
+  QCOMPARE(errorParameter([&] { onBands(dir + "/extra.csv", all); }), std::string("LIBRARY"));
+  writeText(dir + "/twice.csv", (lines.join('\n') + '\n' + lines.back() + '\n').toUtf8());
+  QCOMPARE(errorParameter([&] { onBands(dir + "/twice.csv", all); }), std::string("LIBRARY"));
 }
 
 // A Float32 .sli whose data ignore value is USGS's -1.23e34: the channels holding it (the

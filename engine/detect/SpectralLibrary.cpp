@@ -19,6 +19,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <numeric>
 
 namespace hyperstream {
 
@@ -580,6 +581,22 @@ std::vector<Target> columnsOnBands(const SpectralLibrary& table, const RasterInf
       missing << QString("band %1 ('%2')").arg(bands[i]).arg(text(names[i]));
   }
   const auto found = std::count_if(columns.begin(), columns.end(), [](int c) { return c >= 0; });
+  // A column that names no band of the image at all is a mistake, not a band left unselected.
+  if (found > 0) {
+    std::vector<int> everyBand(static_cast<size_t>(info.bandCount));
+    std::iota(everyBand.begin(), everyBand.end(), 1);
+    const std::vector<std::string> allNames = bandColumnNames(info, everyBand);
+    for (const std::string& column : table.columns) {
+      bool names = false;
+      for (int b = 1; b <= info.bandCount && !names; ++b)
+        names = columnOfBand({column}, allNames[b - 1], b, info.wavelengths[b - 1]) == 0;
+      if (!names)
+        throw Error(parameter, "the table's column '" + column +
+                                   "' names no band of the image (a band's column is named as "
+                                   "the endmembers' table names it, 'band N', or by its "
+                                   "wavelength): remove it or name it so");
+    }
+  }
   if (found == 0 && table.columns.size() == bands.size())
     for (size_t i = 0; i < bands.size(); ++i) columns[i] = static_cast<int>(i);
   else if (found < static_cast<int64_t>(bands.size()))
@@ -640,6 +657,14 @@ SpectralLibrary readSpectralLibrary(const LibraryFiles& files) {
     library = readUsgs(files);
   }
   if (library.spectra.empty()) throw Error("LIBRARY", files.library + " holds no spectra");
+  // Names become output bands and classes: two of one name could not be told apart.
+  std::vector<std::string> names;
+  for (const Target& spectrum : library.spectra) names.push_back(spectrum.name);
+  std::sort(names.begin(), names.end());
+  const auto twice = std::adjacent_find(names.begin(), names.end());
+  if (twice != names.end())
+    throw Error("LIBRARY",
+                files.library + " names two spectra '" + *twice + "': give each its own name");
   if (!library.wavelengths.empty())
     checkAscending(library.wavelengths,
                    library.format == "USGS splib07 ASCII" ? "LIBRARY_WAVELENGTHS" : "LIBRARY");
