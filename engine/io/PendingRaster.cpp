@@ -270,6 +270,7 @@ void PendingRaster::close() {
   if (EQUAL(driver_->GetDescription(), "ENVI")) dataset_->SetDescription(destination_.c_str());
   dataset_->FlushCache(true);
   std::vector<GIntBig> features;  // per layer of a vector output
+  features.reserve(static_cast<size_t>(dataset_->GetLayerCount()));
   for (int l = 0; l < dataset_->GetLayerCount(); ++l)
     features.push_back(dataset_->GetLayer(l)->GetFeatureCount());
   dataset_.reset();  // closing writes headers and sidecar files
