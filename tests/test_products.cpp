@@ -192,6 +192,28 @@ class ProductTests : public QObject {
       QVERIFY(filled > bands * 3000 / 2);
     }
     QCOMPARE(testing::filesIn(dir).filter("part").size(), 0);
+    // A GLT none of whose cells names a pixel of the image: refused, no empty map written.
+    {
+      std::unique_ptr<GDALDataset> product(GDALDataset::FromHandle(
+          GDALOpenEx(file.toUtf8().constData(), GDAL_OF_MULTIDIM_RASTER | GDAL_OF_UPDATE, nullptr,
+                     nullptr, nullptr)));
+      QVERIFY(product);
+      auto x = product->GetRootGroup()->OpenGroup("location")->OpenMDArray("glt_x");
+      QVERIFY(x);
+      const testing::EmitGlt glt = testing::emitGlt(50, 60);
+      std::vector<int32_t> beyond(static_cast<size_t>(glt.width * glt.height), 9999);
+      const GUInt64 start[2] = {0, 0};
+      const size_t count[2] = {static_cast<size_t>(glt.height), static_cast<size_t>(glt.width)};
+      QVERIFY(x->Write(start, count, nullptr, nullptr, GDALExtendedDataType::Create(GDT_Int32),
+                       beyond.data()));
+    }
+    const Run outside =
+        run({"pca", file, dir + "/outside.tif", "--components", "4", "--orthorectify"});
+    QCOMPARE(outside.exitCode, 1);
+    QVERIFY2(outside.err.contains("error [ORTHORECTIFY]") &&
+                 outside.err.contains("no cell of its GLT names a pixel"),
+             qPrintable(outside.err));
+    QVERIFY(!QFile::exists(dir + "/outside.tif"));
   }
 
   void prismaAsDownloaded() {

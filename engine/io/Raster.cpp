@@ -258,6 +258,18 @@ void requestOrthorectification(RasterInfo& info, int64_t ramBytes) {
   auto ortho = std::make_shared<Orthorectification>();
   ortho->glt = info.readGlt();
   ortho->ramBytes = ramBytes;
+  // A GLT none of whose cells names a pixel of the image (1-based indices) maps nothing.
+  const Glt& glt = *ortho->glt;
+  bool names = false;
+  for (size_t i = 0; i < glt.row.size() && !names; ++i)
+    names = glt.row[i] >= 1 && glt.row[i] <= info.height && glt.column[i] >= 1 &&
+            glt.column[i] <= info.width;
+  if (!names)
+    throw Error("ORTHORECTIFY", "'" + info.path + "': no cell of its GLT names a pixel of the " +
+                                    std::to_string(info.width) + " x " +
+                                    std::to_string(info.height) +
+                                    " image (glt_x, glt_y are 1-based): the GLT does not belong "
+                                    "to it, or is damaged");
   info.orthorectification = ortho;
 }
 
