@@ -90,7 +90,8 @@ EmitGlt emitGlt(int64_t rows, int64_t cols) {
   return glt;
 }
 
-Product writeEmit(const std::string& path, int64_t rows, int64_t cols, uint64_t seed) {
+Product writeEmit(const std::string& path, int64_t rows, int64_t cols, uint64_t seed,
+                  FillAttribute fill) {
   constexpr int bands = 285;
   const Cube scene = reflectanceScene(rows, cols, bands, seed);
   Product product;
@@ -124,7 +125,7 @@ Product writeEmit(const std::string& path, int64_t rows, int64_t cols, uint64_t 
     auto reflectance = root->CreateMDArray("reflectance", {downtrack, crosstrack, bandDim},
                                            GDALExtendedDataType::Create(GDT_Float32));
     check(bool(reflectance), "reflectance");
-    check(reflectance->SetNoDataValue(kFill), "_FillValue");
+    if (fill == FillAttribute::Declared) check(reflectance->SetNoDataValue(kFill), "_FillValue");
     const GUInt64 start[3] = {0, 0, 0};
     const size_t count[3] = {static_cast<size_t>(rows), static_cast<size_t>(cols), bands};
     check(reflectance->Write(start, count, nullptr, nullptr,
@@ -336,6 +337,13 @@ Product bandsOf(const Product& product, const std::string& part) {
     for (size_t i = 0; i < kept.size(); ++i)
       cube.values[p * cube.bands + i] = all.values[p * all.bands + kept[i]];
   return subset;
+}
+
+void setRootAttribute(const std::string& path, const std::string& name, float value) {
+  const Hdf5 file{H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
+  check(file.id >= 0, path);
+  if (H5Aexists(file.id, name.c_str()) > 0) check(H5Adelete(file.id, name.c_str()) >= 0, name);
+  scalarFloat(file.id, name.c_str(), value);
 }
 
 // --- EnMAP and DESIS -----------------------------------------------------------------------

@@ -24,7 +24,10 @@ Product bandsOf(const Product& product, const std::string& part);
 
 // EMIT L2A RFL: reflectance(downtrack, crosstrack, bands) Float32 with 285 bands, fill -9999 in
 // a few pixels, bad bands (good_wavelengths 0) at -0.01, and a GLT rotating the swath by 30°.
-Product writeEmit(const std::string& path, int64_t rows, int64_t cols, uint64_t seed);
+// With FillAttribute::Absent the reflectance has no _FillValue (some reprocessed files).
+enum class FillAttribute { Declared, Absent };
+Product writeEmit(const std::string& path, int64_t rows, int64_t cols, uint64_t seed,
+                  FillAttribute fill = FillAttribute::Declared);
 // PRISMA L2D: VNIR_Cube (66 bands) and SWIR_Cube (173), rows x bands x columns, UInt16 DN,
 // wavelengths descending with padding zeros, L2Scale*Min/Max, DN 0 fill, UTM corners. L1: the
 // same cubes of radiance, ScaleFactor_* and Offset_*, no map grid. The cubes are stored
@@ -33,6 +36,9 @@ enum class PrismaLevel { L1, L2D };
 enum class Storage { Contiguous, CompressedChunks };
 Product writePrisma(const std::string& path, int64_t rows, int64_t cols, uint64_t seed,
                     PrismaLevel level = PrismaLevel::L2D, Storage storage = Storage::Contiguous);
+// A root attribute of an HDF5 file (PRISMA's) replaced by one float32 value, for tests of
+// products whose metadata are there but unusable.
+void setRootAttribute(const std::string& path, const std::string& name, float value);
 // EnMAP L2A: SPECTRAL_IMAGE.TIF (224 bands, Int16, nodata -32768, two bands fill everywhere)
 // and METADATA.XML (bandCharacterisation/bandID: wavelength, FWHM, gain 1e-4, offset 0).
 Product writeEnmap(const std::string& folder, int64_t rows, int64_t cols, uint64_t seed);

@@ -828,6 +828,26 @@ void TestDetect::clearErrors() {
   QCOMPARE(columnParameter(fewRows), std::string("none"));
   fewRows.shrinkage = 0.0;
   QCOMPARE(columnParameter(fewRows), std::string("SHRINKAGE"));
+  // Per column the same criterion against each column's mean: every column here is column 0,
+  // and the target its mean within rounding.
+  testing::Cube sameColumns = written;
+  for (int64_t r = 0; r < written.rows; ++r)
+    for (int64_t c = 1; c < written.cols; ++c)
+      for (int b = 0; b < written.bands; ++b) sameColumns.at(r, c, b) = written.at(r, 0, b);
+  testing::writeCube(sameColumns, (dir + "/same.tif").toStdString(), GDT_Float64);
+  std::vector<double> columnMean(written.bands, 0.0);
+  int64_t columnValid = 0;
+  for (int64_t r = 0; r < written.rows; ++r) {
+    if (!testing::referenceValid(written, r * written.cols)) continue;
+    ++columnValid;
+    for (int b = 0; b < written.bands; ++b) columnMean[b] += written.at(r, 0, b);
+  }
+  for (double& m : columnMean) m = m / static_cast<double>(columnValid) * (1 + 1e-12);
+  for (const DetectMethod method : {DetectMethod::MatchedFilter, DetectMethod::Ace})
+    QCOMPARE(
+        columnParameter(columnOptions(dir + "/same.tif", dir + "/b.tif", method, {columnMean})),
+        std::string("TARGETS"));
+  QVERIFY(QFile::remove(dir + "/same.tif"));
   PcaOptions absorbedCem =
       detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::Cem, scene.targets);
   absorbedCem.detector.absorption = true;

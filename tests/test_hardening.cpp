@@ -529,6 +529,14 @@ class HardeningTests : public QObject {
       if (job[0] != "spp")
         expectRefused(QStringList{job[0], huge, dir + "/o.tif"}, "INPUT", "too large", dir);
     }
+    // Detection in each of its modes names the band, as PCA does (per column: its column).
+    for (const QStringList& mode :
+         {QStringList{"--components", "all"}, QStringList{"--components", "all", "--per-column"},
+          QStringList{"--components", "5", "--window", "5"}}) {
+      expectRefused(QStringList{"rx", tiny, dir + "/o.tif"} + mode, "INPUT", "selected band number",
+                    dir);
+      expectRefused(QStringList{"rx", huge, dir + "/o.tif"} + mode, "INPUT", "too large", dir);
+    }
     for (const char* method : {"vca", "nfindr", "atgp"}) {
       expectRefused({"endmembers", tiny, dir + "/em.csv", "--count", "3", "--method", method},
                     "INPUT", "too small", dir);

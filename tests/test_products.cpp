@@ -10,11 +10,17 @@
 
 #include <gdal_priv.h>
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QtTest>
 
+#include <cmath>
+#include <cstring>
 #include <memory>
+#include <utility>
 
 namespace {
 
@@ -280,6 +286,131 @@ class ProductTests : public QObject {
     const testing::Product product = testing::writeDesis(dir.toStdString(), 50, 60, 365);
     expectSameAsPlain(QString::fromStdString(product.path), product, dir);
     QVERIFY(largestTableValue(dir + "/ours.csv") < 2.0);
+  }
+
+  // Metadata present but unusable (issue 55): an [INPUT] error naming the metadata file and the
+  // field, never the image read as plain DN; no output written.
+  void unusableXmlMetadataRefused() {
+    const QString dir = testing::tempDir();
+    struct Variant {
+      bool desis;
+      const char *from, *to, *named;
+    };
+    const Variant variants[] = {
+        {false, "<GainOfBand>0.0001</GainOfBand>", "<GainOfBand>abc</GainOfBand>", "GainOfBand"},
+        {false, "<GainOfBand>0.0001</GainOfBand>", "<GainOfBand>0.0001xyz</GainOfBand>",
+         "GainOfBand"},
+        {false, "<GainOfBand>0.0001</GainOfBand>", "", "GainOfBand for 223 of its 224"},
+        {false, "<GainOfBand>0.0001</GainOfBand>", "<GainOfBand>-0.0001</GainOfBand>",
+         "GainOfBand"},
+        {false, "<GainOfBand>0.0001</GainOfBand>", "<GainOfBand>nan</GainOfBand>", "GainOfBand"},
+        {false, "<OffsetOfBand>0</OffsetOfBand>", "<OffsetOfBand>1e999</OffsetOfBand>",
+         "OffsetOfBand"},
+        {false, "<wavelengthCenterOfBand>418</wavelengthCenterOfBand>",
+         "<wavelengthCenterOfBand>blue</wavelengthCenterOfBand>", "wavelengthCenterOfBand"},
+        {false, "bandCharacterisation>", "bandcharacterization>", "no bandCharacterisation"},
+        {false, "</level_X>", "", "not XML"},
+        {true, "<gainOfBand>0.0001</gainOfBand>", "<gainOfBand>0</gainOfBand>", "GainOfBand"},
+        {true, "<noDataValue>-32768</noDataValue>", "<noDataValue>none</noDataValue>",
+         "noDataValue"},
+        {true, "<wavelengthWidthOfBand>2.55</wavelengthWidthOfBand>",
+         "<wavelengthWidthOfBand>2,55</wavelengthWidthOfBand>", "width"},
+    };
+    int tried = 0;
+    for (const Variant& variant : variants) {
+      const QString folder = dir + QString("/v%1").arg(tried++);
+      QDir().mkpath(folder);
+      const testing::Product product = variant.desis
+                                           ? testing::writeDesis(folder.toStdString(), 12, 10, 366)
+                                           : testing::writeEnmap(folder.toStdString(), 12, 10, 366);
+      QString xmlPath = QString::fromStdString(product.path);
+      xmlPath.replace(QRegularExpression("SPECTRAL_IMAGE\\.(TIF|tif)$"),
+                      variant.desis ? "METADATA.xml" : "METADATA.XML");
+      QByteArray xml = contentOf(xmlPath);
+      const int at = xml.indexOf(variant.from);
+      QVERIFY2(at >= 0, variant.from);
+      if (QByteArray(variant.named).startsWith("no "))  // a tag renamed: both of its ends
+        xml.replace(variant.from, variant.to);
+      else
+        xml.replace(at, static_cast<int>(std::strlen(variant.from)), variant.to);
+      QFile file(xmlPath);
+      QVERIFY(file.open(QIODevice::WriteOnly) && file.write(xml) == xml.size());
+      file.close();
+      for (const QString& given : {QString::fromStdString(product.path), xmlPath}) {
+        const QString output = folder + "/o.tif";
+        const Run refused = run({"pca", given, output, "--components", "2"});
+        QVERIFY2(refused.exitCode != 0 && refused.err.contains("[INPUT]") &&
+                     refused.err.contains(QFileInfo(xmlPath).fileName()) &&
+                     refused.err.contains(variant.named) && !refused.err.contains("ERROR 1"),
+                 qPrintable(QString(variant.to) + ": " + refused.err));
+        QVERIFY(!QFile::exists(output));
+      }
+    }
+  }
+
+  // EMIT: a file without _FillValue still has EMIT's fill -9999; PRISMA's scaling attributes
+  // that give no scale are refused naming the attribute.
+  void unusableAttributesRefused() {
+    const QString dir = testing::tempDir();
+    if (GetGDALDriverManager()->GetDriverByName("netCDF")) {
+      const QString emitFile = dir + "/EMIT_L2A_RFL_001_20230101T000000_2300101_001.nc";
+      const testing::Product product =
+          testing::writeEmit(emitFile.toStdString(), 20, 16, 367, testing::FillAttribute::Absent);
+      expectSameAsPlain(emitFile, product, dir);
+    }
+    const QString prisma = dir + "/PRS_L2D_STD_20230101.he5";
+    for (const auto& [attribute, value] :
+         {std::pair{"L2ScaleVnirMax", 0.0f}, {"L2ScaleSwirMin", std::nanf("")}}) {
+      testing::writePrisma(prisma.toStdString(), 12, 10, 368);
+      testing::setRootAttribute(prisma.toStdString(), attribute, value);
+      const Run refused = run({"pca", prisma, dir + "/o.tif", "--components", "2"});
+      QVERIFY2(refused.exitCode != 0 && refused.err.contains("[INPUT]") &&
+                   refused.err.contains(attribute),
+               qPrintable(refused.err));
+    }
+    testing::writePrisma(prisma.toStdString(), 12, 10, 368, testing::PrismaLevel::L1);
+    testing::setRootAttribute(prisma.toStdString(), "ScaleFactor_Swir", -100.0f);
+    const Run refused = run({"pca", prisma, dir + "/o.tif", "--components", "2"});
+    QVERIFY2(refused.exitCode != 0 && refused.err.contains("ScaleFactor_Swir"),
+             qPrintable(refused.err));
+  }
+
+  // A table made from an EnMAP product (whose two fill bands endmembers leaves out) chains back
+  // onto the product: abundances, SAM and detection leave out the same bands, saying so (the
+  // table lacks them, or, for the scene-wide detection fit, no pixel is valid with them).
+  void tableChainsBackOntoItsProduct() {
+    const QString dir = testing::tempDir();
+    const testing::Product product = testing::writeEnmap(dir.toStdString(), 40, 36, 369);
+    const QString image = QString::fromStdString(product.path);
+    const Run endmembers =
+        run({"endmembers", image, dir + "/e.csv", "--count", "3", "--method", "atgp"}, false);
+    QVERIFY2(endmembers.exitCode == 0 && endmembers.err.contains("131-132"),
+             qPrintable(endmembers.err));
+    const QList<QStringList> chain = {
+        {"abundances", image, dir + "/e.csv", dir + "/a.tif"},
+        {"sam", image, dir + "/e.csv", dir + "/s.tif"},
+        {"detect", image, dir + "/e.csv", dir + "/d.tif", "--method", "ace"},
+        {"detect", image, dir + "/e.csv", dir + "/c.tif", "--per-column", "--method", "mf"}};
+    for (const QStringList& step : chain) {
+      const Run ran = run(step, false);
+      QVERIFY2(ran.exitCode == 0 && ran.err.contains("131-132") && ran.err.contains("left out"),
+               qPrintable(step.join(' ') + ": " + ran.err));
+    }
+    // A table lacking a band that has values is still refused.
+    QByteArray table = contentOf(dir + "/e.csv");
+    QList<QByteArray> lines = table.split('\n');
+    for (QByteArray& line : lines) {
+      QList<QByteArray> fields = line.split(',');
+      if (fields.size() > 10) fields.removeAt(10);
+      line = fields.join(',');
+    }
+    QFile less(dir + "/less.csv");
+    QVERIFY(less.open(QIODevice::WriteOnly));
+    less.write(lines.join('\n'));
+    less.close();
+    const Run refused = run({"abundances", image, dir + "/less.csv", dir + "/b.tif"});
+    QVERIFY2(refused.exitCode != 0 && refused.err.contains("[ENDMEMBERS]"),
+             qPrintable(refused.err));
   }
 };
 

@@ -8,8 +8,10 @@
 #include "detect/ColumnKernels.h"
 #include "detect/DetectReport.h"
 #include "detect/SpectralLibrary.h"
+#include "io/EmptyBands.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
+#include "pca/Moments.h"
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
@@ -299,7 +301,11 @@ ColumnDetector ColumnDetectRun::fitColumn(int64_t column, ColumnSums& sums) cons
   // C = (s2 − s1 s1ᵀ / n) / (n − 1); bands constant in this column are left out (unit
   // variance, no covariance, no target there: they add nothing to any score).
   std::vector<bool> constant(bands);
-  for (int b = 0; b < bands; ++b) constant[b] = sums.low[b] == sums.high[b];
+  const std::string where = " in column " + std::to_string(column);
+  for (int b = 0; b < bands; ++b) {
+    constant[b] = sums.low[b] == sums.high[b];
+    checkBandScale(b, sums.low[b], sums.high[b], std::numeric_limits<double>::infinity(), where);
+  }
   // Each worker's room for C (313 KB for 198 bands): the workers allocating a fresh one for every
   // column spent the fit in the kernel's page faults and memory map locks (16 cores).
   thread_local std::vector<double> c;
@@ -314,6 +320,8 @@ ColumnDetector ColumnDetectRun::fitColumn(int64_t column, ColumnSums& sums) cons
       c[static_cast<size_t>(i) * bands + j] = c[static_cast<size_t>(j) * bands + i] = value;
     }
     row += bands - i;
+    if (!std::isfinite(c[static_cast<size_t>(i) * bands + i]))
+      throw varianceOverflow(i, std::max(std::abs(sums.low[i]), std::abs(sums.high[i])), where);
     if (!constant[i]) {
       meanVariance += c[static_cast<size_t>(i) * bands + i];
       ++varying;
@@ -362,6 +370,15 @@ ColumnDetector ColumnDetectRun::fitColumn(int64_t column, ColumnSums& sums) cons
     if (!(power > 0))
       throw Error("TARGETS", "target '" + target.name + "' equals column " +
                                  std::to_string(column) + "'s mean: it cannot be told from it");
+    if (!options_.absorption && std::sqrt(power) < kLeastTargetDistance)
+      throw Error("TARGETS", QString("target '%1' lies %2 standard deviations of column %3's "
+                                     "background from its mean, less than %4: it is the mean "
+                                     "within rounding; give a spectrum of a material")
+                                 .arg(QString::fromStdString(target.name))
+                                 .arg(std::sqrt(power), 0, 'g', 3)
+                                 .arg(column)
+                                 .arg(kLeastTargetDistance)
+                                 .toStdString());
     if (options_.method == DetectMethod::Ace) {
       for (double& v : u) v /= std::sqrt(power);
       detector.filters.push_back(u);
@@ -484,9 +501,12 @@ ColumnDetectResult runColumnDetection(const ColumnDetectOptions& options, Feedba
         feedback.info(QString("per-column detection runs on one GPU (GPU %1)").arg(gpus.front()));
       device = DeviceChoice::gpu(gpus.front());
     }
-    return retryingOnTheCpu(device, feedback, [&](const DeviceChoice& chosen) {
-      return ColumnDetectRun(options, chosen, feedback).run();
-    });
+    return leavingOutEmptyBands(
+        options, "detection", feedback, [&](const ColumnDetectOptions& bands) {
+          return retryingOnTheCpu(device, feedback, [&](const DeviceChoice& chosen) {
+            return ColumnDetectRun(bands, chosen, feedback).run();
+          });
+        });
   } catch (...) {
     rethrowAsJobError(options.ramBytes);
   }

@@ -19,12 +19,6 @@ namespace {
 // noise (float64 keeps about 16).
 constexpr double kLargestCondition = 1e13;
 
-// A target nearer the image's mean than this many of the background's standard deviations (its
-// Mahalanobis distance, in the components scored) is the mean written with rounding: the matched
-// filter divides by its squared distance, so that its scores would be the noise times 1e12 and
-// more, and ACE's cosine would have no direction.
-constexpr double kLeastTargetDistance = 1e-6;
-
 // C⁻¹ (or R⁻¹ through it) applied to vectors, in the first K components of the fit.
 class InverseCovariance {
  public:

@@ -43,6 +43,12 @@ struct DetectTargets {
   std::vector<InputFile> files;
 };
 
+// A target nearer the background's mean than this many of its standard deviations (its
+// Mahalanobis distance, in the components or bands scored) is the mean written with rounding: the
+// matched filter divides by its squared distance, so that its scores would be the noise times
+// 1e12 and more, and ACE's cosine would have no direction. Refused (TARGETS).
+constexpr double kLeastTargetDistance = 1e-6;
+
 struct DetectorOptions {
   DetectMethod method = DetectMethod::Rx;
   std::vector<Target> targets;  // none for RX

@@ -3,6 +3,7 @@
 #include "core/AddressSpace.h"
 #include "core/Error.h"
 #include "detect/SamReport.h"
+#include "io/EmptyBands.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "io/TextFile.h"
@@ -341,8 +342,10 @@ SamResult runSpectralAngles(const SamOptions& options, Feedback& feedback) {
                           .arg(gpus.front()));
       device = DeviceChoice::gpu(gpus.front());
     }
-    return retryingOnTheCpu(device, feedback, [&](const DeviceChoice& chosen) {
-      return SamRun(options, chosen, feedback).run();
+    return leavingOutEmptyBands(options, "SAM", feedback, [&](const SamOptions& bands) {
+      return retryingOnTheCpu(device, feedback, [&](const DeviceChoice& chosen) {
+        return SamRun(bands, chosen, feedback).run();
+      });
     });
   } catch (...) {
     rethrowAsJobError(options.ramBytes);

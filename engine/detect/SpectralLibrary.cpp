@@ -1,6 +1,7 @@
 #include "detect/SpectralLibrary.h"
 
 #include "core/Error.h"
+#include "io/EmptyBands.h"
 #include "io/InputFiles.h"
 #include "io/SpectralMetadata.h"
 #include "unmixing/EndmemberTable.h"
@@ -571,14 +572,15 @@ int columnOfBand(const std::vector<std::string>& columns, const std::string& nam
 std::vector<Target> columnsOnBands(const SpectralLibrary& table, const RasterInfo& info,
                                    const std::vector<int>& bands, const std::string& parameter) {
   const std::vector<std::string> names = bandColumnNames(info, bands);
-  std::vector<int> columns;
+  std::vector<int> columns, lacking;
   QStringList missing;
   for (size_t i = 0; i < bands.size(); ++i) {
     const int column =
         columnOfBand(table.columns, names[i], bands[i], info.wavelengths[bands[i] - 1]);
     columns.push_back(column);
-    if (column < 0 && missing.size() < 3)
-      missing << QString("band %1 ('%2')").arg(bands[i]).arg(text(names[i]));
+    if (column >= 0) continue;
+    lacking.push_back(bands[i]);
+    if (missing.size() < 3) missing << QString("band %1 ('%2')").arg(bands[i]).arg(text(names[i]));
   }
   const auto found = std::count_if(columns.begin(), columns.end(), [](int c) { return c >= 0; });
   // A column that names no band of the image at all is a mistake, not a band left unselected.
@@ -600,21 +602,23 @@ std::vector<Target> columnsOnBands(const SpectralLibrary& table, const RasterInf
   if (found == 0 && table.columns.size() == bands.size())
     for (size_t i = 0; i < bands.size(); ++i) columns[i] = static_cast<int>(i);
   else if (found < static_cast<int64_t>(bands.size()))
-    throw Error(parameter,
-                QString("the table's %1 columns give %2 of the %3 selected bands (none for %4%5; "
-                        "a band's column is named as the endmembers' table names it, '%6'%7, or "
-                        "by its wavelength): select the bands it gives (BANDS) or give a column "
-                        "for each")
-                    .arg(table.columns.size())
-                    .arg(found)
-                    .arg(bands.size())
-                    .arg(missing.join(", "))
-                    .arg(static_cast<int64_t>(bands.size()) - found > missing.size() ? ", ..." : "")
-                    .arg(text(names.front()))
-                    .arg(bandNumberNamed(names.front()) == bands.front()
-                             ? QString()
-                             : QString(", or 'band %1'").arg(bands.front()))
-                    .toStdString());
+    throw BandsNotGiven(
+        parameter,
+        QString("the table's %1 columns give %2 of the %3 selected bands (none for %4%5; "
+                "a band's column is named as the endmembers' table names it, '%6'%7, or "
+                "by its wavelength): select the bands it gives (BANDS) or give a column "
+                "for each")
+            .arg(table.columns.size())
+            .arg(found)
+            .arg(bands.size())
+            .arg(missing.join(", "))
+            .arg(static_cast<int64_t>(bands.size()) - found > missing.size() ? ", ..." : "")
+            .arg(text(names.front()))
+            .arg(bandNumberNamed(names.front()) == bands.front()
+                     ? QString()
+                     : QString(", or 'band %1'").arg(bands.front()))
+            .toStdString(),
+        lacking);
   std::vector<Target> selected;
   for (const Target& spectrum : table.spectra) {
     if (spectrum.spectrum.size() != table.columns.size())

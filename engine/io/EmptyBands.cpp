@@ -60,20 +60,50 @@ std::vector<int> bandsWithoutValidSamples(GDALDataset& dataset, const std::vecto
   return empty;
 }
 
+namespace {
+
+// The selected bands less `left`.
+BandList bandsLess(const std::vector<int>& selected, const std::vector<int>& left) {
+  BandList kept;
+  for (int band : selected)
+    if (std::find(left.begin(), left.end(), band) == left.end()) kept.emplace_back(band);
+  return kept;
+}
+
+}  // namespace
+
 BandList bandsWithValidSamples(const JobOptions& options, const NoValidPixel& error,
                                const std::string& job, Feedback& feedback) {
   JobInput input = openJobInput(options.input, options.bands, options.exclude, options.nodata, job);
   const std::vector<int> empty = bandsWithoutValidSamples(*input.dataset, input.bands, input.nodata,
                                                           options.ramBytes, feedback);
   if (empty.empty() || input.bands.size() - empty.size() < 2) throw error;
-  BandList kept;
-  for (int band : input.bands)
-    if (std::find(empty.begin(), empty.end(), band) == empty.end()) kept.emplace_back(band);
+  const BandList kept = bandsLess(input.bands, empty);
   feedback.warning(QString::fromStdString(
       bandNames(empty, input.info) +
       " hold no valid sample anywhere (every sample nodata or not finite), so every pixel was "
       "invalid: left out, the run done again with the other " +
       std::to_string(kept.size()) + " bands"));
+  return kept;
+}
+
+BandList bandsTheTableGives(const JobOptions& options, const BandsNotGiven& error,
+                            const std::string& job, Feedback& feedback) {
+  JobInput input = openJobInput(options.input, options.bands, options.exclude, options.nodata, job);
+  std::vector<double> nodata;
+  for (int band : error.bands) {
+    const auto at = std::find(input.bands.begin(), input.bands.end(), band);
+    if (at == input.bands.end()) throw error;
+    nodata.push_back(input.nodata[static_cast<size_t>(at - input.bands.begin())]);
+  }
+  const std::vector<int> empty =
+      bandsWithoutValidSamples(*input.dataset, error.bands, nodata, options.ramBytes, feedback);
+  if (empty.size() != error.bands.size() || input.bands.size() - empty.size() < 2) throw error;
+  const BandList kept = bandsLess(input.bands, empty);
+  feedback.warning(QString::fromStdString(
+      bandNames(empty, input.info) + " hold no valid sample anywhere and the " + error.parameter() +
+      " table gives none for them (a table made from this image leaves them out): left out, " +
+      "the other " + std::to_string(kept.size()) + " bands used"));
   return kept;
 }
 

@@ -10,26 +10,44 @@
 
 namespace hyperstream {
 
+namespace {
+
+std::string text(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3g", value);
+  return buffer;
+}
+
+std::string bandName(int band) {
+  return "selected band number " + std::to_string(band + 1);
+}
+
+}  // namespace
+
+void checkBandScale(int band, double minimum, double maximum, double largest,
+                    const std::string& where) {
+  const double spread = maximum - minimum;
+  const double magnitude = std::max(std::abs(minimum), std::abs(maximum));
+  if (spread > 0 && spread < kSmallestSpread)
+    throw Error("INPUT", bandName(band) + " spans only " + text(spread) + where + " (from " +
+                             text(minimum) + " to " + text(maximum) +
+                             "): too small a spread for its variance in float64 (at least " +
+                             text(kSmallestSpread) + "): rescale the band");
+  if (magnitude > largest)
+    throw Error("INPUT", bandName(band) + " has values up to " + text(magnitude) + where +
+                             ", too large for products in float64 (at most " + text(largest) +
+                             "): mark them as nodata or rescale the band");
+}
+
+Error varianceOverflow(int band, double magnitude, const std::string& where) {
+  return Error("INPUT", bandName(band) + " has values up to " + text(magnitude) + where +
+                            ", too large for its variance in float64: mark them as nodata or "
+                            "rescale the band");
+}
+
 void checkProductScale(const Moments& moments, double largest) {
-  auto text = [](double value) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.3g", value);
-    return std::string(buffer);
-  };
-  for (int b = 0; b < moments.bands; ++b) {
-    const std::string band = "selected band number " + std::to_string(b + 1);
-    const double spread = moments.maximum[b] - moments.minimum[b];
-    const double magnitude = std::max(std::abs(moments.minimum[b]), std::abs(moments.maximum[b]));
-    if (spread > 0 && spread < kSmallestSpread)
-      throw Error("INPUT", band + " spans only " + text(spread) + " (from " +
-                               text(moments.minimum[b]) + " to " + text(moments.maximum[b]) +
-                               "): too small a spread for its variance in float64 (at least " +
-                               text(kSmallestSpread) + "): rescale the band");
-    if (magnitude > largest)
-      throw Error("INPUT", band + " has values up to " + text(magnitude) +
-                               ", too large for products in float64 (at most " + text(largest) +
-                               "): mark them as nodata or rescale the band");
-  }
+  for (int b = 0; b < moments.bands; ++b)
+    checkBandScale(b, moments.minimum[b], moments.maximum[b], largest, "");
 }
 
 Moments::Moments(int bandCount)

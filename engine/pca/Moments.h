@@ -1,8 +1,11 @@
 #pragma once
 // Streaming statistics of a set of pixels: count, mean, centred co-moment matrix, band ranges.
 
+#include "core/Error.h"
+
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace hyperstream {
@@ -38,5 +41,11 @@ constexpr double kSmallestSpread = 1e-140;
 // products cannot take: a spread above 0 but below kSmallestSpread, or a value beyond `largest`
 // in magnitude.
 void checkProductScale(const Moments& moments, double largest);
+// The same for one band (0-based) whose values lie from `minimum` to `maximum`; `where` follows
+// the band's name in the message (" in column 12", or empty).
+void checkBandScale(int band, double minimum, double maximum, double largest,
+                    const std::string& where);
+// The error for a band whose variance is not finite in float64.
+Error varianceOverflow(int band, double magnitude, const std::string& where);
 
 }  // namespace hyperstream

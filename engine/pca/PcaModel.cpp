@@ -116,13 +116,8 @@ void checkFinite(const Moments& moments, const std::vector<double>& covariance,
     for (int c : used)
       finite = finite && std::isfinite(covariance[static_cast<size_t>(b) * bands + c]);
     if (finite) continue;
-    const double largest = std::max(std::abs(moments.minimum[b]), std::abs(moments.maximum[b]));
-    char value[32];
-    std::snprintf(value, sizeof value, "%.3g", largest);
-    throw Error("INPUT", "selected band number " + std::to_string(b + 1) + " has values up to " +
-                             value +
-                             ", too large for its variance in float64: mark them as nodata or "
-                             "rescale the band");
+    throw varianceOverflow(b, std::max(std::abs(moments.minimum[b]), std::abs(moments.maximum[b])),
+                           "");
   }
 }
 

@@ -4,6 +4,7 @@
 #include "core/BlasThreads.h"
 #include "core/Error.h"
 #include "detect/SpectralLibrary.h"
+#include "io/EmptyBands.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "run/DeviceSelection.h"
@@ -406,7 +407,9 @@ AbundanceResult runOnDevices(const AbundanceOptions& options, Feedback& feedback
 
 AbundanceResult runAbundances(const AbundanceOptions& options, Feedback& feedback) {
   try {
-    return runOnDevices(options, feedback);
+    return leavingOutEmptyBands(
+        options, "abundances", feedback,
+        [&](const AbundanceOptions& bands) { return runOnDevices(bands, feedback); });
   } catch (...) {
     rethrowAsJobError(options.ramBytes);
   }

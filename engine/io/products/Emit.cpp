@@ -1,5 +1,6 @@
 // EMIT L1B RAD and L2A RFL (netCDF4): `radiance` or `reflectance` (downtrack, crosstrack, bands),
-// the group `sensor_band_parameters` (wavelengths, fwhm, good_wavelengths), fill -9999, and the
+// the group `sensor_band_parameters` (wavelengths, fwhm, good_wavelengths: one per band), fill
+// -9999 (the array's _FillValue; EMIT's own -9999 where a file lacks the attribute), and the
 // GLT (`location/glt_x`, `glt_y`, 1-based, 0 = none) onto the north-up grid of the global
 // `geotransform` and `spatial_ref`.
 
@@ -7,6 +8,8 @@
 #include "io/products/Products.h"
 
 #include <QFileInfo>
+
+#include <cmath>
 
 namespace hyperstream {
 
@@ -18,6 +21,23 @@ size_t dimensionNamed(const GDALMDArray& array, const char* name, size_t fallbac
   for (size_t d = 0; d < dimensions.size(); ++d)
     if (dimensions[d]->GetName() == name) return d;
   return fallback;
+}
+
+// EMIT's fill value (its products' documentation), for a file whose array lacks _FillValue.
+constexpr double kEmitFill = -9999.0;
+
+// A per-band array of sensor_band_parameters: one finite value per band (`required`: present).
+void checkBandParameter(const std::string& file, const char* array,
+                        const std::vector<double>& values, int64_t bands, bool required) {
+  if (values.empty() && !required) return;
+  if (static_cast<int64_t>(values.size()) != bands)
+    throw Error("INPUT", "'" + file + "' (EMIT): sensor_band_parameters/" + array + " has " +
+                             std::to_string(values.size()) + " values for " +
+                             std::to_string(bands) + " bands");
+  for (size_t b = 0; b < values.size(); ++b)
+    if (!std::isfinite(values[b]) || (required && !(values[b] > 0)))
+      throw Error("INPUT", "'" + file + "' (EMIT): sensor_band_parameters/" + array +
+                               " is not a usable value for band " + std::to_string(b + 1));
 }
 
 std::shared_ptr<const Glt> readGlt(const std::string& file) {
@@ -89,7 +109,7 @@ std::optional<ProductCube> readEmit(const ProductName& name) {
   source.stored = storedArray(name.file, *cube);
   bool hasFill = false;
   const double fill = cube->GetNoDataValueAsDouble(&hasFill);
-  if (hasFill) source.fill = product.nodata = fill;
+  source.fill = product.nodata = hasFill ? fill : kEmitFill;
   const auto& dimensions = cube->GetDimensions();
   product.height = static_cast<int64_t>(dimensions[source.rowDim]->GetSize());
   product.width = static_cast<int64_t>(dimensions[source.columnDim]->GetSize());
@@ -100,6 +120,9 @@ std::optional<ProductCube> readEmit(const ProductName& name) {
   const std::vector<double> wavelengths = arrayNumbers(bandGroup->OpenMDArray("wavelengths"));
   const std::vector<double> fwhm = arrayNumbers(bandGroup->OpenMDArray("fwhm"));
   const std::vector<double> good = arrayNumbers(bandGroup->OpenMDArray("good_wavelengths"));
+  checkBandParameter(name.given, "wavelengths", wavelengths, bandCount, true);
+  checkBandParameter(name.given, "fwhm", fwhm, bandCount, false);
+  checkBandParameter(name.given, "good_wavelengths", good, bandCount, false);
   for (int64_t b = 0; b < bandCount; ++b) {
     PresentedBand band;
     band.index = b;

@@ -15,6 +15,7 @@
 #include <QFileInfo>
 
 #include <algorithm>
+#include <cmath>
 
 namespace hyperstream {
 
@@ -53,15 +54,25 @@ Scaling scaling(const GDALGroup& root, const std::string& suffix, bool level1,
   };
   if (level1) {
     const double factor = one("ScaleFactor_" + suffix);
-    if (factor == 0)
-      throw Error("INPUT", "'" + file + "' (PRISMA): ScaleFactor_" + suffix + " is 0");
-    return {1, factor, -one("Offset_" + suffix)};
+    if (!(factor > 0) || !std::isfinite(factor))
+      throw Error("INPUT", "'" + file + "' (PRISMA): ScaleFactor_" + suffix + " is " +
+                               std::to_string(factor) + ", not a positive scale");
+    const double offset = one("Offset_" + suffix);
+    if (!std::isfinite(offset))
+      throw Error("INPUT", "'" + file + "' (PRISMA): Offset_" + suffix + " is not a number");
+    return {1, factor, -offset};
   }
   const double low = one("L2Scale" + suffix + "Min"), high = one("L2Scale" + suffix + "Max");
+  if (!std::isfinite(low) || !std::isfinite(high) || !(high > low))
+    throw Error("INPUT", "'" + file + "' (PRISMA): L2Scale" + suffix + "Min and L2Scale" + suffix +
+                             "Max (" + std::to_string(low) + ", " + std::to_string(high) +
+                             ") are no range of values");
   return {high - low, 65535.0, low};
 }
 
-void setMapGrid(const GDALGroup& root, ProductCube& product) {
+// The map grid of an L2D product, when its attributes give one; an Epsg_Code or corners that
+// are there but unusable are an error.
+void setMapGrid(const GDALGroup& root, ProductCube& product, const std::string& file) {
   const std::vector<double> epsg = attributeNumbers(root, "Epsg_Code");
   const std::vector<double> ulx = attributeNumbers(root, "Product_ULcorner_easting");
   const std::vector<double> uly = attributeNumbers(root, "Product_ULcorner_northing");
@@ -71,15 +82,28 @@ void setMapGrid(const GDALGroup& root, ProductCube& product) {
     return;
   OGRSpatialReference crs;
   char* wkt = nullptr;
-  if (crs.importFromEPSG(static_cast<int>(epsg[0])) != OGRERR_NONE ||
-      crs.exportToWkt(&wkt) != OGRERR_NONE)
-    return;
+  {
+    QuietGdalErrors quiet;
+    if (!(std::abs(epsg[0]) < 1e9) ||
+        crs.importFromEPSG(static_cast<int>(epsg[0])) != OGRERR_NONE ||
+        crs.exportToWkt(&wkt) != OGRERR_NONE) {
+      CPLFree(wkt);
+      throw Error("INPUT", "'" + file + "' (PRISMA): Epsg_Code " + std::to_string(epsg[0]) +
+                               " names no coordinate system");
+    }
+  }
   product.crsWkt = wkt;
   CPLFree(wkt);
   // The corners are the outer corners of the corner pixels.
+  const double width = (lrx[0] - ulx[0]) / static_cast<double>(product.width);
+  const double height = (lry[0] - uly[0]) / static_cast<double>(product.height);
+  if (!std::isfinite(ulx[0]) || !std::isfinite(uly[0]) || !std::isfinite(width) ||
+      !std::isfinite(height) || width == 0 || height == 0)
+    throw Error("INPUT", "'" + file +
+                             "' (PRISMA): Product_ULcorner_* and Product_LRcorner_* give no map "
+                             "grid (the same or no corners)");
   product.hasGeoTransform = true;
-  product.geoTransform = {ulx[0], (lrx[0] - ulx[0]) / static_cast<double>(product.width), 0, uly[0],
-                          0,      (lry[0] - uly[0]) / static_cast<double>(product.height)};
+  product.geoTransform = {ulx[0], width, 0, uly[0], 0, height};
 }
 
 }  // namespace
@@ -149,6 +173,9 @@ std::optional<ProductCube> readPrisma(const ProductName& name) {
                                std::to_string(bands) + " bands");
     for (int64_t b = 0; b < bands; ++b) {
       const auto at = static_cast<size_t>(b);
+      if (!std::isfinite(centres[at]))
+        throw Error("INPUT", "'" + name.given + "': List_Cw_" + cube.suffix +
+                                 " is not a number for band " + std::to_string(b + 1));
       if (centres[at] <= 0) continue;  // padding
       PresentedBand band;
       band.source = static_cast<int>(product.sources.size());
@@ -168,7 +195,7 @@ std::optional<ProductCube> readPrisma(const ProductName& name) {
   std::stable_sort(
       product.bands.begin(), product.bands.end(),
       [](const PresentedBand& a, const PresentedBand& b) { return a.wavelength < b.wavelength; });
-  if (level == "L2D") setMapGrid(*root, product);
+  if (level == "L2D") setMapGrid(*root, product, name.given);
   product.geometryNote = product.hasGeoTransform ? "" : "PRISMA's image geometry (no map grid)";
   return product;
 }

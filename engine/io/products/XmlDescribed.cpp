@@ -4,7 +4,11 @@
 //   EnMAP: bandID[@number] / wavelengthCenterOfBand, FWHMOfBand, GainOfBand, OffsetOfBand;
 //   DESIS: band / bandNumber, wavelengthCenterOfBand, wavelengthWidthOfBand, gainOfBand,
 //          offsetOfBand.
-// Either file may be given. Fill is the GeoTIFF's nodata, else the XML's noDataValue.
+// Either file may be given. Fill is the GeoTIFF's nodata, else the XML's noDataValue. Once both
+// files are there the product is known: metadata that cannot be parsed, a missing
+// bandCharacterisation, or a field that is not a number (or a gain that is not positive, or
+// given for some bands only) is an [INPUT] error naming the file and the field, never a plain
+// GeoTIFF of DN.
 
 #include "core/Error.h"
 #include "io/products/Products.h"
@@ -14,7 +18,11 @@
 
 #include <QFileInfo>
 
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 namespace hyperstream {
 
@@ -54,8 +62,26 @@ const char* childText(const CPLXMLNode* node, std::initializer_list<const char*>
   return nullptr;
 }
 
-double numberOr(const char* text, double fallback) {
-  return text ? CPLAtof(text) : fallback;
+// What a product's metadata say, for errors: "'ENMAP01-...-METADATA.XML' (EnMAP)".
+struct MetadataFile {
+  std::string path, sensor;
+  Error error(const std::string& problem) const {
+    return Error("INPUT", "'" + path + "' (" + sensor + " metadata) " + problem +
+                              ": the image's values cannot be read without it");
+  }
+};
+
+// The number a field holds, the whole text (spaces aside) and finite; nullopt for no field.
+std::optional<double> fieldNumber(const char* text, const MetadataFile& file,
+                                  const std::string& field, const std::string& where) {
+  if (!text) return std::nullopt;
+  const std::string trimmed = QString::fromUtf8(text).trimmed().toStdString();
+  char* end = nullptr;
+  const double value = std::strtod(trimmed.c_str(), &end);
+  if (trimmed.empty() || *end != '\0' || !std::isfinite(value))
+    throw file.error("gives " + field + " '" + trimmed.substr(0, 40) + "'" + where +
+                     ", not a number");
+  return value;
 }
 
 // The first element named `name` anywhere below `node`, case aside.
@@ -66,6 +92,46 @@ const CPLXMLNode* findElement(const CPLXMLNode* node, const char* name) {
     if (const CPLXMLNode* found = findElement(node->psChild, name)) return found;
   }
   return nullptr;
+}
+
+// The bands of `characterisation`, each with its wavelength, width, gain and offset. A gain
+// or offset given for some bands must be given for all (a band left in DN among bands in
+// reflectance is no cube); gains are positive.
+std::vector<PresentedBand> describedBands(const CPLXMLNode& characterisation,
+                                          const MetadataFile& file) {
+  std::vector<PresentedBand> bands;
+  int gains = 0, offsets = 0;
+  for (const CPLXMLNode* node = characterisation.psChild; node; node = node->psNext) {
+    if (node->eType != CXT_Element) continue;
+    PresentedBand band;
+    band.index = static_cast<int64_t>(bands.size());
+    const std::string where = " for band " + std::to_string(band.index + 1);
+    const auto number = [&](std::initializer_list<const char*> names, const char* field) {
+      return fieldNumber(childText(node, names), file, field, where);
+    };
+    const std::optional<double> wavelength =
+        number({"wavelengthCenterOfBand"}, "wavelengthCenterOfBand");
+    if (!wavelength || !(*wavelength > 0))
+      throw file.error("gives no positive wavelengthCenterOfBand" + where);
+    band.wavelength = *wavelength;
+    band.fwhm =
+        number({"FWHMOfBand", "wavelengthWidthOfBand"}, "the band's width").value_or(std::nan(""));
+    const std::optional<double> gain = number({"GainOfBand"}, "GainOfBand");
+    const std::optional<double> offset = number({"OffsetOfBand"}, "OffsetOfBand");
+    if (gain && !(*gain > 0)) throw file.error("gives GainOfBand " + std::to_string(*gain) + where);
+    gains += gain.has_value();
+    offsets += offset.has_value();
+    band.scale = gain.value_or(1.0);
+    band.offset = offset.value_or(0.0);
+    band.description = "band " + std::to_string(band.index + 1);
+    bands.push_back(band);
+  }
+  const auto count = static_cast<int>(bands.size());
+  for (const auto& [given, field] : {std::pair{gains, "GainOfBand"}, {offsets, "OffsetOfBand"}})
+    if (given != 0 && given != count)
+      throw file.error("gives " + std::string(field) + " for " + std::to_string(given) +
+                       " of its " + std::to_string(count) + " bands");
+  return bands;
 }
 
 std::string levelIn(const std::string& file) {
@@ -92,13 +158,21 @@ std::optional<ProductCube> readXmlDescribed(const ProductName& name) {
     }
   }
   if (image.empty() || metadata.empty()) return std::nullopt;
-  XmlPtr xml(CPLParseXMLFile(metadata.c_str()));
-  const CPLXMLNode* characterisation =
-      xml ? findElement(xml.get(), "bandCharacterisation") : nullptr;
-  if (!characterisation) return std::nullopt;
   const std::string upper =
       QFileInfo(QString::fromStdString(image)).fileName().toUpper().toStdString();
-  const std::string sensor = upper.rfind("DESIS", 0) == 0 ? "DESIS" : "EnMAP";
+  const MetadataFile file{metadata, upper.rfind("DESIS", 0) == 0 ? "DESIS" : "EnMAP"};
+  const std::string& sensor = file.sensor;
+  XmlPtr xml;
+  {
+    QuietGdalErrors quiet;
+    CPLErrorReset();
+    xml.reset(CPLParseXMLFile(metadata.c_str()));
+    if (!xml || CPLGetLastErrorType() >= CE_Failure)
+      throw file.error(std::string("is not XML that can be read (") + CPLGetLastErrorMsg() + ")");
+  }
+  const CPLXMLNode* characterisation = findElement(xml.get(), "bandCharacterisation");
+  if (!characterisation)
+    throw file.error("has no bandCharacterisation (the bands' wavelengths and gains)");
 
   QuietGdalErrors quiet;
   const char* const gtiff[] = {"GTiff", nullptr};
@@ -121,21 +195,12 @@ std::optional<ProductCube> readXmlDescribed(const ProductName& name) {
   if (hasFill) {
     source.fill = fill;
   } else if (const CPLXMLNode* node = findElement(xml.get(), "noDataValue")) {
-    if (const char* text = CPLGetXMLValue(node, nullptr, nullptr)) source.fill = CPLAtof(text);
+    source.fill = fieldNumber(CPLGetXMLValue(node, nullptr, ""), file, "noDataValue", "");
   }
+  product.bands = describedBands(*characterisation, file);
   bool scaled = false;
-  for (const CPLXMLNode* node = characterisation->psChild; node; node = node->psNext) {
-    if (node->eType != CXT_Element) continue;
-    PresentedBand band;
-    band.index = static_cast<int64_t>(product.bands.size());
-    band.wavelength = numberOr(childText(node, {"wavelengthCenterOfBand"}), std::nan(""));
-    band.fwhm = numberOr(childText(node, {"FWHMOfBand", "wavelengthWidthOfBand"}), std::nan(""));
-    band.scale = numberOr(childText(node, {"GainOfBand"}), 1.0);
-    band.offset = numberOr(childText(node, {"OffsetOfBand"}), 0.0);
-    band.description = "band " + std::to_string(band.index + 1);
+  for (const PresentedBand& band : product.bands)
     scaled = scaled || band.scale != 1 || band.offset != 0;
-    product.bands.push_back(band);
-  }
   if (static_cast<int>(product.bands.size()) != raster->GetRasterCount())
     throw Error("INPUT", "'" + metadata + "' describes " + std::to_string(product.bands.size()) +
                              " bands, '" + image + "' has " +
