@@ -23,7 +23,7 @@ seconds=${FUZZ_SECONDS:-60}
 [ "$seconds" -gt 0 ] || exit 0
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DHYPERSTREAM_FUZZ=ON -DHYPERSTREAM_CUDA=OFF -DHYPERSTREAM_QGIS=OFF -DHYPERSTREAM_MPI=OFF >/dev/null
-targets=(stats_json endmember_csv envi_header)
+targets=(stats_json endmember_csv envi_header spectral_library product_xml product_attributes)
 cmake --build build-fuzz --target "${targets[@]/#/fuzz_}"
 mkdir -p build-fuzz/crashes
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -78,7 +78,7 @@ BandList bandsWithValidSamples(const JobOptions& options, const NoValidPixel& er
   const std::vector<int> empty = bandsWithoutValidSamples(*input.dataset, input.bands, input.nodata,
                                                           options.ramBytes, feedback);
   if (empty.empty() || input.bands.size() - empty.size() < 2) throw error;
-  const BandList kept = bandsLess(input.bands, empty);
+  BandList kept = bandsLess(input.bands, empty);
   feedback.warning(QString::fromStdString(
       bandNames(empty, input.info) +
       " hold no valid sample anywhere (every sample nodata or not finite), so every pixel was "
@@ -99,7 +99,7 @@ BandList bandsTheTableGives(const JobOptions& options, const BandsNotGiven& erro
   const std::vector<int> empty =
       bandsWithoutValidSamples(*input.dataset, error.bands, nodata, options.ramBytes, feedback);
   if (empty.size() != error.bands.size() || input.bands.size() - empty.size() < 2) throw error;
-  const BandList kept = bandsLess(input.bands, empty);
+  BandList kept = bandsLess(input.bands, empty);
   feedback.warning(QString::fromStdString(
       bandNames(empty, input.info) + " hold no valid sample anywhere and the " + error.parameter() +
       " table gives none for them (a table made from this image leaves them out): left out, " +

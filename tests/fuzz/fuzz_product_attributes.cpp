@@ -88,14 +88,14 @@ void writeArray(GDALGroup& group, const std::string& name,
   auto array = group.CreateMDArray(name, dimensions, GDALExtendedDataType::Create(type));
   if (!array) std::abort();
   std::vector<GUInt64> start(dimensions.size(), 0);
-  std::vector<size_t> count;
-  for (const auto& dimension : dimensions) count.push_back(dimension->GetSize());
+  std::vector<size_t> count(dimensions.size());
+  for (size_t d = 0; d < dimensions.size(); ++d) count[d] = dimensions[d]->GetSize();
   array->Write(start.data(), count.data(), nullptr, nullptr,
                GDALExtendedDataType::Create(valueType), values.data());
 }
 
 std::string writeEmit(Values& values) {
-  const std::string path = (folder() + "/emit.nc").toStdString();
+  std::string path = (folder() + "/emit.nc").toStdString();
   GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("netCDF");
   if (!driver) return "";
   std::unique_ptr<GDALDataset> file(driver->CreateMultiDimensional(path.c_str(), nullptr, nullptr));
@@ -109,7 +109,7 @@ std::string writeEmit(Values& values) {
     auto cube = root->CreateMDArray("reflectance", {down, cross, bandDim},
                                     GDALExtendedDataType::Create(GDT_Float32));
     if (values.byte() % 2) cube->SetNoDataValue(static_cast<double>(values.near(-9999, 1)));
-    const std::vector<float> samples = values.list(rows * cols * bands, 0.3f, 0.0f, 0.01f);
+    const std::vector<float> samples = values.list(static_cast<size_t>(rows) * cols * bands, 0.3f, 0.0f, 0.01f);
     const GUInt64 start[3] = {0, 0, 0};
     const size_t count[3] = {rows, cols, static_cast<size_t>(bands)};
     cube->Write(start, count, nullptr, nullptr, GDALExtendedDataType::Create(GDT_Float32),
@@ -132,7 +132,7 @@ std::string writeEmit(Values& values) {
     auto y = location->CreateDimension("ortho_y", "", "", gridRows);
     auto x = location->CreateDimension("ortho_x", "", "", gridCols);
     for (const char* name : {"glt_x", "glt_y"}) {
-      std::vector<int32_t> cells(gridRows * gridCols);
+      std::vector<int32_t> cells(static_cast<size_t>(gridRows) * gridCols);
       for (int32_t& cell : cells) cell = static_cast<int32_t>(values.near(2, 1));
       writeArray(*location, name, {y, x}, GDT_Int32, cells, GDT_Int32);
     }
@@ -165,7 +165,7 @@ void floatAttribute(hid_t owner, const std::string& name, const std::vector<floa
 }
 
 std::string writePrisma(Values& values) {
-  const std::string path = (folder() + "/prisma.he5").toStdString();
+  std::string path = (folder() + "/prisma.he5").toStdString();
   const bool level1 = values.byte() % 2;
   const Hdf5 file{H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
   const std::string swath =
