@@ -109,7 +109,8 @@ std::string writeEmit(Values& values) {
     auto cube = root->CreateMDArray("reflectance", {down, cross, bandDim},
                                     GDALExtendedDataType::Create(GDT_Float32));
     if (values.byte() % 2) cube->SetNoDataValue(static_cast<double>(values.near(-9999, 1)));
-    const std::vector<float> samples = values.list(static_cast<size_t>(rows) * cols * bands, 0.3f, 0.0f, 0.01f);
+    const std::vector<float> samples =
+        values.list(static_cast<size_t>(rows) * cols * bands, 0.3f, 0.0f, 0.01f);
     const GUInt64 start[3] = {0, 0, 0};
     const size_t count[3] = {rows, cols, static_cast<size_t>(bands)};
     cube->Write(start, count, nullptr, nullptr, GDALExtendedDataType::Create(GDT_Float32),
@@ -133,7 +134,7 @@ std::string writeEmit(Values& values) {
     auto x = location->CreateDimension("ortho_x", "", "", gridCols);
     for (const char* name : {"glt_x", "glt_y"}) {
       std::vector<int32_t> cells(static_cast<size_t>(gridRows) * gridCols);
-      for (int32_t& cell : cells) cell = static_cast<int32_t>(values.near(2, 1));
+      for (int32_t& cell : cells) cell = static_cast<int32_t>(values.byte()) - 78;  // -78 to 177
       writeArray(*location, name, {y, x}, GDT_Int32, cells, GDT_Int32);
     }
     const int entries = values.byte() % 2 ? 6 : 1 + values.byte() % 8;
