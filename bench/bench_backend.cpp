@@ -8,8 +8,8 @@
 // the same cube, so that their ratio is measured side by side.
 
 #include "core/Error.h"
-#include "pca/PcaKernels.h"
-#include "pca/PcaModel.h"
+#include "projection/PcaKernels.h"
+#include "projection/PcaModel.h"
 #include "run/GpuRuntime.h"
 
 #include <QElapsedTimer>

@@ -5,8 +5,8 @@
 // a pixel-interleaved strip and from the same strip band-major (as a band-interleaved file holds
 // it).
 
-#include "pca/PcaKernels.h"
-#include "pca/PcaModel.h"
+#include "projection/PcaKernels.h"
+#include "projection/PcaModel.h"
 
 #include <cblas.h>
 

@@ -5,9 +5,9 @@
 //   build/bench/bench_material_count ../shared/data/*.tif
 #include "core/Error.h"
 #include "io/Raster.h"
-#include "pca/SignalSubspace.h"
+#include "pixels/UnmixingKernels.h"
+#include "stats/SignalSubspace.h"
 #include "unmixing/MaterialCount.h"
-#include "unmixing/UnmixingKernels.h"
 
 #include <algorithm>
 #include <chrono>

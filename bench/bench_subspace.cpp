@@ -1,10 +1,10 @@
-// What the signal subspace estimate (pca/SignalSubspace: HySime and the HFC virtual
+// What the signal subspace estimate (stats/SignalSubspace: HySime and the HFC virtual
 // dimensionality) adds to every fit: its time from moments of 224 and 425 bands (AVIRIS, AVIRIS-NG
 // band counts), medians of 5. The moments are made up (a rank-8 signal plus noise over DN means);
 // the estimate's cost depends on the band count only.
 //
 //   build/bench/bench_subspace
-#include "pca/SignalSubspace.h"
+#include "stats/SignalSubspace.h"
 
 #include <algorithm>
 #include <chrono>

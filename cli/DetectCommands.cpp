@@ -7,7 +7,7 @@
 #include "detect/ColumnDetectJob.h"
 #include "detect/LocalRxJob.h"
 #include "detect/SamJob.h"
-#include "detect/SpectralLibrary.h"
+#include "spectra/SpectralLibrary.h"
 
 #include <QCommandLineParser>
 

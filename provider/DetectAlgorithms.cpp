@@ -5,7 +5,7 @@
 #include "core/Error.h"
 #include "detect/ColumnDetectJob.h"
 #include "detect/LocalRxJob.h"
-#include "detect/SpectralLibrary.h"
+#include "spectra/SpectralLibrary.h"
 
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>

@@ -5,8 +5,8 @@
 
 #include "EngineAlgorithm.h"
 #include "detect/SamJob.h"
-#include "detect/SpectralLibrary.h"
 #include "pca/PcaJob.h"
+#include "spectra/SpectralLibrary.h"
 
 #include <QStringList>
 

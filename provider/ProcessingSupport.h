@@ -4,7 +4,7 @@
 
 #include "OutputLook.h"
 #include "core/Feedback.h"
-#include "detect/SpectralLibrary.h"
+#include "spectra/SpectralLibrary.h"
 
 #include <qgsprocessingalgorithm.h>
 #include <qgsprocessingfeedback.h>

@@ -2,7 +2,7 @@
 // Test helpers: cubes in memory, written with GDAL, and the independent float64 references of PCA
 // and MNF (plain two-pass loops, a Cholesky and a Jacobi eigen-solver; none of the engine's code).
 
-#include "pca/Moments.h"
+#include "stats/Moments.h"
 
 #include <gdal.h>
 #include <gdal_priv.h>

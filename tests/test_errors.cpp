@@ -6,7 +6,7 @@
 #include "core/Error.h"
 #include "io/PendingRaster.h"
 #include "pca/PcaJob.h"
-#include "pca/PcaKernels.h"
+#include "projection/PcaKernels.h"
 #include "run/DeviceSelection.h"
 #include "spp/SppJob.h"
 

@@ -12,15 +12,15 @@
 #include "detect/SamJob.h"
 #include "io/TextFile.h"
 #include "pca/PcaJob.h"
-#include "pca/PcaKernels.h"
+#include "pixels/UnmixingKernels.h"
+#include "projection/PcaKernels.h"
 #include "run/GpuRuntime.h"
 #include "run/JobGroup.h"
+#include "spectra/EndmemberTable.h"
 #include "spp/SppJob.h"
 #include "synth/Synth.h"
 #include "unmixing/AbundanceJob.h"
 #include "unmixing/EndmemberJob.h"
-#include "unmixing/EndmemberTable.h"
-#include "unmixing/UnmixingKernels.h"
 
 #include <QFileInfo>
 #include <QtTest>

@@ -304,6 +304,8 @@ class ProductTests : public QObject {
         {false, "<GainOfBand>0.0001</GainOfBand>", "<GainOfBand>-0.0001</GainOfBand>",
          "GainOfBand"},
         {false, "<GainOfBand>0.0001</GainOfBand>", "<GainOfBand>nan</GainOfBand>", "GainOfBand"},
+        {false, "<GainOfBand>0.0001</GainOfBand>", "<GainOfBand>0x1p-13</GainOfBand>",
+         "GainOfBand"},
         {false, "<OffsetOfBand>0</OffsetOfBand>", "<OffsetOfBand>1e999</OffsetOfBand>",
          "OffsetOfBand"},
         {false, "<wavelengthCenterOfBand>418</wavelengthCenterOfBand>",

@@ -8,9 +8,9 @@
 #include "TestFeedback.h"
 #include "TestSupport.h"
 #include "detect/SamJob.h"
-#include "detect/SpectralLibrary.h"
 #include "io/Raster.h"
 #include "pca/PcaJob.h"
+#include "spectra/SpectralLibrary.h"
 #include "spp/SppJob.h"
 #include "synth/Synth.h"
 

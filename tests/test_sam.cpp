@@ -663,7 +663,7 @@ void TestSam::detectionTargetsFromALibrary() {
            std::string("TARGET_WAVELENGTHS"));
 }
 
-// One rule for tables of spectra (detect/SpectralLibrary.h) in SAM, detection and abundances: a
+// One rule for tables of spectra (spectra/SpectralLibrary.h) in SAM, detection and abundances: a
 // generated scene's spectra by column (synth --truth) equal the truth on the bands; the
 // endmembers' table without its positions and its point layer give the same spectra; "band N"
 // columns follow a band selection; a table that gives only some bands is refused by all three,

@@ -11,14 +11,14 @@
 #include "io/QuickLook.h"
 #include "io/Raster.h"
 #include "io/SvgPlot.h"
-#include "pca/IntegerMoments.h"
-#include "pca/Moments.h"
-#include "pca/PcaKernels.h"
-#include "pca/PcaModel.h"
+#include "projection/PcaKernels.h"
+#include "projection/PcaModel.h"
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
 #include "spp/CpuSpp.h"
+#include "stats/IntegerMoments.h"
+#include "stats/Moments.h"
 
 #include <QtTest>
 

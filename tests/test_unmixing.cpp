@@ -8,10 +8,10 @@
 #include "TestFeedback.h"
 #include "TestSupport.h"
 #include "core/Error.h"
+#include "pixels/AbundanceSolver.h"
 #include "spp/SppJob.h"
 #include "synth/Synth.h"
 #include "unmixing/AbundanceJob.h"
-#include "unmixing/AbundanceSolver.h"
 #include "unmixing/EndmemberJob.h"
 #include "unmixing/MaterialCount.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // PCA's kernels on GPU `device` (see CudaPcaKernels.cu); throws DeviceError.
 
-#include "pca/PcaKernels.h"
+#include "projection/PcaKernels.h"
 
 #include <cstdint>
 #include <memory>

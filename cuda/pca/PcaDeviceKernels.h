@@ -87,10 +87,10 @@ void rebuild(const C* values, int64_t pixels, int components, const unsigned cha
              const double* restore, const double* offset, int outputs, double nodata,
              bool avoidNodata, Out* out, cudaStream_t stream);
 
-// Detection scores (pca/PcaKernels.h's DetectionScores) from float64 projected values (components
-// per pixel): out[p] = Σ_{k < whitened} values[p, k]² (targets = 0: RX), or per target t out[p, t]
-// = z² · targetPower[t] / that sum with z = values[p, whitened + t] (ACE; 0 where the sum is 0);
-// invalid pixels get `nodata`.
+// Detection scores (projection/PcaKernels.h's DetectionScores) from float64 projected values
+// (components per pixel): out[p] = Σ_{k < whitened} values[p, k]² (targets = 0: RX), or per target
+// t out[p, t] = z² · targetPower[t] / that sum with z = values[p, whitened + t] (ACE; 0 where the
+// sum is 0); invalid pixels get `nodata`.
 template <class Out>
 void scores(const double* values, int64_t pixels, int components, int whitened,
             const double* targetPower, int targets, const unsigned char* valid, double nodata,

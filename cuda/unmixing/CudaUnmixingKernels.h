@@ -1,7 +1,7 @@
 #pragma once
 // The unmixing chain's kernels on GPU `device` (see CudaUnmixingKernels.cu); throws DeviceError.
 
-#include "unmixing/UnmixingKernels.h"
+#include "pixels/UnmixingKernels.h"
 
 #include <cstdint>
 #include <memory>

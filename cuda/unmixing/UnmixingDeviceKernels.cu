@@ -187,7 +187,7 @@ __global__ void encodeKernel(const double* __restrict__ solved, const double* __
 
 // A warp per pixel: its direction x/|x| against each unit spectrum, |u - s|² summed over the
 // lanes, the angle 2 asin(|u - s|/2) and the nearest spectrum.
-// Local RX (engine/detect/LocalWindows.h's WindowScorer, in the same order): a warp per pixel, its
+// Local RX (engine/pixels/LocalWindows.h's WindowScorer, in the same order): a warp per pixel, its
 // mean (lanes take components), its covariance's lower triangle (lanes take entries, each summed
 // over the background in image order) in the warp's shared memory, then lane 0 factors and
 // whitens.

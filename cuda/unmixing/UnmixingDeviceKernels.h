@@ -1,9 +1,9 @@
 #pragma once
-// The unmixing chain's device kernels (see engine/unmixing/UnmixingKernels.h); the products of
+// The unmixing chain's device kernels (see engine/pixels/UnmixingKernels.h); the products of
 // pixels with weights or endmembers are cuBLAS calls between them.
 
-#include "unmixing/AbundanceSolver.h"
-#include "unmixing/UnmixingKernels.h"
+#include "pixels/AbundanceSolver.h"
+#include "pixels/UnmixingKernels.h"
 
 #include <cuda_runtime.h>
 
@@ -55,7 +55,7 @@ void encodeAbundances(const double* solved, const double* energy, const unsigned
                       int64_t pixels, int endmembers, int bands, Out* abundances, Out* rmse,
                       cudaStream_t stream);
 
-// The spectral angle mapper (engine/unmixing/UnmixingKernels.h's classify) over `pixels` rows of
+// The spectral angle mapper (engine/pixels/UnmixingKernels.h's classify) over `pixels` rows of
 // a chunk (their validity and energies |x|² from unmixingRows without a centre): `units` spectra x
 // bands unit spectra on the device; `angles` may be null.
 template <class Out>
@@ -63,7 +63,7 @@ void spectralAngles(const double* rows, const double* energy, const unsigned cha
                     int64_t pixels, int bands, const double* units, int spectra, double maxAngle,
                     unsigned short* classes, Out* bestAngle, Out* angles, cudaStream_t stream);
 
-// Local RX's windows (engine/detect/LocalWindows.h) over the buffered rows of `components`
+// Local RX's windows (engine/pixels/LocalWindows.h) over the buffered rows of `components`
 // (rowCount x width pixels, k per pixel, from image row firstRow) and their validity: the scores
 // of the `scoreRows` rows from image row scoreRow, NaN where a pixel is invalid or its background
 // cannot be factored.

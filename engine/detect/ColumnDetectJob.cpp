@@ -7,16 +7,16 @@
 #include "detect/ColumnDetectKernels.h"
 #include "detect/ColumnKernels.h"
 #include "detect/DetectReport.h"
-#include "detect/SpectralLibrary.h"
 #include "io/EmptyBands.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
-#include "pca/Moments.h"
+#include "pixels/JobStrips.h"
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
-#include "unmixing/EndmemberTable.h"
-#include "unmixing/JobStrips.h"
+#include "spectra/EndmemberTable.h"
+#include "spectra/SpectralLibrary.h"
+#include "stats/Moments.h"
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -34,11 +34,6 @@ namespace hyperstream {
 
 namespace {
 
-constexpr int kInputBuffers = 3;
-constexpr int kOutputBuffers = 2;
-// A Cholesky pivot this far below the largest variance: the covariance is singular to working
-// precision (as the global detector's eigenvalue spread).
-constexpr double kLargestCondition = 1e13;
 // `auto`'s weight of this job's input against PCA's (run/DeviceSelection's JobWork): each pixel
 // costs bands² multiply-adds in both passes, about five times PCA's time on the CPU.
 constexpr double kWorkPerValue = 4.0;
@@ -355,7 +350,7 @@ ColumnDetector ColumnDetectRun::fitColumn(int64_t column, ColumnSums& sums) cons
   detector.factor.reserve(static_cast<size_t>(packedSize(bands)));
   for (int i = 0; i < bands; ++i) {
     const double pivot = c[static_cast<size_t>(i) * bands + i];
-    if (pivot * pivot * kLargestCondition < largest) throw singular();
+    if (pivot * pivot * kLargestCovarianceCondition < largest) throw singular();
     for (int j = 0; j <= i; ++j) detector.factor.push_back(c[static_cast<size_t>(j) * bands + i]);
   }
   // The targets as this column sees them, whitened: u = L⁻¹ t.
@@ -494,13 +489,7 @@ ColumnDetectOptions perColumnOptions(const PcaOptions& options) {
 
 ColumnDetectResult runColumnDetection(const ColumnDetectOptions& options, Feedback& feedback) {
   try {
-    DeviceChoice device = options.device;
-    if (device.severalGpus()) {
-      const std::vector<int> gpus = resolveGpus(device);
-      if (gpus.size() > 1)
-        feedback.info(QString("per-column detection runs on one GPU (GPU %1)").arg(gpus.front()));
-      device = DeviceChoice::gpu(gpus.front());
-    }
+    const DeviceChoice device = oneGpuOf(options.device, "per-column detection", "", feedback);
     return leavingOutEmptyBands(
         options, "detection", feedback, [&](const ColumnDetectOptions& bands) {
           return retryingOnTheCpu(device, feedback, [&](const DeviceChoice& chosen) {

@@ -5,7 +5,7 @@
 #include "core/WorkerThreads.h"
 #include "detect/ColumnDetectKernels.h"
 #include "detect/ColumnKernels.h"
-#include "pca/PcaKernels.h"  // withOutputType
+#include "projection/PcaKernels.h"  // withOutputType
 
 #include <algorithm>
 #include <limits>

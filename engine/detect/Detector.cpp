@@ -15,10 +15,6 @@ namespace hyperstream {
 
 namespace {
 
-// Eigenvalue spreads beyond this are singular to working precision: C⁻¹'s last digits would be
-// noise (float64 keeps about 16).
-constexpr double kLargestCondition = 1e13;
-
 // C⁻¹ (or R⁻¹ through it) applied to vectors, in the first K components of the fit.
 class InverseCovariance {
  public:
@@ -185,7 +181,7 @@ Detector fitDetector(const PcaModel& model, const DetectorOptions& options) {
   const double n = static_cast<double>(model.validPixels);
   const InverseCovariance inverse(model, used, detector.epsilon,
                                   correlation && n > 1 ? (n - 1) / n : 1.0);
-  if (inverse.variance(used - 1) * kLargestCondition < inverse.variance(0))
+  if (inverse.variance(used - 1) * kLargestCovarianceCondition < inverse.variance(0))
     throw Error("SHRINKAGE",
                 QString("the covariance is singular to working precision (its eigenvalues span "
                         "%1 to %2: fewer valid pixels than bands, or bands that are combinations "

@@ -1,13 +1,13 @@
 #pragma once
 // Target and anomaly detection from a PCA fit of the covariance: the RX detector, the matched
-// filter, ACE and CEM, each a projection of every pixel (pca/PcaKernels.h's Projection, with a
-// DetectionScores for RX and ACE) built from the covariance's eigen-decomposition C = V Λ Vᵀ, so
+// filter, ACE and CEM, each a projection of every pixel (projection/PcaKernels.h's Projection, with
+// a DetectionScores for RX and ACE) built from the covariance's eigen-decomposition C = V Λ Vᵀ, so
 // that C⁻¹ a = Σ_k v_k (v_kᵀ a) / λ_k. Constant bands (left out of the fit) are left out of every
 // score; with `components` K only the first K principal components are (C⁻¹ in their subspace).
 // The shrinkage adds ε = shrinkage × the mean band variance to every eigenvalue (C + εI).
 
-#include "io/InputFile.h"
-#include "pca/PcaModel.h"
+#include "projection/PcaModel.h"
+#include "spectra/Targets.h"
 
 #include <optional>
 #include <string>
@@ -25,23 +25,9 @@ enum class DetectMethod {
 std::string detectMethodName(DetectMethod method);
 DetectMethod parseDetectMethod(const std::string& name);
 
-struct Target {
-  std::string name;
-  std::vector<double> spectrum;  // per selected band, in the image's units
-};
-
-// Targets as a table gives them (detect/SpectralLibrary.h): a value per column, each column
-// matched to a band by its name, or on wavelengths to be resampled.
-struct DetectTargets {
-  std::vector<std::string> columns;
-  std::vector<Target> targets;
-  // Where the targets come as spectra on wavelengths (a spectral library: SpectralLibrary.h), in
-  // nm per value: they are resampled to the image's bands (targetsForImage) and `columns` is empty.
-  std::vector<double> wavelengths;
-  // Every file they were read from (a library's header, a folder's spectra, the wavelength file):
-  // a run that takes them never writes one.
-  std::vector<InputFile> files;
-};
+// Covariance eigenvalue spreads beyond this are singular to working precision: C⁻¹'s last digits
+// would be noise (float64 keeps about 16). Refused (SHRINKAGE), image-wide and per column.
+constexpr double kLargestCovarianceCondition = 1e13;
 
 // A target nearer the background's mean than this many of its standard deviations (its
 // Mahalanobis distance, in the components or bands scored) is the mean written with rounding: the

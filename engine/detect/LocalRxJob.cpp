@@ -6,11 +6,11 @@
 #include "detect/DetectReport.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
-#include "pca/PcaKernels.h"  // withOutputType
+#include "pixels/UnmixingKernels.h"
+#include "projection/PcaKernels.h"  // withOutputType
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
-#include "unmixing/UnmixingKernels.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -25,9 +25,6 @@
 namespace hyperstream {
 
 namespace {
-
-constexpr int kInputBuffers = 3;
-constexpr int kOutputBuffers = 2;
 
 // Progress of a part of a job: [from, to] of the whole; log and cancel go through.
 class PartFeedback : public Feedback {

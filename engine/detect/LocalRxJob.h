@@ -13,8 +13,8 @@
 //
 // The job is two: a PCA of the image (any device, streamed) writes the K components in Float64
 // into a hidden folder beside the output, then the windows stream over that file, strips with
-// their halo rows, on the CPU's threads. Each window's sums run over its pixels in image order,
-// so the scores do not depend on the strips.
+// their halo rows, on the CPU's threads or the GPU (a warp a pixel). Each window's sums run over
+// its pixels in image order, so the scores do not depend on the strips or the device.
 
 #include "core/Feedback.h"
 #include "core/JobOptions.h"

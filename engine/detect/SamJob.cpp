@@ -7,11 +7,11 @@
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "io/TextFile.h"
+#include "pixels/JobStrips.h"
+#include "pixels/UnmixingKernels.h"
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
-#include "unmixing/JobStrips.h"
-#include "unmixing/UnmixingKernels.h"
 
 #include <QElapsedTimer>
 
@@ -24,8 +24,6 @@ namespace hyperstream {
 
 namespace {
 
-constexpr int kInputBuffers = 3;
-constexpr int kOutputBuffers = 2;
 constexpr int kMostSpectra = 65535;  // classes of a UInt16 map, 0 kept for none
 
 }  // namespace
@@ -333,15 +331,8 @@ QByteArray classCountsCsv(const SamResult& result) {
 SamResult runSpectralAngles(const SamOptions& options, Feedback& feedback) {
   try {
     checkOptions(options);
-    DeviceChoice device = options.device;
-    if (device.severalGpus()) {
-      const std::vector<int> gpus = resolveGpus(device);
-      if (gpus.size() > 1)
-        feedback.info(QString("spectral angles run on one GPU (GPU %1): the pass is bound by "
-                              "reading the file")
-                          .arg(gpus.front()));
-      device = DeviceChoice::gpu(gpus.front());
-    }
+    const DeviceChoice device = oneGpuOf(options.device, "the spectral angle mapper",
+                                         ": its pass is bound by reading the file", feedback);
     return leavingOutEmptyBands(options, "SAM", feedback, [&](const SamOptions& bands) {
       return retryingOnTheCpu(device, feedback, [&](const DeviceChoice& chosen) {
         return SamRun(bands, chosen, feedback).run();

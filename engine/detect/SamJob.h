@@ -1,14 +1,15 @@
 #pragma once
 // The spectral angle mapper, file to file: each valid pixel's angle to each spectrum of a library
-// (detect/SpectralLibrary.h, resampled to the image's bands), a class map of the nearest spectrum
+// (spectra/SpectralLibrary.h, resampled to the image's bands), a class map of the nearest spectrum
 // (0 where every angle exceeds the largest allowed, and for invalid pixels), the best angle and
 // optionally every angle. One pass over the image; the angle is scale-free, so the library's
 // units need not be the image's.
 
 #include "core/Feedback.h"
 #include "core/JobOptions.h"
-#include "detect/SpectralLibrary.h"
 #include "io/Raster.h"
+#include "run/Kernels.h"
+#include "spectra/SpectralLibrary.h"
 
 #include <gdal_priv.h>
 

@@ -2,8 +2,8 @@
 // The MNF fit (Green et al. 1988, Lee et al. 1990): the generalised eigenproblem S w = λ N w of
 // the signal covariance S and the noise covariance N, with wᵀ N w = 1.
 
-#include "pca/Moments.h"
-#include "pca/PcaModel.h"
+#include "projection/PcaModel.h"
+#include "stats/Moments.h"
 
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
 #include "pca/PcaJob.h"
 
 #include "detect/DetectReport.h"
-#include "detect/SpectralLibrary.h"
+#include "spectra/SpectralLibrary.h"
 
 #include "core/AddressSpace.h"
 #include "core/Error.h"
@@ -11,18 +11,18 @@
 #include "io/QuickLook.h"
 #include "io/SpectralMetadata.h"
 #include "mnf/MnfFit.h"
-#include "mnf/NoiseDifferences.h"
 #include "pca/HtmlReport.h"
-#include "pca/PcaKernels.h"
 #include "pca/Report.h"
 #include "pca/SavedTransform.h"
+#include "pixels/AbundanceSolver.h"
+#include "projection/PcaKernels.h"
 #include "run/DeviceSelection.h"
 #include "run/JobGroup.h"
 #include "run/Pipeline.h"
-#include "run/PixelSample.h"
 #include "run/StripPlan.h"
-#include "unmixing/AbundanceSolver.h"
-#include "unmixing/EndmemberTable.h"
+#include "spectra/EndmemberTable.h"
+#include "stats/NoiseDifferences.h"
+#include "stats/PixelSample.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -39,9 +39,6 @@
 namespace hyperstream {
 
 namespace {
-
-constexpr int kInputBuffers = 3;   // one being read, one queued, one being computed
-constexpr int kOutputBuffers = 2;  // one being filled, one being written
 
 // Detection fits the covariance and writes float scores.
 void checkDetectOptions(const PcaOptions& options) {

@@ -5,10 +5,10 @@
 #include "core/JobOptions.h"
 #include "detect/Detector.h"
 #include "io/Raster.h"
-#include "mnf/NoiseDirection.h"
-#include "pca/PcaKernels.h"
-#include "pca/PcaModel.h"
-#include "pca/SignalSubspace.h"
+#include "projection/PcaKernels.h"
+#include "projection/PcaModel.h"
+#include "stats/NoiseDirection.h"
+#include "stats/SignalSubspace.h"
 #include "unmixing/MaterialCount.h"
 
 #include <cstdint>
@@ -22,7 +22,7 @@ namespace hyperstream {
 class JobGroup;
 
 constexpr int kAllComponents = -1;
-// As many components as the signal subspace has dimensions (HySime, pca/SignalSubspace).
+// As many components as the signal subspace has dimensions (HySime, stats/SignalSubspace).
 constexpr int kSignalSubspace = -2;
 // As many components as the scene has materials (unmixing/MaterialCount.h: from HySime's count
 // and a sample of the pixels taken in the moments pass); detection's default.

@@ -3,8 +3,8 @@
 // to apply it to another image: the model, the bands it was fitted on and its Byte ranges.
 
 #include "io/SpectralMetadata.h"
-#include "mnf/NoiseDirection.h"
-#include "pca/PcaModel.h"
+#include "projection/PcaModel.h"
+#include "stats/NoiseDirection.h"
 
 #include <QByteArray>
 

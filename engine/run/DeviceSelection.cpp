@@ -99,6 +99,16 @@ std::unique_ptr<Kernels> startKernels(
   return onCpu();
 }
 
+DeviceChoice oneGpuOf(const DeviceChoice& device, const std::string& job, const std::string& why,
+                      Feedback& feedback) {
+  if (!device.severalGpus()) return device;
+  const std::vector<int> gpus = resolveGpus(device);
+  if (gpus.size() > 1)
+    feedback.info(QString::fromStdString(job + " runs on one GPU (GPU " +
+                                         std::to_string(gpus.front()) + ")" + why));
+  return DeviceChoice::gpu(gpus.front());
+}
+
 void reportGpuFailure(const DeviceChoice& device, const DeviceError& error, Feedback& feedback) {
   if (!device.isAuto()) throw Error("DEVICE", std::string("the GPU failed: ") + error.what());
   feedback.warning(QString("The GPU failed (%1); running again on the CPU").arg(error.what()));

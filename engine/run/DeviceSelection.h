@@ -109,6 +109,11 @@ void KernelStart<K>::start(const JobWork& work) {
 // throws Error("DEVICE").
 std::vector<int> resolveGpus(const DeviceChoice& device);
 
+// A job that runs on one device: for a choice of several GPUs, the first of them (saying so,
+// and `why` one is enough); any other choice as it is.
+DeviceChoice oneGpuOf(const DeviceChoice& device, const std::string& job, const std::string& why,
+                      Feedback& feedback);
+
 // Throws Error("DEVICE") for a GPU asked for by name; says that an `auto` run goes on on the CPU.
 void reportGpuFailure(const DeviceChoice& device, const DeviceError& error, Feedback& feedback);
 

@@ -6,8 +6,7 @@
 // in their next call instead of waiting for it.
 
 #include "core/Error.h"
-#include "pca/Moments.h"
-#include "pca/PcaKernels.h"
+#include "stats/Moments.h"
 
 #include <QMutex>
 #include <QWaitCondition>

@@ -1,7 +1,7 @@
 #pragma once
 // What every job's kernels have, on any device: the base of each algorithm's kernel interface
-// (pca/PcaKernels.h, spp/SppKernels.h), which the CPU and the CUDA library implement. No GDAL
-// types in any of them: the CUDA library links no GDAL.
+// (projection/PcaKernels.h, spp/SppKernels.h), which the CPU and the CUDA library implement. No
+// GDAL types in any of them: the CUDA library links no GDAL.
 
 #include "core/HostMemory.h"
 

@@ -17,6 +17,11 @@
 
 namespace hyperstream {
 
+// The strip buffers a job's pipeline keeps: one being read, one queued, one being computed; one
+// being filled, one being written.
+constexpr int kInputBuffers = 3;
+constexpr int kOutputBuffers = 2;
+
 struct StripRange {
   int64_t row0 = 0;
   int64_t rows = 0;

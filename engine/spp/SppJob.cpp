@@ -7,13 +7,13 @@
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "io/SpectralMetadata.h"
-#include "pca/Moments.h"
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
 #include "spp/CpuSpp.h"
 #include "spp/SppKernels.h"
 #include "spp/SppNoise.h"
+#include "stats/Moments.h"
 
 #include <QElapsedTimer>
 #include <QThread>
@@ -27,9 +27,6 @@
 namespace hyperstream {
 
 namespace {
-
-constexpr int kInputBuffers = 3;
-constexpr int kOutputBuffers = 2;
 
 // One run of the job, as named steps: plan, the centroid pass, the SPP pass, commit.
 class SppRun {

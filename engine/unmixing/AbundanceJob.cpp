@@ -3,16 +3,16 @@
 #include "core/AddressSpace.h"
 #include "core/BlasThreads.h"
 #include "core/Error.h"
-#include "detect/SpectralLibrary.h"
 #include "io/EmptyBands.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
+#include "pixels/JobStrips.h"
 #include "run/DeviceSelection.h"
 #include "run/JobGroup.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
+#include "spectra/SpectralLibrary.h"
 #include "unmixing/AbundanceReport.h"
-#include "unmixing/JobStrips.h"
 
 #include <QElapsedTimer>
 #include <QMutexLocker>
@@ -28,8 +28,6 @@ namespace hyperstream {
 
 namespace {
 
-constexpr int kInputBuffers = 3;
-constexpr int kOutputBuffers = 2;
 // Endmembers whose Gram matrix is worse conditioned than this give abundances dominated by
 // rounding (its square root is the spectra's own condition number).
 constexpr double kLargestCondition = 1e14;

@@ -1,15 +1,15 @@
 #pragma once
 // Abundances, file to file: each valid pixel's least-squares mixture of the endmembers of a table
-// (unmixing/EndmemberTable.h) under the method's constraints (unmixing/AbundanceSolver.h), one
+// (spectra/EndmemberTable.h) under the method's constraints (pixels/AbundanceSolver.h), one
 // band per endmember; optionally a band of each pixel's reconstruction error (RMSE over the
 // bands). One pass over the image, strips computed while others are read and written.
 
 #include "core/Feedback.h"
 #include "core/JobOptions.h"
 #include "io/Raster.h"
-#include "unmixing/AbundanceSolver.h"
-#include "unmixing/EndmemberTable.h"
-#include "unmixing/UnmixingKernels.h"
+#include "pixels/AbundanceSolver.h"
+#include "pixels/UnmixingKernels.h"
+#include "spectra/EndmemberTable.h"
 
 #include <cstdint>
 #include <string>
@@ -22,7 +22,7 @@ AbundanceMethod parseAbundanceMethod(const std::string& name);  // throws Error(
 
 // outputType: Float32 or Float64 (abundances and RMSE).
 struct AbundanceOptions : JobOptions {
-  // Any table of spectra (detect/SpectralLibrary.h): the endmembers' CSV or point layer, a CSV of
+  // Any table of spectra (spectra/SpectralLibrary.h): the endmembers' CSV or point layer, a CSV of
   // spectra by column, an ENVI spectral library.
   std::string endmembers;
   std::string layer;  // a point layer's name in `endmembers`; empty: the first

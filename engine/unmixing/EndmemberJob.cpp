@@ -7,12 +7,12 @@
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "io/TextFile.h"
+#include "pixels/JobStrips.h"
+#include "pixels/UnmixingKernels.h"
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
 #include "unmixing/EndmemberReport.h"
-#include "unmixing/JobStrips.h"
-#include "unmixing/UnmixingKernels.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -27,8 +27,6 @@
 namespace hyperstream {
 
 namespace {
-
-constexpr int kInputBuffers = 3;
 
 // N-FINDR keeps its P values per pixel: the budget's half that it needs.
 Error nfindrBudgetError(int count, int64_t bytesPerColumn) {

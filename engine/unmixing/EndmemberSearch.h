@@ -17,11 +17,11 @@
 //     a search makes none.
 
 #include "core/Feedback.h"
-#include "pca/Moments.h"
-#include "pca/SignalSubspace.h"
-#include "run/PixelSample.h"
+#include "pixels/UnmixingKernels.h"
+#include "stats/Moments.h"
+#include "stats/PixelSample.h"
+#include "stats/SignalSubspace.h"
 #include "unmixing/MaterialCount.h"
-#include "unmixing/UnmixingKernels.h"
 
 #include <cmath>
 #include <cstdint>

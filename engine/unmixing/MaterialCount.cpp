@@ -1,8 +1,8 @@
 #include "unmixing/MaterialCount.h"
 
 #include "core/Error.h"
+#include "pixels/UnmixingKernels.h"
 #include "unmixing/EndmemberSearch.h"
-#include "unmixing/UnmixingKernels.h"
 
 #include <QString>
 

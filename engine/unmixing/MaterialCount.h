@@ -1,12 +1,12 @@
 #pragma once
 // How many materials (endmembers) a scene holds, from two estimates that fail in opposite ways:
-// - the signal subspace's dimension (HySime, pca/SignalSubspace.h): exact where the scene is a
+// - the signal subspace's dimension (HySime, stats/SignalSubspace.h): exact where the scene is a
 //   linear mixture under white noise (it sees materials far below the noise in any one band), but
 //   on real scenes, whose noise is correlated across bands and whose materials vary, it counts
 //   every direction that variability spans (18 on Jasper Ridge's 4 materials, 43 on Samson's 3);
 // - the reconstruction curve's elbow: for P = 2, 3, ... the N-FINDR endmembers of a sample of the
-//   image's valid pixels (run/PixelSample.h) and the sample's mean RMSE under FCLS with them (each
-//   point the better of N-FINDR's P and the previous point's endmembers with the worst-fitted
+//   image's valid pixels (stats/PixelSample.h) and the sample's mean RMSE under FCLS with them
+//   (each point the better of N-FINDR's P and the previous point's endmembers with the worst-fitted
 //   pixel added, so that the curve only falls). It falls steeply while each new endmember is a
 //   material, then flattens; the elbow is the first P whose next step is less than kElbowRatio of
 //   the step into P, where an analyst reading the curve would stop. Where the last materials are
@@ -15,8 +15,8 @@
 // subspace holds more than materials), else the dimension (both see the same materials; the
 // dimension sees the small ones too).
 
-#include "pca/SignalSubspace.h"
-#include "run/PixelSample.h"
+#include "stats/PixelSample.h"
+#include "stats/SignalSubspace.h"
 
 #include <cstdint>
 #include <string>

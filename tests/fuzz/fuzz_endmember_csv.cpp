@@ -2,8 +2,8 @@
 // either throws Error("ENDMEMBERS") or gives a table whose unmixing model can be made.
 
 #include "core/Error.h"
+#include "spectra/EndmemberTable.h"
 #include "unmixing/AbundanceJob.h"
-#include "unmixing/EndmemberTable.h"
 
 #include <cstddef>
 #include <cstdint>

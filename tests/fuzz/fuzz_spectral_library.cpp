@@ -7,7 +7,7 @@
 // or spectra with one value per selected band.
 
 #include "core/Error.h"
-#include "detect/SpectralLibrary.h"
+#include "spectra/SpectralLibrary.h"
 
 #include <QByteArray>
 #include <QCoreApplication>

@@ -19,7 +19,6 @@
 #include <QFileInfo>
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -71,15 +70,16 @@ struct MetadataFile {
   }
 };
 
-// The number a field holds, the whole text (spaces aside) and finite; nullopt for no field.
+// The number a field holds, the whole text (spaces aside) and finite; nullopt for no field. Read
+// as decimal in the C locale whatever the process's (QGIS under a German locale reads "0,5").
 std::optional<double> fieldNumber(const char* text, const MetadataFile& file,
                                   const std::string& field, const std::string& where) {
   if (!text) return std::nullopt;
-  const std::string trimmed = QString::fromUtf8(text).trimmed().toStdString();
-  char* end = nullptr;
-  const double value = std::strtod(trimmed.c_str(), &end);
-  if (trimmed.empty() || *end != '\0' || !std::isfinite(value))
-    throw file.error("gives " + field + " '" + trimmed.substr(0, 40) + "'" + where +
+  const QString trimmed = QString::fromUtf8(text).trimmed();
+  bool ok = false;
+  const double value = trimmed.toDouble(&ok);
+  if (!ok || !std::isfinite(value))
+    throw file.error("gives " + field + " '" + trimmed.left(40).toStdString() + "'" + where +
                      ", not a number");
   return value;
 }

@@ -3,7 +3,7 @@
 // pixels floor((j + 1/2) N / S) of the N in the image, j = 0 .. S - 1, kept where valid, as
 // float64. The pixels picked depend on the image alone, not on its strips or workers.
 
-#include "pca/PcaKernels.h"  // StripView
+#include "core/StripView.h"
 
 #include <cstdint>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "pca/Moments.h"
+#include "stats/Moments.h"
 
 #include "core/Error.h"
 
@@ -23,6 +23,17 @@ std::string bandName(int band) {
 }
 
 }  // namespace
+
+void ComponentRange::merge(const ComponentRange& other) {
+  if (minimum.empty()) {
+    *this = other;
+    return;
+  }
+  for (size_t k = 0; k < minimum.size(); ++k) {
+    minimum[k] = std::min(minimum[k], other.minimum[k]);
+    maximum[k] = std::max(maximum[k], other.maximum[k]);
+  }
+}
 
 void checkBandScale(int band, double minimum, double maximum, double largest,
                     const std::string& where) {

@@ -1,10 +1,10 @@
-#include "detect/SpectralLibrary.h"
+#include "spectra/SpectralLibrary.h"
 
 #include "core/Error.h"
 #include "io/EmptyBands.h"
 #include "io/InputFiles.h"
 #include "io/SpectralMetadata.h"
-#include "unmixing/EndmemberTable.h"
+#include "spectra/EndmemberTable.h"
 
 #include <gdal_priv.h>
 #include <ogrsf_frmts.h>

@@ -1,4 +1,4 @@
-#include "unmixing/JobStrips.h"
+#include "pixels/JobStrips.h"
 
 namespace hyperstream {
 

@@ -1,4 +1,4 @@
-#include "pca/IntegerMoments.h"
+#include "stats/IntegerMoments.h"
 
 #include "core/Samples.h"
 

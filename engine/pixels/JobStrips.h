@@ -5,7 +5,7 @@
 #include "core/Feedback.h"
 #include "io/DecompressedCopy.h"
 #include "io/Raster.h"
-#include "pca/PcaKernels.h"
+#include "projection/PcaKernels.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
 

@@ -1,4 +1,4 @@
-#include "run/PixelSample.h"
+#include "stats/PixelSample.h"
 
 #include "core/Samples.h"
 

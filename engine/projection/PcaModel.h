@@ -1,8 +1,8 @@
 #pragma once
 // The PCA fit: from merged moments to eigenvalues, loadings and the projection that applies them.
 
-#include "pca/Moments.h"
-#include "pca/PcaKernels.h"
+#include "projection/PcaKernels.h"
+#include "stats/Moments.h"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "pca/SignalSubspace.h"
+#include "stats/SignalSubspace.h"
 
 #include "core/Error.h"
 

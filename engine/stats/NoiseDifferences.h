@@ -4,9 +4,9 @@
 // the PCA kernels' moments give their covariance.
 
 #include "core/Samples.h"
+#include "core/StripView.h"
 #include "core/WorkerThreads.h"
-#include "mnf/NoiseDirection.h"
-#include "pca/PcaKernels.h"
+#include "stats/NoiseDirection.h"
 
 #include <cstdint>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "mnf/NoiseDifferences.h"
+#include "stats/NoiseDifferences.h"
 
 #include "core/Error.h"
 

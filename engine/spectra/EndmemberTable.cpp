@@ -1,4 +1,4 @@
-#include "unmixing/EndmemberTable.h"
+#include "spectra/EndmemberTable.h"
 
 #include "core/Error.h"
 #include "io/InputFiles.h"

@@ -7,7 +7,7 @@
 
 #include "core/Samples.h"
 #include "core/WorkerThreads.h"
-#include "unmixing/UnmixingKernels.h"
+#include "pixels/UnmixingKernels.h"
 
 #include <QMutex>
 

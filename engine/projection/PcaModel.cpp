@@ -1,4 +1,4 @@
-#include "pca/PcaModel.h"
+#include "projection/PcaModel.h"
 
 #include "core/BlasThreads.h"
 #include "core/Error.h"

@@ -33,6 +33,13 @@ struct Moments {
   static Moments unpacked(const double* values, int bands);
 };
 
+// Per component min/max over valid pixels (the range of the Byte rescale).
+struct ComponentRange {
+  std::vector<double> minimum;
+  std::vector<double> maximum;
+  void merge(const ComponentRange& other);
+};
+
 // The smallest spread (maximum - minimum) of a band whose variance float64 keeps to full
 // precision: its square stays far above where products underflow (DBL_MIN / epsilon, ~1e-292).
 constexpr double kSmallestSpread = 1e-140;

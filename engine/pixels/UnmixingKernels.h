@@ -4,12 +4,12 @@
 // endmember method is made of, and the abundances; and the one-pass detectors' (SAM, local RX).
 
 #include "core/JobOptions.h"
-#include "detect/LocalWindows.h"
-#include "pca/Moments.h"
-#include "pca/PcaKernels.h"  // StripView
+#include "pixels/AbundanceSolver.h"
+#include "pixels/LocalWindows.h"
+#include "pixels/SearchScore.h"
+#include "projection/PcaKernels.h"  // StripView
 #include "run/Kernels.h"
-#include "unmixing/AbundanceSolver.h"
-#include "unmixing/SearchScore.h"
+#include "stats/Moments.h"
 
 #include <cstdint>
 #include <limits>
@@ -19,7 +19,7 @@
 namespace hyperstream {
 
 // A search: z = Wᵀ(x − center) (W: bands x columns) for each valid pixel x, scored by the rule
-// (unmixing/SearchScore.h).
+// (pixels/SearchScore.h).
 struct PixelSearch {
   SearchRule rule = SearchRule::Residual;
   int bands = 0;
@@ -129,7 +129,7 @@ class UnmixingKernels : public Kernels {
   // class 0, angles NaN. Returns the number of valid pixels.
   virtual int64_t classify(const StripView& strip, const AngleLibrary& library, uint16_t* classes,
                            void* bestAngle, void* angles) = 0;
-  // Local RX's scores (detect/LocalWindows.h) of the strip's rows to score into `scores` (one
+  // Local RX's scores (pixels/LocalWindows.h) of the strip's rows to score into `scores` (one
   // per pixel, rule.type); NaN for invalid pixels and those whose background cannot be factored.
   // Needs no prepare().
   virtual void windowScores(const WindowStrip& strip, const WindowRule& rule, void* scores) = 0;

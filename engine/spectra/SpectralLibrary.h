@@ -1,7 +1,7 @@
 #pragma once
 // Tables of spectra, one rule wherever they are taken (SAM's LIBRARY, detection's TARGETS, the
 // abundances' ENDMEMBERS), as analysts have them:
-//  - the endmembers' CSV (unmixing/EndmemberTable.h), with or without pixel positions, or its
+//  - the endmembers' CSV (spectra/EndmemberTable.h), with or without pixel positions, or its
 //    point layer: a value per band column, each selected band's column found by the band's name
 //    (its description, else its wavelength, else "band N"), else a "band N" column of its
 //    number, else a column named by its wavelength; where the columns name no band, the columns
@@ -20,8 +20,8 @@
 // than the image there (spaced at least half the band's FWHM: a library convolved to the sensor),
 // its value is taken as it is.
 
-#include "detect/Detector.h"  // Target
 #include "io/Raster.h"
+#include "spectra/Targets.h"
 
 #include <string>
 #include <vector>

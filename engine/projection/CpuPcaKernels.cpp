@@ -8,8 +8,8 @@
 #include "core/Rounding.h"
 #include "core/Samples.h"
 #include "core/WorkerThreads.h"
-#include "pca/IntegerMoments.h"
-#include "pca/PcaKernels.h"
+#include "projection/PcaKernels.h"
+#include "stats/IntegerMoments.h"
 
 #include <cblas.h>
 
@@ -25,17 +25,6 @@ namespace hyperstream {
 int64_t groupRows(int64_t width) {
   constexpr int64_t kGroupPixels = 1024;  // DSYRK with k >= 1024 runs at its full rate
   return std::max<int64_t>(1, (kGroupPixels + width - 1) / std::max<int64_t>(1, width));
-}
-
-void ComponentRange::merge(const ComponentRange& other) {
-  if (minimum.empty()) {
-    *this = other;
-    return;
-  }
-  for (size_t k = 0; k < minimum.size(); ++k) {
-    minimum[k] = std::min(minimum[k], other.minimum[k]);
-    maximum[k] = std::max(maximum[k], other.maximum[k]);
-  }
 }
 
 namespace {

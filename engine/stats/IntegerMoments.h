@@ -11,7 +11,7 @@
 // than converting to float64 for DSYRK, and is more accurate.
 
 #include "core/Samples.h"
-#include "pca/Moments.h"
+#include "stats/Moments.h"
 
 #include <cstdint>
 #include <utility>

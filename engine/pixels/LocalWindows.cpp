@@ -1,4 +1,4 @@
-#include "detect/LocalWindows.h"
+#include "pixels/LocalWindows.h"
 
 #include "core/Samples.h"
 

@@ -11,7 +11,7 @@
 // Both work on the data as the papers do: correlation matrices of the uncentred pixels, so the
 // mean is one of the dimensions (a scene of p endmembers has a p-dimensional signal subspace).
 
-#include "pca/Moments.h"
+#include "stats/Moments.h"
 
 #include <array>
 #include <vector>
