@@ -400,6 +400,9 @@ class HardeningTests : public QObject {
       QFile::remove(elsewhere);
       expectRefused(arguments, parameter, "", full);
     }
+    // Local RX's own components file, which the user never named, is said for what it is.
+    expectRefused({"rx", scene, full + "/o.tif", "--window", "5", "--components", "3"}, "OUTPUT",
+                  "temporary file of components", full);
   }
 
   // Messages that named the wrong parameter, or none: one component for local RX (its

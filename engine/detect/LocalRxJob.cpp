@@ -177,7 +177,19 @@ void LocalRxRun::writeComponents() {
   pca.components = options_.components;
   pca.gpuMemoryBytes = options_.gpuMemoryBytes;
   PartFeedback part(feedback_, 0.0, 40.0);
-  const PcaResult fit = runPca(pca, part);
+  const PcaResult fit = [&] {
+    try {
+      return runPca(pca, part);
+    } catch (const Error& error) {
+      if (error.parameter() != "OUTPUT") throw;
+      // The user named no components file: say what it is and where its room is taken.
+      throw Error("OUTPUT",
+                  "local RX's temporary file of components (8 bytes a pixel and "
+                  "component, beside OUTPUT '" +
+                      options_.output +
+                      "', removed at the end) could not be written: " + error.what());
+    }
+  }();
   result_.components = fit.components;
   result_.validPixels = fit.model.validPixels;
   result_.backend = "components on " + fit.backend;
