@@ -31,8 +31,9 @@ Parameter* advanced(Parameter* parameter) {
 
 void EndmembersAlgorithm::addJobParameters() {
   addDocumented(new QgsProcessingParameterNumber(
-      QStringLiteral("COUNT"), QObject::tr("Number of endmembers (0: as many as the scene has materials)"),
-      compat::kInteger, 0, false, 0, kMaxEndmembers));
+      QStringLiteral("COUNT"),
+      QObject::tr("Number of endmembers (0: as many as the scene has materials)"), compat::kInteger,
+      0, false, 0, kMaxEndmembers));
   addDocumented(new QgsProcessingParameterEnum(
       QStringLiteral("METHOD"), QObject::tr("Method"),
       {QObject::tr("VCA"), QObject::tr("N-FINDR (from ATGP)"), QObject::tr("ATGP")}, false, 0));
