@@ -141,7 +141,7 @@ class ProductTests : public QObject {
     std::unique_ptr<GDALDataset> plain = testing::openReadOnly(dir + "/plain.tif");
     int bands[] = {40, 3, 4, 5, 200};
     for (GDALDataType type : {GDT_Float32, GDT_Int16, GDT_Float64, GDT_Byte}) {
-      std::vector<unsigned char> x(7 * 9 * 5 * GDALGetDataTypeSizeBytes(type)), y(x.size());
+      std::vector<unsigned char> x(size_t{7 * 9 * 5} * GDALGetDataTypeSizeBytes(type)), y(x.size());
       QCOMPARE(
           view->RasterIO(GF_Read, 4, 6, 9, 7, x.data(), 9, 7, type, 5, bands, 0, 0, 0, nullptr),
           CE_None);
