@@ -1,4 +1,4 @@
-// The scene's material count (unmixing/MaterialCount.h) on whole rasters: the signal subspace's
+// The scene's material count (materials/MaterialCount.h) on whole rasters: the signal subspace's
 // dimension, the reconstruction curve, the count, and the time the curve takes (median of 3), so
 // that the estimate's cost and its answers on real scenes can be looked at together.
 //
@@ -7,7 +7,7 @@
 #include "io/Raster.h"
 #include "pixels/UnmixingKernels.h"
 #include "stats/SignalSubspace.h"
-#include "unmixing/MaterialCount.h"
+#include "materials/MaterialCount.h"
 
 #include <algorithm>
 #include <chrono>

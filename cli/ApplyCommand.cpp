@@ -57,7 +57,8 @@ int runApplyCommand(const QStringList& arguments) {
   options.outputType =
       outputTypeOption(parser, {OutputType::Float32, OutputType::Float64, OutputType::Byte});
   const bool quiet = parser.isSet("quiet");
-  const PcaResult result = runPcaJob(options, quiet);
+  const PcaResult result =
+      runWithConsole(quiet, [&](Feedback& feedback) { return runApply(options, feedback); });
   if (!quiet)
     std::printf("%d component(s) of %s applied, %.2f s on %s\ncomponents: %s\n", result.components,
                 options.savedTransform.c_str(), result.seconds.total, result.backend.c_str(),
@@ -87,14 +88,14 @@ int runInverseCommand(const QStringList& arguments) {
               "back through the fitting run's ranges). From all the components of a Float64\n"
               "run it returns the image; from the first few, the image without the rest.\n\n");
   PcaOptions options;
-  options.kind = PcaJobKind::Inverse;
   readFiles(parser, 1, options);
   if (parser.isSet("components"))
     options.components = positiveInt(parser.value("components"), "components", kMaxBandCount);
   options.outputType =
       outputTypeOption(parser, {OutputType::SameAsInput, OutputType::Float32, OutputType::Float64});
   const bool quiet = parser.isSet("quiet");
-  const PcaResult result = runPcaJob(options, quiet);
+  const PcaResult result =
+      runWithConsole(quiet, [&](Feedback& feedback) { return runInverse(options, feedback); });
   if (!quiet)
     std::printf("rebuilt from %d component(s) of %s, %s, %.2f s on %s\nrebuilt:    %s\n",
                 result.components, options.savedTransform.c_str(),

@@ -6,6 +6,7 @@
 // ("hyperstream ARGS...") and returns the exit status; errors are thrown (see reportingErrors).
 
 #include "Arguments.h"
+#include "ConsoleFeedback.h"
 #include "pca/PcaJob.h"
 
 #include <QStringList>
@@ -14,6 +15,7 @@ namespace hyperstream {
 
 struct PcaCommand {
   PcaOptions options;
+  bool denoises = false;  // the denoise command (else pca or mnf)
   bool quiet = false;
 };
 // The pca or mnf command's options ("PROGRAM pca INPUT OUTPUT [options]"); `arguments` without
@@ -23,13 +25,19 @@ PcaCommand parsePcaArguments(const QStringList& arguments, const char* program, 
 // The denoise command's options ("PROGRAM denoise INPUT OUTPUT [options]"), likewise.
 PcaCommand parseDenoiseArguments(const QStringList& arguments, const char* program,
                                  const char* extraHelp = "");
-void printPcaSummary(const PcaResult& result, const PcaOptions& options);
+void printPcaSummary(const PcaResult& result, const PcaCommand& command);
 // --gpus and --gpu-memory, then the shared options (with the PCA job's --device help), and
 // their values.
 void addGpuAndSharedOptions(QCommandLineParser& parser);
-void readGpuOptions(const QCommandLineParser& parser, PcaOptions& options);
-// Runs the job with the console's progress and messages (none when `quiet`).
-PcaResult runPcaJob(const PcaOptions& options, bool quiet);
+void readGpuOptions(const QCommandLineParser& parser, CovarianceOptions& options);
+// Runs job(feedback) with the console's progress and messages (none when `quiet`).
+template <class Job>
+auto runWithConsole(bool quiet, const Job& job) {
+  ConsoleFeedback feedback(quiet);
+  auto result = job(feedback);
+  feedback.finish();
+  return result;
+}
 
 int runPcaCommand(const QStringList& arguments);
 int runMnfCommand(const QStringList& arguments);

@@ -1,10 +1,12 @@
 // hyperstream rx and hyperstream detect: anomaly and target detection from the image's own
-// covariance (engine/detect/Detector.h), one PCA job that writes scores instead of components;
+// covariance (engine/detect/DetectJob.h), each column's (ColumnDetectJob.h) or each window's
+// (LocalRxJob.h);
 // hyperstream sam: the spectral angle mapper against a library (engine/detect/SamJob.h).
 
 #include "Commands.h"
 #include "ConsoleFeedback.h"
 #include "detect/ColumnDetectJob.h"
+#include "detect/DetectJob.h"
 #include "detect/LocalRxJob.h"
 #include "detect/SamJob.h"
 #include "spectra/SpectralLibrary.h"
@@ -50,9 +52,8 @@ void addDetectOptions(QCommandLineParser& parser) {
   addGpuAndSharedOptions(parser);
 }
 
-void readDetectOptions(const QCommandLineParser& parser, PcaOptions& options) {
+void readDetectOptions(const QCommandLineParser& parser, DetectOptions& options) {
   readSharedOptions(parser, options);
-  options.kind = PcaJobKind::Detect;
   // Each column's statistics take every band.
   options.detector.components = parser.isSet("per-column") ? 0 : kSceneMaterials;
   if (parser.isSet("components")) {
@@ -70,8 +71,8 @@ void readDetectOptions(const QCommandLineParser& parser, PcaOptions& options) {
   readGpuOptions(parser, options);
 }
 
-void printDetectSummary(const PcaResult& result, const PcaOptions& options) {
-  const Detector& detector = *result.detector;
+void printDetectSummary(const DetectResult& result, const DetectOptions& options) {
+  const Detector& detector = result.detector;
   std::printf(
       "%s over %d principal component(s)%s, %lld valid pixels, %.2f s on %s\n",
       detectMethodName(options.detector.method).c_str(), detector.components,
@@ -87,7 +88,7 @@ void printDetectSummary(const PcaResult& result, const PcaOptions& options) {
 }
 
 // Each column's own statistics (engine/detect/ColumnDetectJob.h).
-int runColumnJob(const PcaOptions& options, bool quiet) {
+int runColumnJob(const DetectOptions& options, bool quiet) {
   const ColumnDetectOptions column = perColumnOptions(options);
   ConsoleFeedback feedback(quiet);
   const ColumnDetectResult result = runColumnDetection(column, feedback);
@@ -114,7 +115,7 @@ int runColumnJob(const PcaOptions& options, bool quiet) {
 }
 
 // Each pixel against its own neighbourhood (engine/detect/LocalRxJob.h).
-int runLocalRxJob(const QCommandLineParser& parser, const PcaOptions& options) {
+int runLocalRxJob(const QCommandLineParser& parser, const DetectOptions& options) {
   if (parser.isSet("per-column"))
     invalid("window", "--window and --per-column are two backgrounds: choose one");
   if (parser.value("components") == "all")
@@ -144,9 +145,10 @@ int runLocalRxJob(const QCommandLineParser& parser, const PcaOptions& options) {
   return 0;
 }
 
-int runDetectJob(const PcaOptions& options, bool perColumn, bool quiet) {
+int runDetectJob(const DetectOptions& options, bool perColumn, bool quiet) {
   if (perColumn) return runColumnJob(options, quiet);
-  const PcaResult result = runPcaJob(options, quiet);
+  const DetectResult result =
+      runWithConsole(quiet, [&](Feedback& feedback) { return runDetection(options, feedback); });
   if (!quiet) printDetectSummary(result, options);
   return 0;
 }
@@ -281,7 +283,7 @@ int runRxCommand(const QStringList& arguments) {
               {{"INPUT", "Input raster (any GDAL format)."},
                {"OUTPUT", "Output raster: one band of RX scores."}},
               kRxHelp);
-  PcaOptions options;
+  DetectOptions options;
   readDetectOptions(parser, options);
   options.detector.method = DetectMethod::Rx;
   if (parser.isSet("window")) return runLocalRxJob(parser, options);
@@ -310,7 +312,7 @@ int runDetectCommand(const QStringList& arguments) {
                 "library on wavelengths (ENVI .sli, USGS .txt), resampled to the bands."},
                {"OUTPUT", "Output raster: one band of scores per target."}},
               kDetectHelp);
-  PcaOptions options;
+  DetectOptions options;
   readDetectOptions(parser, options);
   options.output = parser.positionalArguments()[2].toStdString();
   if (!parser.isSet("method")) invalid("method", "--method is required: mf, ace or cem");

@@ -80,7 +80,7 @@ void addGpuAndSharedOptions(QCommandLineParser& parser) {
                "else the CPU), cpu, gpu or gpu:N (GPU number N; an error when no GPU is usable)."});
 }
 
-void readGpuOptions(const QCommandLineParser& parser, PcaOptions& options) {
+void readGpuOptions(const QCommandLineParser& parser, CovarianceOptions& options) {
   if (parser.isSet("gpus")) {
     if (parser.isSet("device")) invalid("device", "give --device or --gpus, not both");
     options.device = parseDevice("gpu:" + parser.value("gpus").toStdString());
@@ -237,8 +237,9 @@ PcaCommand parsePcaArguments(const QStringList& arguments, const char* program, 
   return command;
 }
 
-void printPcaSummary(const PcaResult& result, const PcaOptions& options) {
-  const bool denoised = options.kind == PcaJobKind::Denoise;
+void printPcaSummary(const PcaResult& result, const PcaCommand& command) {
+  const PcaOptions& options = command.options;
+  const bool denoised = command.denoises;
   std::printf("%s%d %scomponent(s)%s, %.2f %% of the %s, %lld valid pixels, %.2f s on %s\n",
               denoised ? "denoised with " : "", result.components,
               denoised ? (options.noise ? "MNF " : "PCA ") : "",
@@ -262,17 +263,11 @@ void printPcaSummary(const PcaResult& result, const PcaOptions& options) {
   if (!options.htmlReport.empty()) std::printf("report:     %s\n", options.htmlReport.c_str());
 }
 
-PcaResult runPcaJob(const PcaOptions& options, bool quiet) {
-  ConsoleFeedback feedback(quiet);
-  PcaResult result = runPca(options, feedback);
-  feedback.finish();
-  return result;
-}
-
 int runTransformCommand(const QStringList& arguments, Transform transform) {
   const PcaCommand command = parsePcaArguments(arguments, "hyperstream", transform);
-  const PcaResult result = runPcaJob(command.options, command.quiet);
-  if (!command.quiet) printPcaSummary(result, command.options);
+  const PcaResult result =
+      runWithConsole(command.quiet, [&](Feedback& feedback) { return runPca(command.options, feedback); });
+  if (!command.quiet) printPcaSummary(result, command);
   return 0;
 }
 
@@ -285,7 +280,7 @@ PcaCommand parseDenoiseArguments(const QStringList& arguments, const char* progr
                {"OUTPUT", "Output raster: the denoised image, one band per selected band."}},
               (std::string("usage: ") + program + kDenoiseHelp + extraHelp).c_str());
   PcaCommand command;
-  command.options.kind = PcaJobKind::Denoise;
+  command.denoises = true;
   readPcaOptions(parser, {OutputType::SameAsInput, OutputType::Float32, OutputType::Float64},
                  command.options);
   readDenoiseTransform(parser, command.options);
@@ -296,8 +291,9 @@ PcaCommand parseDenoiseArguments(const QStringList& arguments, const char* progr
 
 int runDenoiseCommand(const QStringList& arguments) {
   const PcaCommand command = parseDenoiseArguments(arguments, "hyperstream");
-  const PcaResult result = runPcaJob(command.options, command.quiet);
-  if (!command.quiet) printPcaSummary(result, command.options);
+  const PcaResult result = runWithConsole(
+      command.quiet, [&](Feedback& feedback) { return runDenoise(command.options, feedback); });
+  if (!command.quiet) printPcaSummary(result, command);
   return 0;
 }
 

@@ -85,11 +85,12 @@ int runRank(MpiGroup& group, const QStringList& arguments) {
     // After ConsoleFeedback's own handler: mpirun's SIGTERM must remove the output at once, as
     // the other ranks cannot finish the job any more.
     removePendingFilesOnTermination();
-    const PcaResult result = runPca(command.options, *feedback, group);
+    const PcaResult result = command.denoises ? runDenoise(command.options, *feedback, group)
+                                              : runPca(command.options, *feedback, group);
     feedback.reset();  // clears the progress bar
     if (group.rank() == 0 && !command.quiet) {
       std::printf("%d ranks\n", group.size());
-      printPcaSummary(result, command.options);
+      printPcaSummary(result, command);
     }
     return 0;
   } catch (const GroupFailure& failure) {

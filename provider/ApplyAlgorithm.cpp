@@ -31,7 +31,6 @@ void ApplyAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingCont
   options_.savedTransform =
       parameterAsFile(parameters, QStringLiteral("STATS"), context).toStdString();
   options_.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
-  options_.kind = kind_;
   const int type = parameterAsEnum(parameters, QStringLiteral("OUTPUT_TYPE"), context);
   options_.outputType =
       inverts() ? chosen(type, {OutputType::SameAsInput, OutputType::Float32, OutputType::Float64})
@@ -40,7 +39,9 @@ void ApplyAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingCont
 
 EngineAlgorithm::RunReport ApplyAlgorithm::runJob(OutputFiles&, QgsProcessingFeedback* feedback) {
   const PcaResult result =
-      runEngineJob(feedback, [&](Feedback& engine) { return runPca(options_, engine); });
+      runEngineJob(feedback, [&](Feedback& engine) {
+        return inverts() ? runInverse(options_, engine) : runApply(options_, engine);
+      });
   return {result.model.validPixels, result.backend, {}};
 }
 

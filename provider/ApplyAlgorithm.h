@@ -10,12 +10,15 @@ namespace hyperstream {
 
 class ApplyAlgorithm : public JobAlgorithm<ApplyAlgorithm, PcaOptions> {
  public:
-  // Transform: applytransform; Inverse: inversetransform.
-  explicit ApplyAlgorithm(PcaJobKind kind = PcaJobKind::Transform)
-      : JobAlgorithm(kind == PcaJobKind::Inverse ? QStringLiteral("inversetransform")
-                                                 : QStringLiteral("applytransform")),
-        kind_(kind) {}
-  QgsProcessingAlgorithm* createInstance() const override { return new ApplyAlgorithm(kind_); }
+  // Forward: applytransform; Inverse: inversetransform.
+  enum class Direction { Forward, Inverse };
+  explicit ApplyAlgorithm(Direction direction = Direction::Forward)
+      : JobAlgorithm(direction == Direction::Inverse ? QStringLiteral("inversetransform")
+                                                     : QStringLiteral("applytransform")),
+        direction_(direction) {}
+  QgsProcessingAlgorithm* createInstance() const override {
+    return new ApplyAlgorithm(direction_);
+  }
 
  protected:
   // A component raster has no wavelengths or bad-band list to leave bands out by.
@@ -25,8 +28,8 @@ class ApplyAlgorithm : public JobAlgorithm<ApplyAlgorithm, PcaOptions> {
   RunReport runJob(OutputFiles& files, QgsProcessingFeedback* feedback) override;
 
  private:
-  bool inverts() const { return kind_ == PcaJobKind::Inverse; }
-  PcaJobKind kind_;
+  bool inverts() const { return direction_ == Direction::Inverse; }
+  Direction direction_;
 };
 
 }  // namespace hyperstream

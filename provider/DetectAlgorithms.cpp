@@ -130,7 +130,6 @@ auto DetectAlgorithm::withTargets(const Job& job) {
 }
 
 void DetectAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
-  options_.kind = PcaJobKind::Detect;
   options_.detector = DetectorOptions{};
   options_.targetTable = DetectTargets{};
   if (finds_ == Finds::Targets) {
@@ -181,12 +180,12 @@ EngineAlgorithm::RunReport DetectAlgorithm::runJob(OutputFiles& files,
     });
     return {result.validPixels, result.backend, {{QStringLiteral("N_COMPONENTS"), 0}}};
   }
-  const PcaResult result = runEngineJob(feedback, [&](Feedback& engine) {
-    return withTargets([&] { return runPca(options_, engine); });
+  const DetectResult result = runEngineJob(feedback, [&](Feedback& engine) {
+    return withTargets([&] { return runDetection(options_, engine); });
   });
   return {result.model.validPixels,
           result.backend,
-          {{QStringLiteral("N_COMPONENTS"), result.detector ? result.detector->components : 0}}};
+          {{QStringLiteral("N_COMPONENTS"), result.detector.components}}};
 }
 
 void SamAlgorithm::addJobParameters() {

@@ -1,11 +1,11 @@
 #pragma once
 // hyperstream:rx and hyperstream:detect, the Processing algorithms around the engine's detection
-// job (a PCA job that writes scores from the image's covariance: engine/detect/Detector.h), and
+// jobs (engine/detect/DetectJob.h, ColumnDetectJob.h, LocalRxJob.h), and
 // hyperstream:sam around the spectral angle mapper (engine/detect/SamJob.h).
 
 #include "EngineAlgorithm.h"
 #include "detect/SamJob.h"
-#include "pca/PcaJob.h"
+#include "detect/DetectJob.h"
 #include "spectra/SpectralLibrary.h"
 
 #include <QStringList>
@@ -14,7 +14,7 @@
 
 namespace hyperstream {
 
-class DetectAlgorithm : public JobAlgorithm<DetectAlgorithm, PcaOptions> {
+class DetectAlgorithm : public JobAlgorithm<DetectAlgorithm, DetectOptions> {
  public:
   // RX (anomalies, no targets) or target detection (a method and a table of targets).
   enum class Finds { Anomalies, Targets };

@@ -33,8 +33,8 @@ void HyperstreamProvider::loadAlgorithms() {
   addAlgorithm(new TransformAlgorithm(TransformAlgorithm::Writes::PcaComponents));
   addAlgorithm(new TransformAlgorithm(TransformAlgorithm::Writes::MnfComponents));
   addAlgorithm(new TransformAlgorithm(TransformAlgorithm::Writes::Denoised));
-  addAlgorithm(new ApplyAlgorithm(PcaJobKind::Transform));
-  addAlgorithm(new ApplyAlgorithm(PcaJobKind::Inverse));
+  addAlgorithm(new ApplyAlgorithm(ApplyAlgorithm::Direction::Forward));
+  addAlgorithm(new ApplyAlgorithm(ApplyAlgorithm::Direction::Inverse));
   addAlgorithm(new SppAlgorithm());
   addAlgorithm(new EndmembersAlgorithm());
   addAlgorithm(new AbundancesAlgorithm());

@@ -114,7 +114,6 @@ void TransformAlgorithm::readMnfOptions(const QVariantMap& parameters,
 
 void TransformAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingContext& context) {
   const bool denoise = writes_ == Writes::Denoised;
-  options_.kind = denoise ? PcaJobKind::Denoise : PcaJobKind::Transform;
   options_.components = parameterAsInt(parameters, QStringLiteral("COMPONENTS"), context);
   options_.variancePercent = parameterAsDouble(parameters, QStringLiteral("VARIANCE"), context);
   const bool bySubspace = parameterAsEnum(parameters, QStringLiteral("COUNT_RULE"), context) == 0;
@@ -141,8 +140,9 @@ EngineAlgorithm::RunReport TransformAlgorithm::runJob(OutputFiles& files,
   options_.statsJson = files.file(QStringLiteral("OUTPUT_STATS"));
   options_.tableCsv = files.file(QStringLiteral("OUTPUT_TABLE"));
   options_.htmlReport = files.file(QStringLiteral("OUTPUT_HTML_FILE"));
-  const PcaResult result =
-      runEngineJob(feedback, [&](Feedback& engine) { return runPca(options_, engine); });
+  const PcaResult result = runEngineJob(feedback, [&](Feedback& engine) {
+    return writes_ == Writes::Denoised ? runDenoise(options_, engine) : runPca(options_, engine);
+  });
   const double explained = result.model.cumulativePercent(result.components - 1);
   return {result.model.validPixels,
           result.backend,

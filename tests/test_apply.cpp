@@ -73,7 +73,7 @@ class ApplyTests : public QObject {
     for (int64_t stripRows : {0, 5}) {
       PcaOptions apply = applyOptions(fit, fit.input, dir + "/applied.tif");
       apply.stripRows = stripRows;
-      const PcaResult result = runPca(apply, feedback);
+      const PcaResult result = runApply(apply, feedback);
       QCOMPARE(result.components, 4);
       QVERIFY2(fileBytes(apply.output) == fileBytes(fit.output),
                qPrintable(QString("strips of %1 rows: not the fitting run's file").arg(stripRows)));
@@ -96,7 +96,7 @@ class ApplyTests : public QObject {
     testing::writeCube(other, (dir + "/other.tif").toStdString(), GDT_Float64);
     PcaOptions apply =
         applyOptions(fit, (dir + "/other.tif").toStdString(), dir + "/other_pcs.tif");
-    runPca(apply, feedback);
+    runApply(apply, feedback);
     const testing::Cube written = testing::readCube(apply.output);
     QCOMPARE(written.bands, 4);
     for (int k = 0; k < 4; ++k) {
@@ -123,7 +123,7 @@ class ApplyTests : public QObject {
     runPca(fit, feedback);
     auto failure = [&](const PcaOptions& options) -> std::pair<QString, QString> {
       try {
-        runPca(options, feedback);
+        runApply(options, feedback);
       } catch (const Error& e) {
         return {QString::fromStdString(e.parameter()), e.what()};
       }

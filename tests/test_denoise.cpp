@@ -25,7 +25,6 @@ enum class Kind { Pca, Correlation, Mnf };
 
 PcaOptions denoiseOptions(const QString& input, const QString& output, Kind kind, int components) {
   PcaOptions options;
-  options.kind = PcaJobKind::Denoise;
   options.input = input.toStdString();
   options.output = output.toStdString();
   options.device = parseDevice("cpu");
@@ -40,7 +39,6 @@ PcaOptions denoiseOptions(const QString& input, const QString& output, Kind kind
 // (DIR/fit.json) from DIR/in.tif.
 PcaOptions fitOptions(const QString& dir, Kind kind, int components, OutputType type) {
   PcaOptions options = denoiseOptions(dir + "/in.tif", dir + "/components.tif", kind, components);
-  options.kind = PcaJobKind::Transform;
   options.outputType = type;
   options.statsJson = (dir + "/fit.json").toStdString();
   return options;
@@ -50,7 +48,6 @@ PcaOptions fitOptions(const QString& dir, Kind kind, int components, OutputType 
 // `output`, as Float64.
 PcaOptions inverseOptions(const PcaOptions& fit, const QString& output) {
   PcaOptions options;
-  options.kind = PcaJobKind::Inverse;
   options.savedTransform = fit.statsJson;
   options.input = fit.output;
   options.output = output.toStdString();
@@ -159,10 +156,19 @@ QByteArray fileBytes(const std::string& path) {
   return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
 }
 
-void expectError(const PcaOptions& options, const char* parameter, const char* words) {
+PcaResult fitting(const PcaOptions& options, Feedback& feedback) {
+  return runPca(options, feedback);
+}
+PcaResult inverting(const PcaOptions& options, Feedback& feedback) {
+  return runInverse(options, feedback);
+}
+
+template <class Job>
+void expectError(const Job& job, const PcaOptions& options, const char* parameter,
+                 const char* words) {
   TestFeedback feedback;
   try {
-    runPca(options, feedback);
+    job(options, feedback);
     QFAIL("no error");
   } catch (const Error& e) {
     QCOMPARE(QString::fromStdString(e.parameter()), QString(parameter));
@@ -212,7 +218,7 @@ class DenoiseTests : public QObject {
     options.outputType = OutputType(outputType);
     options.stripRows = 6;
     TestFeedback feedback;
-    const PcaResult result = runPca(options, feedback);
+    const PcaResult result = runDenoise(options, feedback);
     QCOMPARE(result.components, 4);
     const testing::Cube expected = rebuilt(cube, referenceFit(cube, Kind(kind)), 4);
     const testing::Cube written = testing::readCube(options.output);
@@ -245,7 +251,7 @@ class DenoiseTests : public QObject {
     testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_UInt16);
     const PcaOptions options = denoiseOptions(dir + "/in.tif", dir + "/out.tif", Kind::Pca, 2);
     TestFeedback feedback;
-    runPca(options, feedback);
+    runDenoise(options, feedback);
     const testing::Cube expected = rebuilt(cube, referenceFit(cube, Kind::Pca), 2);
     // Each group of bands the kernel rebuilds together (see the rows) has values that round
     // onto nodata.
@@ -294,7 +300,7 @@ class DenoiseTests : public QObject {
     QCOMPARE(runPca(fit, feedback).components, 8);  // one band is constant
     PcaOptions inverse = inverseOptions(fit, dir + "/inverse64.tif");
     inverse.stripRows = 5;
-    const PcaResult result = runPca(inverse, feedback);
+    const PcaResult result = runInverse(inverse, feedback);
     QCOMPARE(result.components, 8);
     testing::Cube expected = cube;
     for (int64_t p = 0; p < cube.pixels(); ++p)
@@ -305,7 +311,7 @@ class DenoiseTests : public QObject {
     compareFloat(written, expected, 1e-9);
     inverse.outputType = OutputType::SameAsInput;
     inverse.output = (dir + "/inverse.tif").toStdString();
-    QCOMPARE(runPca(inverse, feedback).outputType, OutputType::UInt16);
+    QCOMPARE(runInverse(inverse, feedback).outputType, OutputType::UInt16);
     // Exactly the input, where an invalid pixel is nodata in every band.
     for (double& v : expected.values)
       if (std::isnan(v)) v = 65535;
@@ -323,10 +329,10 @@ class DenoiseTests : public QObject {
       TestFeedback feedback;
       runPca(fit, feedback);
       const PcaOptions inverse = inverseOptions(fit, dir + "/inverse.tif");
-      runPca(inverse, feedback);
+      runInverse(inverse, feedback);
       PcaOptions denoise = denoiseOptions(dir + "/in.tif", dir + "/denoised.tif", kind, 5);
       denoise.outputType = OutputType::Float64;
-      runPca(denoise, feedback);
+      runDenoise(denoise, feedback);
       compareFloat(testing::readCube(denoise.output), testing::readCube(inverse.output), 1e-12);
       compareFloat(testing::readCube(denoise.output), rebuilt(cube, referenceFit(cube, kind), 5),
                    1e-9);
@@ -344,7 +350,7 @@ class DenoiseTests : public QObject {
     TestFeedback feedback;
     const PcaResult components = runPca(fit, feedback);
     const PcaOptions inverse = inverseOptions(fit, dir + "/inverse.tif");
-    runPca(inverse, feedback);
+    runInverse(inverse, feedback);
     const ReferenceFit reference = referenceFit(cube, Kind::Pca);
     const testing::Cube expected = rebuilt(cube, reference, 3);
     const testing::Cube written = testing::readCube(inverse.output);
@@ -383,7 +389,7 @@ class DenoiseTests : public QObject {
           options.stripRows = rows;
           options.ramBytes = ramMiB << 20;
           TestFeedback feedback;
-          const int64_t growth = testing::peakGrowth([&] { runPca(options, feedback); });
+          const int64_t growth = testing::peakGrowth([&] { runDenoise(options, feedback); });
           if (!testing::underAddressSanitizer && growth >= 0 && rows == 0)
             QVERIFY2(growth <= options.ramBytes + testing::kPeakSlackBytes,
                      qPrintable(QString("peak grew %1 MiB").arg(growth >> 20)));
@@ -410,7 +416,7 @@ class DenoiseTests : public QObject {
     options.bands = {BandRange(2, 5), 8, 10};
     options.outputType = OutputType::Float64;
     TestFeedback feedback;
-    runPca(options, feedback);
+    runDenoise(options, feedback);
     testing::Cube selected = cube;
     selected.bands = 6;
     selected.values.clear();
@@ -436,7 +442,7 @@ class DenoiseTests : public QObject {
         PcaOptions options = denoiseOptions(input, dir + "/out.tif", kind, 10);
         options.outputType = OutputType::Float64;
         TestFeedback feedback;
-        runPca(options, feedback);
+        runDenoise(options, feedback);
         const testing::Cube cube = testing::readCube(input.toStdString());
         qInfo("%s, %s:", file, kind == Kind::Mnf ? "MNF" : "PCA");
         compareFloat(testing::readCube(options.output), rebuilt(cube, referenceFit(cube, kind), 10),
@@ -455,16 +461,16 @@ class DenoiseTests : public QObject {
     PcaOptions inverse = inverseOptions(fit, dir + "/inverse.tif");
     inverse.savedTransform.clear();
     inverse.outputType = OutputType::SameAsInput;
-    expectError(inverse, "STATS", "statistics JSON");
+    expectError(inverting, inverse, "STATS", "statistics JSON");
     inverse.savedTransform = fit.statsJson;
     inverse.bands = {2, 3};
-    expectError(inverse, "BANDS", "from the first on");
+    expectError(inverting, inverse, "BANDS", "from the first on");
     inverse.bands = {};
     // A component raster with more bands than the transform has components.
     testing::writeCube(testing::smoothScene(20, 16, 7, 4), (dir + "/seven.tif").toStdString(),
                        GDT_Float32);
     inverse.input = (dir + "/seven.tif").toStdString();
-    expectError(inverse, "INPUT", "has 5 components");
+    expectError(inverting, inverse, "INPUT", "has 5 components");
     inverse.input = fit.output;
     // Statistics of an older run: no MNF inverse loadings, no input type.
     QFile file(QString::fromStdString(fit.statsJson));
@@ -478,14 +484,14 @@ class DenoiseTests : public QObject {
     old.write(QJsonDocument(json).toJson());
     old.close();
     inverse.savedTransform = (dir + "/old.json").toStdString();
-    expectError(inverse, "OUTPUT_TYPE", "data type");
+    expectError(inverting, inverse, "OUTPUT_TYPE", "data type");
     inverse.outputType = OutputType::Float32;
-    expectError(inverse, "STATS", "inverse loadings");
+    expectError(inverting, inverse, "STATS", "inverse loadings");
 
     PcaOptions components = fit;
     components.output = (dir + "/other.tif").toStdString();
     components.outputType = OutputType::UInt16;
-    expectError(components, "OUTPUT_TYPE", "Float32, Float64 or Byte");
+    expectError(fitting, components, "OUTPUT_TYPE", "Float32, Float64 or Byte");
   }
 };
 

@@ -12,6 +12,7 @@
 #include "detect/ColumnDetectJob.h"
 #include "detect/DetectReport.h"
 #include "detect/LocalRxJob.h"
+#include "detect/DetectJob.h"
 #include "pca/PcaJob.h"
 
 #include <QFile>
@@ -210,10 +211,9 @@ Scene plantedScene(int64_t rows, int64_t cols, uint64_t seed) {
   return scene;
 }
 
-PcaOptions detectOptions(const QString& input, const QString& output, DetectMethod method,
-                         const std::vector<std::vector<double>>& targets) {
-  PcaOptions options;
-  options.kind = PcaJobKind::Detect;
+DetectOptions detectOptions(const QString& input, const QString& output, DetectMethod method,
+                            const std::vector<std::vector<double>>& targets) {
+  DetectOptions options;
   options.input = input.toStdString();
   options.output = output.toStdString();
   options.device = parseDevice("cpu");
@@ -225,9 +225,9 @@ PcaOptions detectOptions(const QString& input, const QString& output, DetectMeth
   return options;
 }
 
-PcaResult runQuietly(const PcaOptions& options) {
+DetectResult runQuietly(const DetectOptions& options) {
   TestFeedback feedback;
-  return runPca(options, feedback);
+  return runDetection(options, feedback);
 }
 
 QByteArray fileBytes(const QString& path) {
@@ -479,9 +479,9 @@ void TestDetect::scoresMatchReference() {
   if (type == GDT_Int16) testing::roundValues(scene.cube);  // within Int16, nodata kept
   const QString dir = testing::tempDir();
   testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), static_cast<GDALDataType>(type));
-  const PcaResult result =
+  const DetectResult result =
       runQuietly(detectOptions(dir + "/in.tif", dir + "/scores.tif", detect, scene.targets));
-  QCOMPARE(result.detector->components, scene.cube.bands - 1);  // the constant band left out
+  QCOMPARE(result.detector.components, scene.cube.bands - 1);  // the constant band left out
   const testing::Cube written = testing::readCube((dir + "/scores.tif").toStdString());
   const int outputs = detect == DetectMethod::Rx ? 1 : 2;
   QCOMPARE(written.bands, outputs);
@@ -560,7 +560,7 @@ void TestDetect::componentsAndShrinkage() {
   const Scene scene = plantedScene(40, 40, 23);
   const QString dir = testing::tempDir();
   testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDT_Float64);
-  PcaOptions options = detectOptions(dir + "/in.tif", dir + "/rx5.tif", DetectMethod::Rx, {});
+  DetectOptions options = detectOptions(dir + "/in.tif", dir + "/rx5.tif", DetectMethod::Rx, {});
   options.detector.components = 5;
   runQuietly(options);
   const testing::Reference pca = testing::referencePca(scene.cube);
@@ -589,9 +589,9 @@ void TestDetect::componentsAndShrinkage() {
   // auto: as many components as HySime's estimate, the same scores as that count given.
   options.output = (dir + "/auto.tif").toStdString();
   options.detector.components = kSignalSubspace;
-  const PcaResult automatic = runQuietly(options);
+  const DetectResult automatic = runQuietly(options);
   QVERIFY(automatic.subspace);
-  QCOMPARE(automatic.detector->components, automatic.subspace->dimension);
+  QCOMPARE(automatic.detector.components, automatic.subspace->dimension);
   options.output = (dir + "/counted.tif").toStdString();
   options.detector.components = automatic.subspace->dimension;
   runQuietly(options);
@@ -601,8 +601,8 @@ void TestDetect::componentsAndShrinkage() {
     options = detectOptions(dir + "/in.tif", dir + "/shrunk.tif", method, scene.targets);
     options.detector.shrinkage = 0.01;
     QFile::remove(dir + "/shrunk.tif");
-    const PcaResult result = runQuietly(options);
-    QVERIFY(result.detector->epsilon > 0);
+    const DetectResult result = runQuietly(options);
+    QVERIFY(result.detector.epsilon > 0);
     const ReferenceDetector reference(scene.cube, 0.01);
     const testing::Cube shrunk = testing::readCube((dir + "/shrunk.tif").toStdString());
     worst = 0;
@@ -631,7 +631,7 @@ void TestDetect::stripsAndBudgetsGiveTheSameBits() {
     QByteArray first;
     for (const int strip : {0, 1, 7, 53}) {
       const QString output = dir + QString("/%1_%2.tif").arg(methodName(method)).arg(strip);
-      PcaOptions options = detectOptions(dir + "/in.tif", output, method, scene.targets);
+      DetectOptions options = detectOptions(dir + "/in.tif", output, method, scene.targets);
       options.stripRows = strip;
       if (strip == 7) options.ramBytes = 16ll << 20;
       runQuietly(options);
@@ -668,7 +668,7 @@ void TestDetect::manyBands() {
       for (const int strip : {0, 1, 7}) {
         const QString output =
             dir + QString("/%1_%2_%3.tif").arg(methodName(method), file).arg(strip);
-        PcaOptions options = detectOptions(dir + "/" + file + ".tif", output, method, targets);
+        DetectOptions options = detectOptions(dir + "/" + file + ".tif", output, method, targets);
         options.stripRows = strip;
         runQuietly(options);
         const std::vector<double> values = testing::samplesOf(output);
@@ -722,10 +722,10 @@ void TestDetect::targetsByBandName() {
   const Scene scene = plantedScene(30, 30, 41);
   const QString dir = testing::tempDir();
   testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDT_Float32);
-  PcaOptions options = detectOptions(dir + "/in.tif", dir + "/plain.tif",
+  DetectOptions options = detectOptions(dir + "/in.tif", dir + "/plain.tif",
                                      DetectMethod::MatchedFilter, scene.targets);
   runQuietly(options);
-  PcaOptions named =
+  DetectOptions named =
       detectOptions(dir + "/in.tif", dir + "/named.tif", DetectMethod::MatchedFilter, {});
   for (int b = scene.cube.bands - 1; b >= 0; --b)
     named.targetTable.columns.push_back("band " + std::to_string(b + 1));
@@ -752,7 +752,7 @@ void TestDetect::clearErrors() {
   const Scene scene = plantedScene(20, 20, 43);
   const QString dir = testing::tempDir();
   testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDT_Float32);
-  auto parameterOf = [&](const PcaOptions& options) -> std::string {
+  auto parameterOf = [&](const DetectOptions& options) -> std::string {
     try {
       runQuietly(options);
     } catch (const Error& error) {
@@ -765,7 +765,7 @@ void TestDetect::clearErrors() {
   QCOMPARE(
       parameterOf(detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::Ace, shortTargets)),
       std::string("TARGETS"));
-  PcaOptions noTargets =
+  DetectOptions noTargets =
       detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::MatchedFilter, {});
   QCOMPARE(parameterOf(noTargets), std::string("TARGETS"));
   // A target that is the image's mean within rounding (1e-12 relative): its scores would be the
@@ -793,13 +793,13 @@ void TestDetect::clearErrors() {
   QCOMPARE(parameterOf(
                detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::MatchedFilter, {near})),
            std::string("none"));
-  PcaOptions byte = detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::Rx, {});
+  DetectOptions byte = detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::Rx, {});
   byte.outputType = OutputType::Byte;
   QCOMPARE(parameterOf(byte), std::string("OUTPUT_TYPE"));
   // 12 valid pixels of 28 bands: a singular covariance, refused unless shrunk.
   testing::Cube few = testing::correlatedCube(3, 4, 28, 3);
   testing::writeCube(few, (dir + "/few.tif").toStdString(), GDT_Float32);
-  PcaOptions singular = detectOptions(dir + "/few.tif", dir + "/a.tif", DetectMethod::Rx, {});
+  DetectOptions singular = detectOptions(dir + "/few.tif", dir + "/a.tif", DetectMethod::Rx, {});
   QCOMPARE(parameterOf(singular), std::string("SHRINKAGE"));
   singular.detector.shrinkage = 1e-3;
   QCOMPARE(parameterOf(singular), std::string("none"));
@@ -848,7 +848,7 @@ void TestDetect::clearErrors() {
         columnParameter(columnOptions(dir + "/same.tif", dir + "/b.tif", method, {columnMean})),
         std::string("TARGETS"));
   QVERIFY(QFile::remove(dir + "/same.tif"));
-  PcaOptions absorbedCem =
+  DetectOptions absorbedCem =
       detectOptions(dir + "/in.tif", dir + "/a.tif", DetectMethod::Cem, scene.targets);
   absorbedCem.detector.absorption = true;
   QCOMPARE(parameterOf(absorbedCem), std::string("TARGET_MODE"));
@@ -995,7 +995,7 @@ void TestDetect::perColumnFindsThePlume() {
       columnOptions(dir + "/in.tif", dir + "/columns.tif", DetectMethod::MatchedFilter, {k});
   columns.absorption = true;
   runColumns(columns);
-  PcaOptions global =
+  DetectOptions global =
       detectOptions(dir + "/in.tif", dir + "/global.tif", DetectMethod::MatchedFilter, {k});
   global.detector.absorption = true;
   runQuietly(global);
@@ -1129,7 +1129,7 @@ void TestDetect::localRxFindsWhatTheImageHides() {
   const QString dir = testing::tempDir();
   testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDT_Float64);
   runLocal(localOptions(dir + "/in.tif", dir + "/local.tif", 5, 9, 3));
-  PcaOptions global = detectOptions(dir + "/in.tif", dir + "/global.tif", DetectMethod::Rx, {});
+  DetectOptions global = detectOptions(dir + "/in.tif", dir + "/global.tif", DetectMethod::Rx, {});
   global.detector.components = 5;
   runQuietly(global);
   const std::vector<int64_t> local = ranksOf(testing::samplesOf(dir + "/local.tif"), planted);
@@ -1204,7 +1204,7 @@ void TestDetect::reports() {
   const Scene scene = plantedScene(40, 36, 101);
   const QString dir = testing::tempDir();
   testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDT_Float64);
-  PcaOptions options = detectOptions(dir + "/in.tif", dir + "/rx.tif", DetectMethod::Rx, {});
+  DetectOptions options = detectOptions(dir + "/in.tif", dir + "/rx.tif", DetectMethod::Rx, {});
   options.htmlReport = (dir + "/rx.html").toStdString();
   runQuietly(options);
   const auto dataset = testing::openReadOnly(dir + "/rx.tif");

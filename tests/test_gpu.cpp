@@ -8,6 +8,7 @@
 #include "core/Error.h"
 #include "core/Samples.h"
 #include "detect/ColumnDetectJob.h"
+#include "detect/DetectJob.h"
 #include "detect/LocalRxJob.h"
 #include "detect/SamJob.h"
 #include "io/TextFile.h"
@@ -43,6 +44,26 @@ PcaOptions optionsFor(const QString& input, const QString& output, const std::st
   options.device = parseDevice(device);
   options.components = kAllComponents;
   return options;
+}
+
+DetectOptions detectOptionsFor(const QString& input, const QString& output,
+                               const std::string& device) {
+  DetectOptions options;
+  options.input = input.toStdString();
+  options.output = output.toStdString();
+  options.device = parseDevice(device);
+  return options;
+}
+
+// The job a test row names, by the workers of `group`: "pca" (an MNF with options.noise),
+// "denoise" or "rx" (every component).
+CovarianceResult runNamedJob(const QString& job, const PcaOptions& options, Feedback& feedback,
+                             JobGroup& group) {
+  if (job == "denoise") return runDenoise(options, feedback, group);
+  if (job != "rx") return runPca(options, feedback, group);
+  DetectOptions rx;
+  static_cast<CovarianceOptions&>(rx) = options;
+  return runDetection(rx, feedback, group);
 }
 
 // Two runs' score files read as samples: the largest difference and the largest |score| over the
@@ -549,13 +570,12 @@ class GpuTests : public QObject {
     const QString dir = testing::tempDir();
     testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDALDataType(fileType));
     PcaOptions options = optionsFor(dir + "/in.tif", dir + "/cpu.tif", "cpu");
-    options.kind = PcaJobKind::Denoise;
     options.components = 4;
     if (mnf) options.noise = NoiseDirection::LowerRight;
     options.outputType = OutputType(outputType);
     options.statsJson = (dir + "/fit.json").toStdString();
     TestFeedback feedback;
-    runPca(options, feedback);
+    runDenoise(options, feedback);
     options.output = (dir + "/gpu.tif").toStdString();
     options.device = parseDevice("gpu");
     options.gpuMemoryBytes = int64_t{gpuMiB} << 20;
@@ -564,20 +584,19 @@ class GpuTests : public QObject {
     ThreadGroup threads(workers);
     threads.run([&](JobGroup& group) {
       TestFeedback mine;
-      const PcaResult result = runPca(options, mine, group);
+      const PcaResult result = runDenoise(options, mine, group);
       QVERIFY(QString::fromStdString(result.backend).contains("gpu"));
     });
     // The inverse of the CPU fit's first four components, written as Float32, on the GPU.
     PcaOptions components = optionsFor(dir + "/in.tif", dir + "/components.tif", "cpu");
     components.savedTransform = (dir + "/fit.json").toStdString();
     components.components = 0;  // the four the fit kept
-    runPca(components, feedback);
+    runApply(components, feedback);
     PcaOptions inverse = optionsFor(dir + "/components.tif", dir + "/inverse.tif", "gpu");
-    inverse.kind = PcaJobKind::Inverse;
     inverse.savedTransform = components.savedTransform;
     inverse.components = 0;
     inverse.outputType = OutputType(outputType);
-    runPca(inverse, feedback);
+    runInverse(inverse, feedback);
     const testing::Cube cpu = testing::readCube(dir.toStdString() + "/cpu.tif");
     const bool integer =
         OutputType(outputType) == OutputType::SameAsInput && fileType != GDT_Float32;
@@ -629,9 +648,7 @@ class GpuTests : public QObject {
     }
     const QString dir = testing::tempDir();
     testing::writeCube(cube, (dir + "/in.tif").toStdString(), GDALDataType(fileType));
-    PcaOptions options = optionsFor(dir + "/in.tif", dir + "/cpu.tif", "cpu");
-    options.kind = PcaJobKind::Detect;
-    options.components = 0;
+    DetectOptions options = detectOptionsFor(dir + "/in.tif", dir + "/cpu.tif", "cpu");
     options.outputType = OutputType::Float64;
     options.detector.method = DetectMethod(method);
     if (gpuMiB > 0 && options.detector.method == DetectMethod::Rx) options.detector.components = 5;
@@ -642,7 +659,7 @@ class GpuTests : public QObject {
         options.targetTable.targets.push_back(target);
       }
     TestFeedback feedback;
-    runPca(options, feedback);
+    runDetection(options, feedback);
     options.output = (dir + "/gpu.tif").toStdString();
     options.device = parseDevice("gpu");
     options.gpuMemoryBytes = int64_t{gpuMiB} << 20;
@@ -650,7 +667,7 @@ class GpuTests : public QObject {
     ThreadGroup threads(workers);
     threads.run([&](JobGroup& group) {
       TestFeedback mine;
-      const PcaResult result = runPca(options, mine, group);
+      const DetectResult result = runDetection(options, mine, group);
       QVERIFY(QString::fromStdString(result.backend).contains("gpu"));
     });
     const testing::Cube cpu = testing::readCube(dir.toStdString() + "/cpu.tif");
@@ -717,18 +734,18 @@ class GpuTests : public QObject {
   // pixel-interleaved file, resident or streamed, for each kind of job, and for workers that start
   // below the first row (MNF's row above).
   void bandInterleavedInputs_data() {
-    QTest::addColumn<int>("kind");
+    QTest::addColumn<QString>("job");
     QTest::addColumn<bool>("mnf");
     QTest::addColumn<int>("gpuMiB");
     QTest::addColumn<int>("workers");
-    QTest::newRow("pca, resident") << int(PcaJobKind::Transform) << false << 0 << 1;
-    QTest::newRow("pca, streamed") << int(PcaJobKind::Transform) << false << 10 << 1;
-    QTest::newRow("mnf, three workers, streamed") << int(PcaJobKind::Transform) << true << 10 << 3;
-    QTest::newRow("mnf denoise, resident") << int(PcaJobKind::Denoise) << true << 0 << 1;
-    QTest::newRow("rx, streamed") << int(PcaJobKind::Detect) << false << 10 << 1;
+    QTest::newRow("pca, resident") << "pca" << false << 0 << 1;
+    QTest::newRow("pca, streamed") << "pca" << false << 10 << 1;
+    QTest::newRow("mnf, three workers, streamed") << "pca" << true << 10 << 3;
+    QTest::newRow("mnf denoise, resident") << "denoise" << true << 0 << 1;
+    QTest::newRow("rx, streamed") << "rx" << false << 10 << 1;
   }
   void bandInterleavedInputs() {
-    QFETCH(int, kind);
+    QFETCH(QString, job);
     QFETCH(bool, mnf);
     QFETCH(int, gpuMiB);
     QFETCH(int, workers);
@@ -744,18 +761,16 @@ class GpuTests : public QObject {
     std::vector<double> first;
     for (const QString input : {"pixel.tif", "band.tif", "band.bsq"}) {
       PcaOptions options = optionsFor(dir + "/" + input, dir + "/out-" + input + ".tif", "gpu");
-      options.kind = PcaJobKind(kind);
-      options.components = options.kind == PcaJobKind::Denoise ? 4 : kAllComponents;
-      if (options.kind == PcaJobKind::Detect) options.components = 0;
+      options.components = job == "denoise" ? 4 : kAllComponents;
       if (mnf) options.noise = NoiseDirection::LowerRight;
       options.outputType = OutputType::Float64;
       options.stripRows = 7;  // not a divisor of the rows
       options.gpuMemoryBytes = int64_t{gpuMiB} << 20;
-      PcaResult result;
+      CovarianceResult result;
       ThreadGroup threads(workers);
       threads.run([&](JobGroup& group) {
         TestFeedback mine;
-        PcaResult mine_result = runPca(options, mine, group);
+        CovarianceResult mine_result = runNamedJob(job, options, mine, group);
         if (group.rank() == 0) result = mine_result;
       });
       QVERIFY2(QString::fromStdString(result.backend).contains("gpu"), result.backend.c_str());

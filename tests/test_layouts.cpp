@@ -376,12 +376,11 @@ class LayoutTests : public QObject {
     PcaOptions denoise;
     denoise.input = input;
     denoise.output = (dir + "/denoised.tif").toStdString();
-    denoise.kind = PcaJobKind::Denoise;
     denoise.outputType = OutputType::SameAsInput;
     denoise.components = 5;
     denoise.device = parseDevice("cpu");
     denoise.ramBytes = ram;
-    within("denoise", [&] { runPca(denoise, quiet); });
+    within("denoise", [&] { runDenoise(denoise, quiet); });
     for (const EndmemberMethod method : {EndmemberMethod::Atgp, EndmemberMethod::Nfindr}) {
       EndmemberOptions endmembers;
       endmembers.input = input;
@@ -405,7 +404,7 @@ class LayoutTests : public QObject {
     plain.input = synth.output;
     plain.output = (dir + "/denoised_plain.tif").toStdString();
     plain.ramBytes = int64_t{512} << 20;
-    runPca(plain, quiet);
+    runDenoise(plain, quiet);
     QVERIFY(sameValues(testing::readCube(denoise.output).values,
                        testing::readCube(plain.output).values));
     QVERIFY(testing::filesIn(dir).filter(".part").isEmpty());

@@ -128,7 +128,6 @@ class MpiTests : public QObject {
     const QString dir = testing::tempDir();
     testing::writeCube(testCube(true), (dir + "/in.tif").toStdString(), GDT_Int16);
     PcaOptions options;
-    options.kind = PcaJobKind::Denoise;
     options.input = (dir + "/in.tif").toStdString();
     options.output = (dir + "/one.tif").toStdString();
     options.device = parseDevice("cpu");
@@ -136,7 +135,7 @@ class MpiTests : public QObject {
     options.components = 4;
     options.outputType = OutputType::Float64;
     TestFeedback feedback;
-    runPca(options, feedback);
+    runDenoise(options, feedback);
     const Run run = mpirun(3,
                            {dir + "/in.tif", dir + "/mpi.tif", "--transform", "mnf", "--components",
                             "4", "--type", "float64", "--device", "cpu", "--quiet"},

@@ -7,6 +7,7 @@
 #include "QgisCompat.h"
 #include "TestFeedback.h"
 #include "TestSupport.h"
+#include "detect/DetectJob.h"
 #include "detect/SamJob.h"
 #include "io/Raster.h"
 #include "pca/PcaJob.h"
@@ -634,14 +635,13 @@ class QgisTests : public QObject {
     QCOMPARE(loaded, QStringList{dir + "/denoised.tif"});
     for (QgsMapLayer* layer : project.mapLayers()) QVERIFY(layer->isValid());
     hyperstream::PcaOptions options;
-    options.kind = hyperstream::PcaJobKind::Denoise;
     options.input = (dir + "/in.tif").toStdString();
     options.output = (dir + "/engine.tif").toStdString();
     options.noise = hyperstream::NoiseDirection::LowerRight;
     options.components = 4;
     options.outputType = hyperstream::OutputType::SameAsInput;
     TestFeedback engineFeedback;
-    hyperstream::runPca(options, engineFeedback);
+    hyperstream::runDenoise(options, engineFeedback);
     const testing::Cube fromQgis = testing::readCube((dir + "/denoised.tif").toStdString());
     const testing::Cube fromEngine = testing::readCube(options.output);
     QCOMPARE(fromQgis.bands, 8);
@@ -744,15 +744,14 @@ class QgisTests : public QObject {
       QVERIFY2(ramp && ramp->classificationMax() > ramp->classificationMin(), name);
     }
     // What the engine writes with the same options.
-    hyperstream::PcaOptions options;
-    options.kind = hyperstream::PcaJobKind::Detect;
+    hyperstream::DetectOptions options;
     options.input = (dir + "/scene.tif").toStdString();
     options.output = (dir + "/engine.tif").toStdString();
     options.detector.method = hyperstream::DetectMethod::MatchedFilter;
     options.detector.components = hyperstream::kSceneMaterials;  // the dialog's default
     options.targetTable = hyperstream::readTargets({(dir + "/em.csv").toStdString(), "", ""});
     TestFeedback engineFeedback;
-    hyperstream::runPca(options, engineFeedback);
+    hyperstream::runDetection(options, engineFeedback);
     QCOMPARE(testing::samplesOf(dir + "/mf.tif"), testing::samplesOf(dir + "/engine.tif"));
     const hyperstream::DatasetPtr scores =
         hyperstream::openRaster((dir + "/mf.tif").toStdString(), "");
@@ -810,7 +809,7 @@ class QgisTests : public QObject {
     QVERIFY(loaded.contains(dir + "/mf_sli.tif"));
     options.targetTable = hyperstream::readTargets({(dir + "/em.sli").toStdString(), ""});
     options.output = (dir + "/engine_sli.tif").toStdString();
-    hyperstream::runPca(options, engineFeedback);
+    hyperstream::runDetection(options, engineFeedback);
     QCOMPARE(testing::samplesOf(dir + "/mf_sli.tif"), testing::samplesOf(dir + "/engine_sli.tif"));
     writeSpectralLibrary(dir + "/narrow", {400.0, 410.0, 420.0},
                          {hyperstream::Target{"narrow", {1.0, 2.0, 3.0}}});

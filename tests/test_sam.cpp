@@ -8,6 +8,7 @@
 #include "TestSupport.h"
 #include "core/Error.h"
 #include "detect/ColumnDetectJob.h"
+#include "detect/DetectJob.h"
 #include "detect/SamJob.h"
 #include "pca/PcaJob.h"
 #include "synth/Synth.h"
@@ -634,8 +635,7 @@ void TestSam::detectionTargetsFromALibrary() {
     std::vector<double> written[2];
     for (int given = 0; given < 2; ++given) {
       const QString output = dir + QString("/mf_%1_%2.tif").arg(perColumn).arg(given);
-      PcaOptions options;
-      options.kind = PcaJobKind::Detect;
+      DetectOptions options;
       options.input = (dir + "/in.tif").toStdString();
       options.output = output.toStdString();
       options.outputType = OutputType::Float64;
@@ -648,7 +648,7 @@ void TestSam::detectionTargetsFromALibrary() {
       if (perColumn)
         runColumnDetection(perColumnOptions(options), feedback);
       else
-        runPca(options, feedback);
+        runDetection(options, feedback);
       written[given] = testing::samplesOf(output);
     }
     QVERIFY(written[0].size() == written[1].size() &&
@@ -745,14 +745,13 @@ void TestSam::tablesOfSpectraOneRule() {
   const std::string partial = (dir + "/six.csv").toStdString();
   SamOptions sam = samOptions(dir + "/scene.tif", dir + "/six.csv", dir + "/classes.tif");
   QCOMPARE(errorParameter([&] { runQuietly(sam); }), std::string("LIBRARY"));
-  PcaOptions detect;
-  detect.kind = PcaJobKind::Detect;
+  DetectOptions detect;
   detect.input = synth.output;
   detect.output = (dir + "/scores.tif").toStdString();
   detect.detector.method = DetectMethod::Ace;
   detect.targetTable = readTargets({partial, "", ""});
   SilentFeedback silent;
-  QCOMPARE(errorParameter([&] { runPca(detect, silent); }), std::string("TARGETS"));
+  QCOMPARE(errorParameter([&] { runDetection(detect, silent); }), std::string("TARGETS"));
   AbundanceOptions abundances;
   abundances.input = synth.output;
   abundances.endmembers = partial;

@@ -13,7 +13,7 @@
 #include "synth/Synth.h"
 #include "unmixing/AbundanceJob.h"
 #include "unmixing/EndmemberJob.h"
-#include "unmixing/MaterialCount.h"
+#include "materials/MaterialCount.h"
 
 #include <QDir>
 #include <QFile>
@@ -552,7 +552,7 @@ class UnmixingTests : public QObject {
     QVERIFY(largestRatio < 1 + 1e-6);
   }
 
-  // The material count's curve (unmixing/MaterialCount.h): the sampler takes the same pixels
+  // The material count's curve (materials/MaterialCount.h): the sampler takes the same pixels
   // whatever the strips; each point's mean RMSE is the enumerated FCLS reference's with the
   // point's endmembers, the curve never rises, and the count is its elbow or HySime's dimension
   // as the rule says.

@@ -468,7 +468,7 @@ QString ColumnDetectRun::epsilonText() const {
 
 }  // namespace
 
-ColumnDetectOptions perColumnOptions(const PcaOptions& options) {
+ColumnDetectOptions perColumnOptions(const DetectOptions& options) {
   if (!options.statsJson.empty())
     throw Error("OUTPUT_STATS",
                 "per-column detection fits no image-wide covariance to write "

@@ -13,7 +13,7 @@
 #include "core/JobOptions.h"
 #include "detect/Detector.h"
 #include "io/Raster.h"
-#include "pca/PcaJob.h"
+#include "detect/DetectJob.h"
 #include "run/Kernels.h"
 
 #include <cstdint>
@@ -52,7 +52,7 @@ struct ColumnDetectResult {
 
 // The per-column form of a detection job's options (rx, detect): the shared options, the
 // method, targets, target mode and shrinkage; Error("COMPONENTS") where components are asked for.
-ColumnDetectOptions perColumnOptions(const PcaOptions& options);
+ColumnDetectOptions perColumnOptions(const DetectOptions& options);
 
 // On the CPU or one GPU (a GPU failing in an `auto` run: again on the CPU). Throws Error (naming
 // the parameter: METHOD, TARGETS, SHRINKAGE, RAM_MB, DEVICE, ...) or Canceled; on any throw no

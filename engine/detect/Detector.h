@@ -38,8 +38,8 @@ constexpr double kLeastTargetDistance = 1e-6;
 struct DetectorOptions {
   DetectMethod method = DetectMethod::Rx;
   std::vector<Target> targets;  // none for RX
-  // The first K principal components; 0: all (the PCA job also takes kSignalSubspace, as many
-  // as HySime's estimate, and kSceneMaterials, as many as the scene has materials).
+  // The first K principal components; 0: all (the detection job also takes kSignalSubspace, as
+  // many as HySime's estimate, and kSceneMaterials, as many as the scene has materials).
   int components = 0;
   // ε = shrinkage × mean band variance; unset: the job's default (none, except per column:
   // each column's noise variance, see ColumnDetectJob.h).

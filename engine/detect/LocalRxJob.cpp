@@ -4,6 +4,7 @@
 #include "core/Error.h"
 #include "core/Samples.h"
 #include "detect/DetectReport.h"
+#include "detect/WindowComponents.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "pixels/UnmixingKernels.h"
@@ -103,7 +104,7 @@ class LocalRxRun {
   void scoreStrip(const StripRange& range, const double* components, unsigned char* out);
   LocalRxResult finish();
   void writeReport();
-  double componentNoise(const PcaResult& fit) const;
+  double componentNoise(const CovarianceResult& fit) const;
   QString regularisation() const;
 
   const LocalRxOptions& options_;
@@ -166,20 +167,14 @@ void LocalRxRun::checkOutputs() {
 void LocalRxRun::writeComponents() {
   scratch_ = std::make_unique<ScratchFolder>(options_.output);
   componentsPath_ = scratch_->file("components.tif");
-  PcaOptions pca;
+  CovarianceOptions pca;
   static_cast<JobOptions&>(pca) = options_;
   pca.output = componentsPath_;
-  pca.format = "GTiff";
-  pca.creationOptions = {};
-  pca.outputType = OutputType::Float64;
-  pca.orthorectify = false;
-  pca.kind = PcaJobKind::Transform;
-  pca.components = options_.components;
   pca.gpuMemoryBytes = options_.gpuMemoryBytes;
   PartFeedback part(feedback_, 0.0, 40.0);
-  const PcaResult fit = [&] {
+  const CovarianceResult fit = [&] {
     try {
-      return runPca(pca, part);
+      return writeWindowComponents(pca, options_.components, part);
     } catch (const Error& error) {
       if (error.parameter() != "OUTPUT") throw;
       // The user named no components file: say what it is and where its room is taken.
@@ -204,7 +199,7 @@ void LocalRxRun::writeComponents() {
 // The components' noise variance, (1/K) Σ_k Σ_b v_kb² σ_b² with σ_b² HySime's noise of band b
 // (its residual from its regression on the other bands) and v_k component k's loadings; 0, with a
 // warning, where the fit has no estimate.
-double LocalRxRun::componentNoise(const PcaResult& fit) const {
+double LocalRxRun::componentNoise(const CovarianceResult& fit) const {
   if (!fit.subspace) {
     feedback_.warning(
         "no noise estimate for the windows' regularisation: their covariances are inverted as "
@@ -382,7 +377,7 @@ void LocalRxRun::writeReport() {
 
 }  // namespace
 
-LocalRxOptions localRxOptions(const PcaOptions& options, int window, int guard) {
+LocalRxOptions localRxOptions(const DetectOptions& options, int window, int guard) {
   if (!options.statsJson.empty())
     throw Error("OUTPUT_STATS",
                 "local RX fits no image-wide covariance to write statistics of "

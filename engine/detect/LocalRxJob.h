@@ -19,7 +19,7 @@
 #include "core/Feedback.h"
 #include "core/JobOptions.h"
 #include "io/Raster.h"
-#include "pca/PcaJob.h"
+#include "detect/DetectJob.h"
 
 #include <cstdint>
 #include <optional>
@@ -39,7 +39,7 @@ struct LocalRxOptions : JobOptions {
   int components = 10;  // K, or kSignalSubspace (HySime's estimate), or kSceneMaterials
   // ε = shrinkage × the window's mean component variance; unset: the components' noise variance.
   std::optional<double> shrinkage;
-  int64_t gpuMemoryBytes = 0;  // for the PCA, as PcaOptions'
+  int64_t gpuMemoryBytes = 0;  // for the components and the windows
   std::string htmlReport;      // optional (detect/DetectReport.h)
 };
 
@@ -61,7 +61,7 @@ struct LocalRxResult {
 
 // The local form of an rx job's options: the shared options, the components (10 where none, or
 // all, are asked for: callers refuse `all` themselves), the shrinkage and the windows.
-LocalRxOptions localRxOptions(const PcaOptions& options, int window, int guard);
+LocalRxOptions localRxOptions(const DetectOptions& options, int window, int guard);
 
 // Throws Error (naming the parameter: WINDOW, GUARD, COMPONENTS, SHRINKAGE, OUTPUT_TYPE, RAM_MB,
 // DEVICE, ...) or Canceled; on any throw no output is left behind.

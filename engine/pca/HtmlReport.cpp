@@ -2,7 +2,7 @@
 
 #include "io/HtmlPage.h"
 #include "io/SvgPlot.h"
-#include "pca/Report.h"
+#include "covariance/FitStatistics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -29,14 +29,14 @@ Wording wordingFor(const PcaModel& model) {
 
 // How many components the scree plot and the eigenvalue table show: where the signal is (three
 // times what was written or estimated, at least 30), not the ~200 of noise after it.
-int componentsShown(const PcaResult& result) {
+int componentsShown(const CovarianceResult& result) {
   const int signal = std::max(result.components, result.subspace ? result.subspace->dimension : 0);
   return std::min(result.model.componentCount(), std::max(30, 3 * signal));
 }
 
 // Eigenvalues on a log scale (hyperspectral spectra fall over decades), the cumulative share on
 // the right axis, markers where the written (or kept) components and the signal subspace end.
-QString screePlot(const PcaResult& result, bool rebuilt) {
+QString screePlot(const CovarianceResult& result, bool rebuilt) {
   const PcaModel& model = result.model;
   const Wording words = wordingFor(model);
   const int shown = componentsShown(result);
@@ -76,7 +76,7 @@ QString screePlot(const PcaResult& result, bool rebuilt) {
 
 // The first three components' loadings against wavelength (or band), broken where bands were
 // left out (not selected, or constant).
-QString loadingsPlot(const PcaResult& result) {
+QString loadingsPlot(const CovarianceResult& result) {
   const PcaModel& model = result.model;
   const int components = std::min({3, result.components, model.componentCount()});
   const int all = model.componentCount();
@@ -104,7 +104,7 @@ QString loadingsPlot(const PcaResult& result) {
 }
 
 // One row per component: eigenvalue (and SNR for MNF), explained and cumulative share.
-QString eigenvalueTable(const PcaResult& result) {
+QString eigenvalueTable(const CovarianceResult& result) {
   const PcaModel& model = result.model;
   const bool mnf = model.transform == Transform::Mnf;
   QString html =
@@ -132,7 +132,7 @@ QString eigenvalueTable(const PcaResult& result) {
 }
 
 // MNF: each band's standard deviation beside its noise estimate's.
-QString noiseTable(const PcaResult& result) {
+QString noiseTable(const CovarianceResult& result) {
   const PcaModel& model = result.model;
   QString html = QObject::tr(
       "<h2>Noise</h2><table><tr><th>band</th><th>description</th><th>std. dev.</th>"
@@ -157,12 +157,12 @@ QString figure(const QuickLook& look, const QString& caption) {
 
 }  // namespace
 
-QString htmlReport(const PcaResult& result, const PcaOptions& options, const ReportViews& views) {
+QString htmlReport(const CovarianceResult& result, const PcaOptions& options, const ReportViews& views) {
   const QuickLook& components = views.components;
   const PcaModel& model = result.model;
   const Wording words = wordingFor(model);
   QString page = html::pageStart(words.title);
-  const bool rebuilt = options.kind != PcaJobKind::Transform;
+  const bool rebuilt = views.rebuilt;
   page +=
       "<h1>" +
       (rebuilt ? QObject::tr("Denoised with the %1").arg(words.heading.toLower()) : words.heading) +
@@ -259,7 +259,7 @@ QString htmlReport(const PcaResult& result, const PcaOptions& options, const Rep
   return page;
 }
 
-void writeHtmlReport(const PcaResult& result, const PcaOptions& options, const std::string& path,
+void writeHtmlReport(const CovarianceResult& result, const PcaOptions& options, const std::string& path,
                      const ReportViews& views) {
   saveFileAtomically(path, htmlReport(result, options, views).toUtf8(), "OUTPUT_HTML_FILE");
 }

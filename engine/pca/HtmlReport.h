@@ -17,14 +17,15 @@ namespace hyperstream {
 // writes none, the input and the denoised image in natural colour and what was removed (the RMS
 // of their differences over `residualBands` bands spread over the spectrum).
 struct ReportViews {
+  bool rebuilt = false;  // the output is the image rebuilt from the components (denoise, inverse)
   QuickLook components, before, after, residual;
   int residualBands = 0;
 };
 
-QString htmlReport(const PcaResult& result, const PcaOptions& options,
+QString htmlReport(const CovarianceResult& result, const PcaOptions& options,
                    const ReportViews& views = {});
 // Writes atomically; throws Error("OUTPUT_HTML_FILE") on failure.
-void writeHtmlReport(const PcaResult& result, const PcaOptions& options, const std::string& path,
+void writeHtmlReport(const CovarianceResult& result, const PcaOptions& options, const std::string& path,
                      const ReportViews& views = {});
 
 }  // namespace hyperstream

@@ -1,5 +1,5 @@
 #pragma once
-// Endmember extraction, file to file: ATGP, VCA or N-FINDR (unmixing/EndmemberSearch.h) over the
+// Endmember extraction, file to file: ATGP, VCA or N-FINDR (materials/EndmemberSearch.h) over the
 // image, or over another image of the same grid (SPP's output: the search then prefers spatially
 // homogeneous areas), each pass a strip pass of the pipeline; the spectra are taken from the
 // input at the pixels found, optionally averaged over a window around each. Writes the endmember
@@ -9,7 +9,7 @@
 #include "core/JobOptions.h"
 #include "io/Raster.h"
 #include "spectra/EndmemberTable.h"
-#include "unmixing/EndmemberSearch.h"
+#include "materials/EndmemberSearch.h"
 
 #include <cstdint>
 #include <string>

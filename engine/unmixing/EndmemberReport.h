@@ -16,7 +16,7 @@ namespace hyperstream {
 // broken where bands were left out; a legend of the ids.
 QString endmemberSpectraPlot(const std::vector<Endmember>& endmembers,
                              const std::vector<int>& bands, const RasterInfo& input);
-// How the count of endmembers was read (unmixing/MaterialCount.h): the count and why, the
+// How the count of endmembers was read (materials/MaterialCount.h): the count and why, the
 // reconstruction curve with the count marked, HySime's and HFC's estimates beside it.
 QString materialCountSection(const MaterialCount& count, const SignalSubspace& subspace);
 // `image`: a preview of the input (naturalColourBands), where the endmembers are marked.

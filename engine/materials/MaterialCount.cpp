@@ -1,8 +1,8 @@
-#include "unmixing/MaterialCount.h"
+#include "materials/MaterialCount.h"
 
 #include "core/Error.h"
 #include "pixels/UnmixingKernels.h"
-#include "unmixing/EndmemberSearch.h"
+#include "materials/EndmemberSearch.h"
 
 #include <QString>
 

@@ -1,4 +1,4 @@
-#include "mnf/MnfFit.h"
+#include "projection/MnfFit.h"
 
 #include "core/BlasThreads.h"
 #include "core/Error.h"

@@ -1,4 +1,4 @@
-#include "unmixing/EndmemberSearch.h"
+#include "materials/EndmemberSearch.h"
 
 #include "core/BlasThreads.h"
 #include "core/Error.h"
@@ -652,7 +652,7 @@ VcaProjection parseVcaProjection(const std::string& name) {
 
 namespace {
 
-// kCountFromScene: the scene's materials (unmixing/MaterialCount.h), from HySime's dimension
+// kCountFromScene: the scene's materials (materials/MaterialCount.h), from HySime's dimension
 // over the bands that vary and a sample of the pixels, within 2 .. kMaxEndmembers and the band
 // count.
 int countFromScene(Searcher& searcher, EndmemberSearch& result) {

@@ -21,7 +21,7 @@
 #include "stats/Moments.h"
 #include "stats/PixelSample.h"
 #include "stats/SignalSubspace.h"
-#include "unmixing/MaterialCount.h"
+#include "materials/MaterialCount.h"
 
 #include <cmath>
 #include <cstdint>
@@ -47,7 +47,7 @@ struct EndmemberSearch;
 std::string vcaChoiceText(const EndmemberSearch& search);
 VcaProjection parseVcaProjection(const std::string& name);  // throws Error("VCA_PROJECTION")
 
-// SearchSettings::count: as many endmembers as the scene has materials (unmixing/MaterialCount.h:
+// SearchSettings::count: as many endmembers as the scene has materials (materials/MaterialCount.h:
 // from the moments of the image searched, which VCA and N-FINDR take anyway, and a sample of its
 // pixels taken in the same pass; ATGP makes a pass more).
 constexpr int kCountFromScene = -1;

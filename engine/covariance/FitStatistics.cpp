@@ -1,4 +1,4 @@
-#include "pca/Report.h"
+#include "covariance/FitStatistics.h"
 
 #include "core/Error.h"
 #include "io/SpectralMetadata.h"
@@ -20,7 +20,7 @@ QJsonArray toArray(const std::vector<double>& values) {
 }
 
 // The input: its size, the bands used, their descriptions and nodata values.
-void addInput(QJsonObject& json, const PcaResult& result, const PcaOptions& options) {
+void addInput(QJsonObject& json, const CovarianceResult& result, const CovarianceOptions& options) {
   json["software"] = "Hyperstream " HYPERSTREAM_VERSION;
   json["input"] = QString::fromStdString(options.input);
   json["output"] = QString::fromStdString(options.output);
@@ -109,7 +109,7 @@ void addModel(QJsonObject& json, const PcaModel& model, const std::vector<int>& 
 }
 
 // The output: how many components, their type, nodata and Byte rescale.
-void addOutput(QJsonObject& json, const PcaResult& result) {
+void addOutput(QJsonObject& json, const CovarianceResult& result) {
   json["components"] = result.components;
   json["output_type"] = QString::fromStdString(outputTypeName(result.outputType));
   json["output_nodata"] = result.hasOutputNodata && !std::isnan(result.outputNodata)
@@ -126,7 +126,7 @@ void addOutput(QJsonObject& json, const PcaResult& result) {
 }
 
 // How the run went: the device, the memory plan and the stages' times.
-void addRun(QJsonObject& json, const PcaResult& result) {
+void addRun(QJsonObject& json, const CovarianceResult& result) {
   json["backend"] = QString::fromStdString(result.backend);
   json["resident"] = result.resident;
   json["strip_rows"] = static_cast<double>(result.stripRows);
@@ -172,26 +172,26 @@ void addSubspace(QJsonObject& json, const SignalSubspace& subspace) {
 
 }  // namespace
 
-QJsonObject statsJson(const PcaResult& result, const PcaOptions& options) {
+QJsonObject statsJson(const CovarianceResult& result, const CovarianceOptions& options) {
   QJsonObject json;
   addInput(json, result, options);
   addModel(json, result.model, result.bands);
   if (result.subspace) addSubspace(json, *result.subspace);
-  if (options.noise)
-    json["noise_direction"] = QString::fromStdString(noiseDirectionName(*options.noise));
+  if (result.noise)
+    json["noise_direction"] = QString::fromStdString(noiseDirectionName(*result.noise));
   json["total_pixels"] = static_cast<double>(result.totalPixels);
   addOutput(json, result);
   addRun(json, result);
   return json;
 }
 
-void writeStatsJson(const PcaResult& result, const PcaOptions& options, const std::string& path) {
+void writeStatsJson(const CovarianceResult& result, const CovarianceOptions& options, const std::string& path) {
   saveFileAtomically(path,
                      QJsonDocument(statsJson(result, options)).toJson(QJsonDocument::Indented),
                      "OUTPUT_STATS");
 }
 
-void writeTableCsv(const PcaResult& result, const std::string& path) {
+void writeTableCsv(const CovarianceResult& result, const std::string& path) {
   const PcaModel& model = result.model;
   const bool mnf = model.transform == Transform::Mnf;
   // MNF: the SNR beside the eigenvalue; the percentages are shares of the summed SNR.
