@@ -1,12 +1,12 @@
 // The CUDA library's entry point: the runtime the engine loads (run/GpuRuntime.h), which finds
 // the GPUs and makes each algorithm's kernels on one.
 
-#include "core/CudaResources.h"
-#include "detect/CudaColumnDetectKernels.h"
-#include "pca/CudaPcaKernels.h"
+#include "cuda/core/CudaResources.h"
+#include "cuda/detect/CudaColumnDetectKernels.h"
+#include "cuda/pca/CudaPcaKernels.h"
 #include "run/GpuRuntime.h"
-#include "spp/CudaSppKernels.h"
-#include "unmixing/CudaUnmixingKernels.h"
+#include "cuda/spp/CudaSppKernels.h"
+#include "cuda/unmixing/CudaUnmixingKernels.h"
 
 #include <memory>
 #include <string>

@@ -84,6 +84,13 @@ pca_cases=(
   "pca|out.tif --type byte --strip-rows 7 --stats out.json"
   "pca|out.tif --components 5 --ram 16 --stats out.json"
   "pca|out.img --format ENVI --components 3 --bands 2-12,15 --strip-rows 13"
+  "mnf|out.tif --stats out.json --table out.csv"
+  "mnf|out.tif --noise lower --components 4 --type byte --strip-rows 7 --stats out.json"
+  "mnf|out.tif --noise right --snr 2 --type float64 --ram 16"
+  "apply|out.tif"
+  "apply|out.tif --components 2 --type float64 --strip-rows 7"
+  "inverse|out.tif"
+  "inverse|out.tif --components 2 --type float64 --strip-rows 9"
 )
 # Jobs that rebuild the image or score it from the same passes.
 projection_cases=(
@@ -95,6 +102,8 @@ projection_cases=(
   "detect|@TARGETS@ out.tif --method mf --type float64 --strip-rows 7"
   "rx|out.tif --per-column --shrinkage 0.001 --type float64"
   "rx|out.tif --per-column --strip-rows 7"
+  "rx|out.tif --window 5 --components 4"
+  "rx|out.tif --window 7 --guard 3 --components 3 --type float64 --strip-rows 7"
   "detect|@TARGETS@ out.tif --method ace --per-column --shrinkage 0.01"
   "detect|@TARGETS@ out.tif --method mf --per-column --type float64"
 )
@@ -122,6 +131,12 @@ run_case() {  # run_case DIR PROGRAM INPUT COMMAND OPTIONS...
   local rc=0
   if [[ $command == synth ]]; then  # no input, no device
     (cd "$dir" && "$program" synth "$@" -q >stdout.txt 2>stderr.txt) || rc=$?
+  elif [[ $command == apply || $command == inverse ]]; then  # the fit made of the input below
+    local fit=$work/in/fits/$input
+    local files=("$fit.json" "$work/in/$input")
+    [[ $command == inverse ]] && files=("$fit.components.tif" "$fit.json")
+    (cd "$dir" && "$program" "$command" "${files[@]}" "$@" --device "$device" -q \
+      >stdout.txt 2>stderr.txt) || rc=$?
   else
     (cd "$dir" && "$program" "$command" "$work/in/$input" "$@" --device "$device" -q \
       >stdout.txt 2>stderr.txt) || rc=$?
@@ -155,6 +170,16 @@ for input in "${inputs[@]}"; do
   [[ -f $work/in/targets/$input.csv ]] ||
     "$new" endmembers "$input" "$work/in/targets/$input.csv" --count 2 --method atgp -q \
       >/dev/null 2>&1 || true
+done
+
+# apply's and inverse's statistics and components: a PCA of each input (four components, Byte
+# where the input is, to invert Byte components), by the new build on the CPU.
+mkdir -p "$work/in/fits"
+for input in "${inputs[@]}"; do
+  fit=$work/in/fits/$input
+  [[ -f $fit.json ]] ||
+    "$new" pca "$input" "$fit.components.tif" --components 4 --stats "$fit.json" \
+      $([[ $input == byte.tif ]] && echo --type byte) --device cpu -q >/dev/null 2>&1 || true
 done
 
 failures=0 unstable=0 count=0

@@ -1,4 +1,4 @@
-#include "core/GpuContext.h"
+#include "cuda/core/GpuContext.h"
 
 #include <sys/mman.h>
 

@@ -4,7 +4,7 @@
 // page-locked host buffers, and the device's own timing of its work. Each algorithm's kernels
 // (pca/, spp/) own one.
 
-#include "core/CudaResources.h"
+#include "cuda/core/CudaResources.h"
 #include "run/Kernels.h"
 
 #include <cstdint>

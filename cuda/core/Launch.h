@@ -1,7 +1,7 @@
 #pragma once
 // What the device kernels of every algorithm share: launch shapes and launch checks.
 
-#include "core/CudaResources.h"
+#include "cuda/core/CudaResources.h"
 
 #include <cstdint>
 

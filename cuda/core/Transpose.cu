@@ -1,5 +1,5 @@
-#include "core/Launch.h"
-#include "core/Transpose.h"
+#include "cuda/core/Launch.h"
+#include "cuda/core/Transpose.h"
 
 #include <cstdint>
 #include <string>

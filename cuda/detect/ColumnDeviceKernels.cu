@@ -1,6 +1,6 @@
-#include "core/Launch.h"
-#include "core/PixelValidity.h"
-#include "detect/ColumnDeviceKernels.h"
+#include "cuda/core/Launch.h"
+#include "cuda/core/PixelValidity.h"
+#include "cuda/detect/ColumnDeviceKernels.h"
 
 #include <cmath>
 

@@ -6,10 +6,10 @@
 // solve against the column's factor (RX, ACE), the filters' products by a batched DGEMM (MF, ACE).
 // The factors are computed on the host from the sums these kernels give back.
 
-#include "core/GpuContext.h"
-#include "core/Transpose.h"
-#include "detect/ColumnDeviceKernels.h"
-#include "detect/CudaColumnDetectKernels.h"
+#include "cuda/core/GpuContext.h"
+#include "cuda/core/Transpose.h"
+#include "cuda/detect/ColumnDeviceKernels.h"
+#include "cuda/detect/CudaColumnDetectKernels.h"
 
 #include <algorithm>
 #include <climits>

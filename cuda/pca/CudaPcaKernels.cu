@@ -4,13 +4,15 @@
 // and centred on the GPU, and go through cuBLAS GEMMs (the moments' Gram matrix
 // exactly in int8 digits on the tensor cores for 8/16-bit integers, else in float64; the
 // projection in float32 or float64). Uploads run on the copy stream, so copying strip i+1
-// overlaps computing strip i while the engine's reader thread reads strip i+2.
+// overlaps computing strip i while the engine's reader thread reads strip i+2. One file, about
+// 770 lines: the implementation of one kernel interface (projection/PcaKernels.h) on the device,
+// its buffers and streams shared by every stage; the device code is in PcaDeviceKernels.cu.
 
-#include "core/GpuContext.h"
+#include "cuda/core/GpuContext.h"
 #include "core/Samples.h"
-#include "core/Transpose.h"
-#include "pca/CudaPcaKernels.h"
-#include "pca/PcaDeviceKernels.h"
+#include "cuda/core/Transpose.h"
+#include "cuda/pca/CudaPcaKernels.h"
+#include "cuda/pca/PcaDeviceKernels.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
-#include "core/Launch.h"
-#include "core/PixelValidity.h"
+#include "cuda/core/Launch.h"
+#include "cuda/core/PixelValidity.h"
 #include "core/Rounding.h"
-#include "pca/PcaDeviceKernels.h"
+#include "cuda/pca/PcaDeviceKernels.h"
 
 #include <cstdint>
 #include <string>

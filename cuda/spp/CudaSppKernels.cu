@@ -2,10 +2,10 @@
 // rho computed (sppAlpha stages a tile and its halo in shared memory), the pixels displaced, and
 // the results downloaded.
 
-#include "core/GpuContext.h"
+#include "cuda/core/GpuContext.h"
 #include "core/Samples.h"
-#include "spp/CudaSppKernels.h"
-#include "spp/SppDeviceKernels.h"
+#include "cuda/spp/CudaSppKernels.h"
+#include "cuda/spp/SppDeviceKernels.h"
 
 #include <cmath>
 #include <memory>

@@ -1,5 +1,5 @@
-#include "core/Launch.h"
-#include "spp/SppDeviceKernels.h"
+#include "cuda/core/Launch.h"
+#include "cuda/spp/SppDeviceKernels.h"
 
 #include <cuda_pipeline.h>
 

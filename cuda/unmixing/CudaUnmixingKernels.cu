@@ -3,11 +3,11 @@
 // a DSYRK per chunk (about the chunk's own mean, merged on the host as the CPU's are), the scores
 // and the active-set solves kernels of their own.
 
-#include "core/GpuContext.h"
+#include "cuda/core/GpuContext.h"
 #include "core/Samples.h"
-#include "core/Transpose.h"
-#include "unmixing/CudaUnmixingKernels.h"
-#include "unmixing/UnmixingDeviceKernels.h"
+#include "cuda/core/Transpose.h"
+#include "cuda/unmixing/CudaUnmixingKernels.h"
+#include "cuda/unmixing/UnmixingDeviceKernels.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
-#include "core/Launch.h"
-#include "core/PixelValidity.h"
-#include "unmixing/UnmixingDeviceKernels.h"
+#include "cuda/core/Launch.h"
+#include "cuda/core/PixelValidity.h"
+#include "cuda/unmixing/UnmixingDeviceKernels.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,65 +11,6 @@
 
 namespace hyperstream {
 
-namespace {
-
-// Creation options for an output that several processes write at once, each its own rows: only
-// raw layouts whose blocks never straddle two processes' rows (GeoTIFF strips of one row,
-// uncompressed and untiled; ENVI).
-std::vector<std::string> sharedWritingOptions(GDALDriver* driver,
-                                              std::vector<std::string> creationOptions) {
-  const std::string format = driver->GetDescription();
-  if (format == "ENVI") return creationOptions;
-  if (format != "GTiff")
-    throw Error("OUTPUT",
-                "under MPI every rank writes its rows into one file, which needs a "
-                "GeoTIFF or ENVI output, not " +
-                    format);
-  for (const std::string& option : creationOptions) {
-    const QString text = QString::fromStdString(option).toUpper();
-    const bool raw = text.startsWith("COMPRESS=")     ? text == "COMPRESS=NONE"
-                     : text.startsWith("TILED=")      ? text == "TILED=NO" || text == "TILED=FALSE"
-                     : text.startsWith("BLOCKYSIZE=") ? text == "BLOCKYSIZE=1"
-                                                      : true;
-    if (!raw)
-      throw Error("CREATION_OPTIONS",
-                  "'" + option +
-                      "' cannot be used under MPI: every rank writes its own rows "
-                      "into one file, which needs an uncompressed GeoTIFF in strips of one row");
-  }
-  creationOptions.push_back("BLOCKYSIZE=1");
-  return creationOptions;
-}
-
-std::vector<double> packed(const DeviceTimes& t) {
-  return {t.upload,
-          t.moments,
-          t.range,
-          t.projection,
-          t.download,
-          t.spp,
-          static_cast<double>(t.uploadBytes),
-          static_cast<double>(t.downloadBytes)};
-}
-
-// Workers run side by side: each stage took as long as its slowest worker; bytes add up.
-DeviceTimes slowest(const std::vector<std::vector<double>>& workers) {
-  DeviceTimes t;
-  for (const std::vector<double>& w : workers) {
-    t.upload = std::max(t.upload, w[0]);
-    t.moments = std::max(t.moments, w[1]);
-    t.range = std::max(t.range, w[2]);
-    t.projection = std::max(t.projection, w[3]);
-    t.download = std::max(t.download, w[4]);
-    t.spp = std::max(t.spp, w[5]);
-    t.uploadBytes += static_cast<int64_t>(w[6]);
-    t.downloadBytes += static_cast<int64_t>(w[7]);
-  }
-  return t;
-}
-
-}  // namespace
-
 QString percentText(double percent) {
   for (int decimals = 1; decimals < 6; ++decimals) {
     QString text = QString::number(percent, 'f', decimals);
@@ -604,8 +545,7 @@ void CovarianceRun::projectionPass(const OutputEncoding& encoding) {
 
 // Every worker's rows are in the file: rank 0 writes the reports and moves the output into place.
 CovarianceResult CovarianceRun::finish() {
-  // The device stages took as long as the slowest worker.
-  result_.seconds.device = slowest(group_.gatherNumbers(packed(kernels_->deviceTimes())));
+  result_.seconds.device = slowestWorker(group_, kernels_->deviceTimes());
   result_.seconds.total = elapsedSeconds();
   if (group_.rank() != 0) {
     group_.synchronize();  // rank 0 has moved it into place

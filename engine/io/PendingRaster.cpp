@@ -402,4 +402,32 @@ std::unique_ptr<PendingRaster> createLike(const RasterInfo& input, const std::st
   return raster;
 }
 
+// Creation options for an output that several processes write at once, each its own rows: only
+// raw layouts whose blocks never straddle two processes' rows (GeoTIFF strips of one row,
+// uncompressed and untiled; ENVI).
+std::vector<std::string> sharedWritingOptions(GDALDriver* driver,
+                                              std::vector<std::string> creationOptions) {
+  const std::string format = driver->GetDescription();
+  if (format == "ENVI") return creationOptions;
+  if (format != "GTiff")
+    throw Error("OUTPUT",
+                "under MPI every rank writes its rows into one file, which needs a "
+                "GeoTIFF or ENVI output, not " +
+                    format);
+  for (const std::string& option : creationOptions) {
+    const QString text = QString::fromStdString(option).toUpper();
+    const bool raw = text.startsWith("COMPRESS=")     ? text == "COMPRESS=NONE"
+                     : text.startsWith("TILED=")      ? text == "TILED=NO" || text == "TILED=FALSE"
+                     : text.startsWith("BLOCKYSIZE=") ? text == "BLOCKYSIZE=1"
+                                                      : true;
+    if (!raw)
+      throw Error("CREATION_OPTIONS",
+                  "'" + option +
+                      "' cannot be used under MPI: every rank writes its own rows "
+                      "into one file, which needs an uncompressed GeoTIFF in strips of one row");
+  }
+  creationOptions.push_back("BLOCKYSIZE=1");
+  return creationOptions;
+}
+
 }  // namespace hyperstream

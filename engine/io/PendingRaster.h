@@ -117,4 +117,11 @@ DatasetPtr openForUpdate(const std::string& path, const std::string& parameter);
 // cannot open it or it is not a regular file, or nothing when there is no such file.
 std::vector<std::string> existingDatasetFiles(const std::string& path);
 
+// Creation options for an output that several processes write at once, each its own rows: only
+// raw layouts whose blocks never straddle two processes' rows (GeoTIFF strips of one row,
+// uncompressed and untiled; ENVI). Throws Error("OUTPUT") for another format,
+// Error("CREATION_OPTIONS") for an option that breaks it.
+std::vector<std::string> sharedWritingOptions(GDALDriver* driver,
+                                              std::vector<std::string> creationOptions);
+
 }  // namespace hyperstream

@@ -100,6 +100,22 @@ void requestOrthorectification(RasterInfo& info, int64_t ramBytes);
 
 // GDAL's last error message, cut to a few lines (the GeoPackage driver's quote whole scripts).
 std::string gdalErrorText();
+// ": " and that message, or empty where GDAL gives none.
+std::string lastGdalError();
+
+// Sets a GDAL configuration option for the calling thread only while alive: it never changes
+// what QGIS or other threads see.
+class ThreadConfigOption {
+ public:
+  ThreadConfigOption(const char* key, const char* value);
+  ~ThreadConfigOption();
+  ThreadConfigOption(const ThreadConfigOption&) = delete;
+  ThreadConfigOption& operator=(const ThreadConfigOption&) = delete;
+
+ private:
+  const char* key_;
+  std::string previous_;
+};
 
 // Initialises GDAL's drivers once (safe to call repeatedly and inside QGIS).
 void ensureGdalDrivers();

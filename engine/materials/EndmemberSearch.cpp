@@ -1,3 +1,7 @@
+// The endmember methods (ATGP, VCA, N-FINDR: materials/EndmemberSearch.h) over one Searcher, the
+// passes and kept values they share; one file, about 700 lines, as the three methods are read
+// side by side against their papers and share the Searcher's bookkeeping.
+
 #include "materials/EndmemberSearch.h"
 
 #include "core/BlasThreads.h"

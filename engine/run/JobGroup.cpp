@@ -169,4 +169,39 @@ void ThreadGroup::run(const std::function<void(JobGroup&)>& work) {
   if (shared_->failure) std::rethrow_exception(shared_->failure);
 }
 
+namespace {
+
+std::vector<double> packed(const DeviceTimes& t) {
+  return {t.upload,
+          t.moments,
+          t.range,
+          t.projection,
+          t.download,
+          t.spp,
+          static_cast<double>(t.uploadBytes),
+          static_cast<double>(t.downloadBytes)};
+}
+
+// Workers run side by side: each stage took as long as its slowest worker; bytes add up.
+DeviceTimes slowestOf(const std::vector<std::vector<double>>& workers) {
+  DeviceTimes t;
+  for (const std::vector<double>& w : workers) {
+    t.upload = std::max(t.upload, w[0]);
+    t.moments = std::max(t.moments, w[1]);
+    t.range = std::max(t.range, w[2]);
+    t.projection = std::max(t.projection, w[3]);
+    t.download = std::max(t.download, w[4]);
+    t.spp = std::max(t.spp, w[5]);
+    t.uploadBytes += static_cast<int64_t>(w[6]);
+    t.downloadBytes += static_cast<int64_t>(w[7]);
+  }
+  return t;
+}
+
+}  // namespace
+
+DeviceTimes slowestWorker(JobGroup& group, const DeviceTimes& mine) {
+  return slowestOf(group.gatherNumbers(packed(mine)));
+}
+
 }  // namespace hyperstream

@@ -6,6 +6,7 @@
 // in their next call instead of waiting for it.
 
 #include "core/Error.h"
+#include "run/Kernels.h"
 #include "stats/Moments.h"
 
 #include <QMutex>
@@ -63,6 +64,9 @@ class JobGroup {
 // The workers' backends as one line: "gpu 0 (...)" for one worker, "gpu 0 (...) + gpu 1 (...)",
 // "3 x cpu (...)" when all alike.
 std::string describeBackends(const std::vector<std::string>& names);
+
+// The workers' device times: each stage as long as the slowest worker's; bytes add up.
+DeviceTimes slowestWorker(JobGroup& group, const DeviceTimes& mine);
 
 // The rows [first, first + count) that worker `rank` of `size` handles: rank r gets
 // [r * height / size, (r + 1) * height / size).

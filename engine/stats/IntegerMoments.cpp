@@ -1,3 +1,7 @@
+// Exact sums of integer samples with AVX-512 VNNI (stats/IntegerMoments.h): the packing of pixel-
+// and band-interleaved strips, of MNF's differences, and the dot-product kernels over them. One
+// file, about 750 lines, as every layout's packing must match the one kernel that reads it.
+
 #include "stats/IntegerMoments.h"
 
 #include "core/Samples.h"
