@@ -5,8 +5,9 @@
 #   tests/compare_builds.sh OLD_BUILD NEW_BUILD [WORKDIR]
 #
 # OLD_BUILD and NEW_BUILD are build folders (with cli/hyperstream). DEVICE=gpu (or gpu:N) runs
-# both on a GPU instead of the CPU. NEW_JSON_KEYS="a b" leaves out of the JSON comparison the
-# report keys the new build adds. Inputs: synthetic scenes of every input type, made nasty
+# both on a GPU instead of the CPU; INPUTS="a.tif b.tif" runs those of WORKDIR/in only (made
+# elsewhere: the GPU machine has no GDAL tools). NEW_JSON_KEYS="a b" leaves out of the JSON
+# comparison the report keys the new build adds. Inputs: synthetic scenes of every input type, made nasty
 # (nodata, NaN, constant bands, a huge mean, sizes no tile or strip divides), ENVI, tiled and
 # band-interleaved copies, and the real scenes of ../shared/data when it is there. Needs
 # python3-gdal and python3-numpy to make the inputs (WORKDIR/in may hold them made elsewhere).
@@ -14,7 +15,7 @@
 set -euo pipefail
 
 if [[ $# -lt 2 ]]; then
-  sed -n '2,12p' "$0" | cut -c3-
+  sed -n '2,14p' "$0" | cut -c3-
   exit 2
 fi
 old=$(realpath "$1")/cli/hyperstream
@@ -73,9 +74,10 @@ EOF
     ln -sf "$shared"/jasper*.tif "$shared"/jasper*.bsq "$shared"/jasper*.hdr "$shared"/samson*.tif "$shared"/moffett*.tif . 2>/dev/null || true
   fi
 }
-[[ -f u16high.tif ]] || make_inputs
+[[ -f u16high.tif || -n ${INPUTS:-} ]] || make_inputs
 shopt -s nullglob
 inputs=(*.tif *.img *.bsq)
+[[ -n ${INPUTS:-} ]] && read -r -a inputs <<<"$INPUTS"
 
 # --- Cases --------------------------------------------------------------------------------
 pca_cases=(
@@ -114,14 +116,23 @@ spp_cases=(
   "spp|out.img --format ENVI --window 7 --bands 1-9 --strip-rows 9"
 )
 
-# The JSON report without its timings (and the keys named in NEW_JSON_KEYS).
+# The JSON report without its timings (and the keys named in NEW_JSON_KEYS): by Python where it is
+# installed, else by Perl's JSON::PP (the GPU machine has no Python).
 normalised_json() {
-  /usr/bin/python3 -c '
+  if [[ -x /usr/bin/python3 ]]; then
+    /usr/bin/python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 for key in ["seconds"] + sys.argv[2].split(): d.pop(key, None)
 for key in [k for k in d.get("gpu", {}) if k.endswith("_seconds")]: del d["gpu"][key]
 print(json.dumps(d, sort_keys=True))' "$1" "${NEW_JSON_KEYS:-}"
+  else
+    perl -MJSON::PP -e '
+local $/; open(my $f, "<", $ARGV[0]) or die; my $d = JSON::PP->new->decode(<$f>);
+delete $d->{$_} for ("seconds", split(" ", $ARGV[1] // ""));
+if (ref $d->{gpu} eq "HASH") { delete $d->{gpu}{$_} for grep { /_seconds$/ } keys %{$d->{gpu}} }
+print JSON::PP->new->canonical->encode($d), "\n";' "$1" "${NEW_JSON_KEYS:-}"
+  fi
 }
 
 run_case() {  # run_case DIR PROGRAM INPUT COMMAND OPTIONS...
