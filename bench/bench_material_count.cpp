@@ -5,9 +5,9 @@
 //   build/bench/bench_material_count ../shared/data/*.tif
 #include "core/Error.h"
 #include "io/Raster.h"
+#include "materials/MaterialCount.h"
 #include "pixels/UnmixingKernels.h"
 #include "stats/SignalSubspace.h"
-#include "materials/MaterialCount.h"
 
 #include <algorithm>
 #include <chrono>

@@ -265,8 +265,8 @@ void printPcaSummary(const PcaResult& result, const PcaCommand& command) {
 
 int runTransformCommand(const QStringList& arguments, Transform transform) {
   const PcaCommand command = parsePcaArguments(arguments, "hyperstream", transform);
-  const PcaResult result =
-      runWithConsole(command.quiet, [&](Feedback& feedback) { return runPca(command.options, feedback); });
+  const PcaResult result = runWithConsole(
+      command.quiet, [&](Feedback& feedback) { return runPca(command.options, feedback); });
   if (!command.quiet) printPcaSummary(result, command);
   return 0;
 }

@@ -4,9 +4,9 @@
 #include "cuda/core/CudaResources.h"
 #include "cuda/detect/CudaColumnDetectKernels.h"
 #include "cuda/pca/CudaPcaKernels.h"
-#include "run/GpuRuntime.h"
 #include "cuda/spp/CudaSppKernels.h"
 #include "cuda/unmixing/CudaUnmixingKernels.h"
+#include "run/GpuRuntime.h"
 
 #include <memory>
 #include <string>

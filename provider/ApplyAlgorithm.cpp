@@ -38,10 +38,9 @@ void ApplyAlgorithm::prepareJob(const QVariantMap& parameters, QgsProcessingCont
 }
 
 EngineAlgorithm::RunReport ApplyAlgorithm::runJob(OutputFiles&, QgsProcessingFeedback* feedback) {
-  const PcaResult result =
-      runEngineJob(feedback, [&](Feedback& engine) {
-        return inverts() ? runInverse(options_, engine) : runApply(options_, engine);
-      });
+  const PcaResult result = runEngineJob(feedback, [&](Feedback& engine) {
+    return inverts() ? runInverse(options_, engine) : runApply(options_, engine);
+  });
   return {result.model.validPixels, result.backend, {}};
 }
 

@@ -16,9 +16,7 @@ class ApplyAlgorithm : public JobAlgorithm<ApplyAlgorithm, PcaOptions> {
       : JobAlgorithm(direction == Direction::Inverse ? QStringLiteral("inversetransform")
                                                      : QStringLiteral("applytransform")),
         direction_(direction) {}
-  QgsProcessingAlgorithm* createInstance() const override {
-    return new ApplyAlgorithm(direction_);
-  }
+  QgsProcessingAlgorithm* createInstance() const override { return new ApplyAlgorithm(direction_); }
 
  protected:
   // A component raster has no wavelengths or bad-band list to leave bands out by.

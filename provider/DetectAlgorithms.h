@@ -4,8 +4,8 @@
 // hyperstream:sam around the spectral angle mapper (engine/detect/SamJob.h).
 
 #include "EngineAlgorithm.h"
-#include "detect/SamJob.h"
 #include "detect/DetectJob.h"
+#include "detect/SamJob.h"
 #include "spectra/SpectralLibrary.h"
 
 #include <QStringList>

@@ -10,9 +10,9 @@
 #include "TestSupport.h"
 #include "core/Error.h"
 #include "detect/ColumnDetectJob.h"
+#include "detect/DetectJob.h"
 #include "detect/DetectReport.h"
 #include "detect/LocalRxJob.h"
-#include "detect/DetectJob.h"
 #include "pca/PcaJob.h"
 
 #include <QFile>
@@ -723,7 +723,7 @@ void TestDetect::targetsByBandName() {
   const QString dir = testing::tempDir();
   testing::writeCube(scene.cube, (dir + "/in.tif").toStdString(), GDT_Float32);
   DetectOptions options = detectOptions(dir + "/in.tif", dir + "/plain.tif",
-                                     DetectMethod::MatchedFilter, scene.targets);
+                                        DetectMethod::MatchedFilter, scene.targets);
   runQuietly(options);
   DetectOptions named =
       detectOptions(dir + "/in.tif", dir + "/named.tif", DetectMethod::MatchedFilter, {});
@@ -1122,6 +1122,7 @@ void TestDetect::localRxFindsWhatTheImageHides() {
   std::vector<double> material(20);
   for (int b = 0; b < 20; ++b) material[b] = 400.0 * std::sin(0.4 * b + 1.0);
   std::vector<int64_t> planted;
+  planted.reserve(6);
   for (int k = 0; k < 6; ++k) planted.push_back((8 + 8 * k) * 60 + 6 + 3 * (k % 4));
   for (int64_t p = 0; p < cube.pixels(); ++p)
     if (p % 60 >= 30 || std::find(planted.begin(), planted.end(), p) != planted.end())

@@ -243,7 +243,7 @@ class LayoutTests : public QObject {
       const RasterInfo info = describeRaster(*dataset, path);
       for (bool bandMajor : {false, true}) {
         StripReader reader(info, {1, 2, 3}, 2, 64ll << 20, 0);
-        std::vector<uint16_t> strip(37 * 203 * 3, 7);
+        std::vector<uint16_t> strip(size_t{37} * 203 * 3, 7);
         if (bandMajor)
           reader.readBandMajor(20, 37, strip.data());
         else

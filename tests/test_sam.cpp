@@ -792,7 +792,7 @@ void TestSam::usgsFillInAnEnviLibrary() {
   QFile data(dir + "/lib.sli");
   QVERIFY(data.open(QIODevice::ReadWrite));
   const float fill = -1.23e34F;
-  data.seek(2 * 4);
+  data.seek(qint64{2} * 4);
   data.write(reinterpret_cast<const char*>(&fill), 4);
   data.close();
   const SpectralLibrary library = readSpectralLibrary({(dir + "/lib.sli").toStdString(), "", ""});

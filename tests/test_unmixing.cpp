@@ -8,12 +8,12 @@
 #include "TestFeedback.h"
 #include "TestSupport.h"
 #include "core/Error.h"
+#include "materials/MaterialCount.h"
 #include "pixels/AbundanceSolver.h"
 #include "spp/SppJob.h"
 #include "synth/Synth.h"
 #include "unmixing/AbundanceJob.h"
 #include "unmixing/EndmemberJob.h"
-#include "materials/MaterialCount.h"
 
 #include <QDir>
 #include <QFile>
@@ -74,7 +74,7 @@ std::vector<double> referenceAbundances(const Matrix& gram, const std::vector<do
     for (int i = 0; i < p; ++i)
       if (mask & (1 << i)) s.push_back(i);
     const int k = static_cast<int>(s.size()), n = k + (sumToOne ? 1 : 0);
-    std::vector<long double> a(n * n, 0), rhs(n, 0), x;
+    std::vector<long double> a(static_cast<size_t>(n) * n, 0), rhs(n, 0), x;
     for (int r = 0; r < k; ++r) {
       for (int c = 0; c < k; ++c) a[r * n + c] = gram[s[r] * p + s[c]];
       rhs[r] = b[s[r]];
@@ -103,7 +103,7 @@ std::vector<double> referenceAbundances(const Matrix& gram, const std::vector<do
 }
 
 Matrix gramOf(const Matrix& spectra, int p, int bands) {
-  Matrix g(p * p, 0.0);
+  Matrix g(static_cast<size_t>(p) * p, 0.0);
   for (int i = 0; i < p; ++i)
     for (int j = 0; j < p; ++j)
       for (int k = 0; k < bands; ++k)
@@ -152,7 +152,8 @@ EndmemberTable tableOf(const Matrix& spectra, int p, int bands) {
   for (int e = 0; e < p; ++e) {
     Endmember em;
     em.id = "em" + std::to_string(e + 1);
-    em.spectrum.assign(spectra.begin() + e * bands, spectra.begin() + (e + 1) * bands);
+    em.spectrum.assign(spectra.begin() + static_cast<int64_t>(e) * bands,
+                       spectra.begin() + static_cast<int64_t>(e + 1) * bands);
     table.endmembers.push_back(em);
   }
   return table;
@@ -299,7 +300,7 @@ struct SyntheticTruth {
   std::vector<double> patchAngle;  // per endmember: its pure pixels' largest angle from it
 
   double angle(const std::vector<double>& spectrum, int e) const {
-    return angleDegrees(spectrum.data(), &spectra[e * bands], live);
+    return angleDegrees(spectrum.data(), &spectra[static_cast<size_t>(e) * bands], live);
   }
   // For each true endmember, the nearest extracted one.
   std::vector<int> match(const EndmemberTable& table) const {
@@ -386,7 +387,7 @@ class UnmixingTests : public QObject {
     double worst = 0;
     for (int trial = 0; trial < 3000; ++trial) {
       const int p = 2 + trial % 5, bands = 12;
-      Matrix spectra(p * bands);
+      Matrix spectra(static_cast<size_t>(p) * bands);
       for (double& v : spectra) v = unit(random);
       const Matrix gram = gramOf(spectra, p, bands);
       std::vector<double> x(bands), b(p, 0.0);
@@ -533,7 +534,7 @@ class UnmixingTests : public QObject {
     for (const Endmember& e : result.table.endmembers)
       columns.push_back(column(e.row * cube.cols + e.col));
     auto volume = [&](const std::vector<std::vector<long double>>& cols) {
-      std::vector<long double> a(p * p);
+      std::vector<long double> a(static_cast<size_t>(p) * p);
       for (int i = 0; i < p; ++i)
         for (int j = 0; j < p; ++j) a[i * p + j] = cols[j][i];
       return determinant(a, p);
@@ -944,11 +945,11 @@ class UnmixingTests : public QObject {
         },
         out, "RAM_MB", "N-FINDR keeps 4 values per pixel");
     // Tables that do not fit the image, or are singular.
-    Matrix spectra(3 * 6);
+    Matrix spectra(size_t{3} * 6);
     for (size_t i = 0; i < spectra.size(); ++i)
       spectra[i] = 100 + static_cast<double>((i * 37) % 50);
     const QString output = dir + "/ab.tif";
-    Matrix fewer(2 * 5, 1.0);
+    Matrix fewer(size_t{2} * 5, 1.0);
     for (size_t i = 0; i < fewer.size(); ++i) fewer[i] = 1 + static_cast<double>(i % 7);
     writeTable(tableOf(fewer, 2, 5), dir + "/five.csv");
     expectError(

@@ -8,8 +8,8 @@
 // 770 lines: the implementation of one kernel interface (projection/PcaKernels.h) on the device,
 // its buffers and streams shared by every stage; the device code is in PcaDeviceKernels.cu.
 
-#include "cuda/core/GpuContext.h"
 #include "core/Samples.h"
+#include "cuda/core/GpuContext.h"
 #include "cuda/core/Transpose.h"
 #include "cuda/pca/CudaPcaKernels.h"
 #include "cuda/pca/PcaDeviceKernels.h"

@@ -1,6 +1,6 @@
+#include "core/Rounding.h"
 #include "cuda/core/Launch.h"
 #include "cuda/core/PixelValidity.h"
-#include "core/Rounding.h"
 #include "cuda/pca/PcaDeviceKernels.h"
 
 #include <cstdint>

@@ -2,8 +2,8 @@
 // rho computed (sppAlpha stages a tile and its halo in shared memory), the pixels displaced, and
 // the results downloaded.
 
-#include "cuda/core/GpuContext.h"
 #include "core/Samples.h"
+#include "cuda/core/GpuContext.h"
 #include "cuda/spp/CudaSppKernels.h"
 #include "cuda/spp/SppDeviceKernels.h"
 

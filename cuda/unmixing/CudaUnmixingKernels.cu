@@ -3,8 +3,8 @@
 // a DSYRK per chunk (about the chunk's own mean, merged on the host as the CPU's are), the scores
 // and the active-set solves kernels of their own.
 
-#include "cuda/core/GpuContext.h"
 #include "core/Samples.h"
+#include "cuda/core/GpuContext.h"
 #include "cuda/core/Transpose.h"
 #include "cuda/unmixing/CudaUnmixingKernels.h"
 #include "cuda/unmixing/UnmixingDeviceKernels.h"

@@ -265,7 +265,9 @@ StripPipeline::Stages::Read CovarianceRun::readAgainStage() {
   };
 }
 
-int CovarianceRun::inputBuffers() const { return result_.resident ? 0 : kInputBuffers; }
+int CovarianceRun::inputBuffers() const {
+  return result_.resident ? 0 : kInputBuffers;
+}
 
 int CovarianceRun::laterInputBuffers() const {
   return result_.deviceResident && !givenModel() ? 0 : inputBuffers();

@@ -8,10 +8,10 @@
 
 #include "core/Error.h"
 #include "core/Feedback.h"
-#include "io/EmptyBands.h"
 #include "core/JobOptions.h"
-#include "io/OutputCheck.h"
 #include "io/DecompressedCopy.h"
+#include "io/EmptyBands.h"
+#include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
 #include "io/Raster.h"
 #include "materials/MaterialCount.h"
@@ -124,8 +124,7 @@ class CovarianceRun {
   virtual OutputEncoding encode() = 0;
   virtual QString bandDescription(int band) const = 0;
   // What the output records besides its bands (the fit, the bands' wavelengths).
-  virtual void describeOutput(GDALDataset& /*dataset*/, const OutputEncoding& /*encoding*/) const {
-  }
+  virtual void describeOutput(GDALDataset& /*dataset*/, const OutputEncoding& /*encoding*/) const {}
   virtual double momentsProgressEnd() const { return 50.0; }
   virtual double projectionProgressStart() const { return momentsProgressEnd(); }
   // Rank 0, every row written, before the output is moved into place.

@@ -185,7 +185,8 @@ QJsonObject statsJson(const CovarianceResult& result, const CovarianceOptions& o
   return json;
 }
 
-void writeStatsJson(const CovarianceResult& result, const CovarianceOptions& options, const std::string& path) {
+void writeStatsJson(const CovarianceResult& result, const CovarianceOptions& options,
+                    const std::string& path) {
   saveFileAtomically(path,
                      QJsonDocument(statsJson(result, options)).toJson(QJsonDocument::Indented),
                      "OUTPUT_STATS");

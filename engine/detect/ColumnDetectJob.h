@@ -11,9 +11,9 @@
 
 #include "core/Feedback.h"
 #include "core/JobOptions.h"
+#include "detect/DetectJob.h"
 #include "detect/Detector.h"
 #include "io/Raster.h"
-#include "detect/DetectJob.h"
 #include "run/Kernels.h"
 
 #include <cstdint>

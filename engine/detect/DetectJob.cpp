@@ -49,9 +49,7 @@ class DetectRun : public CovarianceRun {
   PcaModel fitModel(const Moments& moments, const Moments& /*noise*/) override {
     return fitPca(moments, MatrixType::Covariance, result_.warnings);
   }
-  bool countsMaterials() const override {
-    return detect_.detector.components == kSceneMaterials;
-  }
+  bool countsMaterials() const override { return detect_.detector.components == kSceneMaterials; }
   void choose() override;
   OutputEncoding encode() override {
     OutputEncoding encoding;

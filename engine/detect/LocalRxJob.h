@@ -18,8 +18,8 @@
 
 #include "core/Feedback.h"
 #include "core/JobOptions.h"
-#include "io/Raster.h"
 #include "detect/DetectJob.h"
+#include "io/Raster.h"
 
 #include <cstdint>
 #include <optional>

@@ -34,8 +34,8 @@ class WindowComponentsRun : public CovarianceRun {
     const int available = result_.model.componentCount();
     if (asked_ > available)
       throw Error("COMPONENTS", "asks for " + std::to_string(asked_) +
-                                    " components, but there are only " +
-                                    std::to_string(available) + " (non-constant selected bands)");
+                                    " components, but there are only " + std::to_string(available) +
+                                    " (non-constant selected bands)");
     result_.components = countedComponents(asked_);
     projection_ = result_.model.projection(result_.components);
   }
@@ -51,7 +51,9 @@ class WindowComponentsRun : public CovarianceRun {
   int asked_;
 };
 
-void checkComponents(const WindowComponentsOptions& options) { checkCovarianceOptions(options); }
+void checkComponents(const WindowComponentsOptions& options) {
+  checkCovarianceOptions(options);
+}
 
 const CovarianceJob<WindowComponentsOptions, CovarianceResult> kWindowComponents{
     "PCA", checkComponents,

@@ -17,11 +17,11 @@
 //     a search makes none.
 
 #include "core/Feedback.h"
+#include "materials/MaterialCount.h"
 #include "pixels/UnmixingKernels.h"
 #include "stats/Moments.h"
 #include "stats/PixelSample.h"
 #include "stats/SignalSubspace.h"
-#include "materials/MaterialCount.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,8 +1,8 @@
 #include "materials/MaterialCount.h"
 
 #include "core/Error.h"
-#include "pixels/UnmixingKernels.h"
 #include "materials/EndmemberSearch.h"
+#include "pixels/UnmixingKernels.h"
 
 #include <QString>
 

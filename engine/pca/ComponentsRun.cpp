@@ -170,16 +170,17 @@ void ComponentsRun::setByteRescale(const std::vector<double>& minimum,
 ReportViews ComponentsRun::reportViews() {
   output().dataset().FlushCache();
   ReportViews views;
-  views.components = makeQuickLook(output().dataset(), projection_.outputCount() >= 3
-                                                           ? std::vector<int>{1, 2, 3}
-                                                           : std::vector<int>{1});
+  views.components =
+      makeQuickLook(output().dataset(), projection_.outputCount() >= 3 ? std::vector<int>{1, 2, 3}
+                                                                       : std::vector<int>{1});
   return views;
 }
 
 const CovarianceJob<PcaOptions, PcaResult> kComponents{
     "PCA", checkComponentsOptions,
-    [](const PcaOptions& options, const DeviceChoice& device, Feedback& feedback,
-       JobGroup& group) { return ComponentsRun(options, device, feedback, group).run(); }};
+    [](const PcaOptions& options, const DeviceChoice& device, Feedback& feedback, JobGroup& group) {
+      return ComponentsRun(options, device, feedback, group).run();
+    }};
 
 void refuseSavedTransform(const PcaOptions& options) {
   if (!options.savedTransform.empty())

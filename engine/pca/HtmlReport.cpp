@@ -1,8 +1,8 @@
 #include "pca/HtmlReport.h"
 
+#include "covariance/FitStatistics.h"
 #include "io/HtmlPage.h"
 #include "io/SvgPlot.h"
-#include "covariance/FitStatistics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -157,7 +157,8 @@ QString figure(const QuickLook& look, const QString& caption) {
 
 }  // namespace
 
-QString htmlReport(const CovarianceResult& result, const PcaOptions& options, const ReportViews& views) {
+QString htmlReport(const CovarianceResult& result, const PcaOptions& options,
+                   const ReportViews& views) {
   const QuickLook& components = views.components;
   const PcaModel& model = result.model;
   const Wording words = wordingFor(model);
@@ -259,8 +260,8 @@ QString htmlReport(const CovarianceResult& result, const PcaOptions& options, co
   return page;
 }
 
-void writeHtmlReport(const CovarianceResult& result, const PcaOptions& options, const std::string& path,
-                     const ReportViews& views) {
+void writeHtmlReport(const CovarianceResult& result, const PcaOptions& options,
+                     const std::string& path, const ReportViews& views) {
   saveFileAtomically(path, htmlReport(result, options, views).toUtf8(), "OUTPUT_HTML_FILE");
 }
 

@@ -25,7 +25,7 @@ struct ReportViews {
 QString htmlReport(const CovarianceResult& result, const PcaOptions& options,
                    const ReportViews& views = {});
 // Writes atomically; throws Error("OUTPUT_HTML_FILE") on failure.
-void writeHtmlReport(const CovarianceResult& result, const PcaOptions& options, const std::string& path,
-                     const ReportViews& views = {});
+void writeHtmlReport(const CovarianceResult& result, const PcaOptions& options,
+                     const std::string& path, const ReportViews& views = {});
 
 }  // namespace hyperstream

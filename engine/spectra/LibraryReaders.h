@@ -20,7 +20,9 @@ constexpr int kMostChannels = 100000;
 // USGS splib07 marks deleted channels with -1.23e34.
 constexpr double kDeletedBelow = -1e30;
 
-inline QString text(const std::string& s) { return QString::fromStdString(s); }
+inline QString text(const std::string& s) {
+  return QString::fromStdString(s);
+}
 
 // Opened without blocking (a FIFO would block forever) and checked to be a regular file, at
 // most kLargestFile bytes; Error(parameter) otherwise.

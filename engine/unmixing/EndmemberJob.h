@@ -8,8 +8,8 @@
 #include "core/Feedback.h"
 #include "core/JobOptions.h"
 #include "io/Raster.h"
-#include "spectra/EndmemberTable.h"
 #include "materials/EndmemberSearch.h"
+#include "spectra/EndmemberTable.h"
 
 #include <cstdint>
 #include <string>
