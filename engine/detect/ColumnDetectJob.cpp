@@ -102,6 +102,10 @@ class ColumnDetectRun {
     return buffer;
   }
   ColumnDetector fitColumn(int64_t column, ColumnSums& sums) const;
+  void factorColumn(int64_t column, int64_t pixels, std::vector<double>& c,
+                    ColumnDetector& detector) const;
+  void addTargetFilters(int64_t column, const std::vector<bool>& constant,
+                        ColumnDetector& detector) const;
   void createOutput();
   void scorePass();
   ColumnDetectResult finish();
@@ -325,19 +329,32 @@ ColumnDetector ColumnDetectRun::fitColumn(int64_t column, ColumnSums& sums) cons
   meanVariance /= std::max(1, varying);
   detector.epsilon =
       options_.shrinkage ? *options_.shrinkage * meanVariance : noiseVariance(sums, constant);
-  double largest = 0;
   for (int b = 0; b < bands; ++b) {
     double& diagonal = c[static_cast<size_t>(b) * bands + b];
     diagonal = constant[b] ? 1.0 : diagonal + detector.epsilon;
-    largest = std::max(largest, diagonal);
   }
+  factorColumn(column, sums.count, c, detector);
+  addTargetFilters(column, constant, detector);
+  if (options_.method == DetectMethod::MatchedFilter) detector.factor.clear();  // linear
+  detector.scored = true;
+  return detector;
+}
+
+// C + εI (in `c`, row-major and symmetric) factored in place, C = L Lᵀ, L packed by rows into the
+// detector; Error("SHRINKAGE") where C is singular to working precision.
+void ColumnDetectRun::factorColumn(int64_t column, int64_t pixels, std::vector<double>& c,
+                                   ColumnDetector& detector) const {
+  const int bands = bandCount();
+  double largest = 0;
+  for (int b = 0; b < bands; ++b)
+    largest = std::max(largest, c[static_cast<size_t>(b) * bands + b]);
   const auto singular = [&] {
     return Error("SHRINKAGE",
                  QString("column %1's covariance is singular to working precision (%2 valid "
                          "pixels for %3 bands, or bands that are combinations of others; ε = "
                          "%4): give a shrinkage (e.g. 1e-4)")
                      .arg(column)
-                     .arg(sums.count)
+                     .arg(pixels)
                      .arg(bands)
                      .arg(detector.epsilon, 0, 'g', 4)
                      .toStdString());
@@ -353,7 +370,13 @@ ColumnDetector ColumnDetectRun::fitColumn(int64_t column, ColumnSums& sums) cons
     if (pivot * pivot * kLargestCovarianceCondition < largest) throw singular();
     for (int j = 0; j <= i; ++j) detector.factor.push_back(c[static_cast<size_t>(j) * bands + i]);
   }
-  // The targets as this column sees them, whitened: u = L⁻¹ t.
+}
+
+// The targets as this column sees them, whitened (u = L⁻¹ t): ACE's unit u, the matched filter's
+// and CEM's w = L⁻ᵀ u / uᵀu.
+void ColumnDetectRun::addTargetFilters(int64_t column, const std::vector<bool>& constant,
+                                       ColumnDetector& detector) const {
+  const int bands = bandCount();
   std::vector<double> t(bands), u(bands);
   for (const Target& target : targets_) {
     for (int b = 0; b < bands; ++b)
@@ -388,9 +411,6 @@ ColumnDetector ColumnDetectRun::fitColumn(int64_t column, ColumnSums& sums) cons
       detector.filters.push_back(std::move(w));
     }
   }
-  if (options_.method == DetectMethod::MatchedFilter) detector.factor.clear();  // linear
-  detector.scored = true;
-  return detector;
 }
 
 void ColumnDetectRun::createOutput() {

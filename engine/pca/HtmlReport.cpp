@@ -155,20 +155,12 @@ QString figure(const QuickLook& look, const QString& caption) {
       .arg(look.img(caption), caption.toHtmlEscaped());
 }
 
-}  // namespace
-
-QString htmlReport(const CovarianceResult& result, const PcaOptions& options,
-                   const ReportViews& views) {
-  const QuickLook& components = views.components;
+// The run's facts: input, output, pixels, the fit, the components written or kept, the signal
+// subspace, the device and the stages' seconds.
+QString factsTable(const CovarianceResult& result, const PcaOptions& options, bool rebuilt) {
   const PcaModel& model = result.model;
   const Wording words = wordingFor(model);
-  QString page = html::pageStart(words.title);
-  const bool rebuilt = views.rebuilt;
-  page +=
-      "<h1>" +
-      (rebuilt ? QObject::tr("Denoised with the %1").arg(words.heading.toLower()) : words.heading) +
-      "</h1>";
-  page += "<table>";
+  QString page = "<table>";
   auto row = [&](const QString& name, const QString& value) { page += html::row(name, value); };
   row(QObject::tr("Input"), QString::fromStdString(options.input));
   row(QObject::tr("Output"), QString::fromStdString(options.output));
@@ -222,14 +214,14 @@ QString htmlReport(const CovarianceResult& result, const PcaOptions& options,
           .arg(number(result.seconds.read, 3), number(result.seconds.moments, 3),
                number(result.seconds.eigen, 3), number(result.seconds.projection, 3),
                number(result.seconds.write, 3), number(result.seconds.total, 3)));
-  page += "</table>";
-  page += QObject::tr(
-              "<h2>Scree plot</h2><p>Each component's eigenvalue (blue, log scale) and the "
-              "cumulative share of the %1 (red, right axis), the first %2 of %3.</p>")
-              .arg(words.quantity)
-              .arg(componentsShown(result))
-              .arg(model.componentCount()) +
-          screePlot(result, rebuilt);
+  return page + "</table>";
+}
+
+// The components' quick look, or a denoise's before, after and removed.
+QString imageSections(const CovarianceResult& result, const ReportViews& views) {
+  const QuickLook& components = views.components;
+  const PcaModel& model = result.model;
+  QString page;
   if (!components.dataUrl.isEmpty()) {
     const Wording words = wordingFor(model);
     const QString shown = result.components >= 3
@@ -253,6 +245,30 @@ QString htmlReport(const CovarianceResult& result, const PcaOptions& options,
                    QObject::tr("Removed: RMS of input − denoised over %1 bands, 2nd-98th "
                                "percentile")
                        .arg(views.residualBands));
+  return page;
+}
+
+}  // namespace
+
+QString htmlReport(const CovarianceResult& result, const PcaOptions& options,
+                   const ReportViews& views) {
+  const PcaModel& model = result.model;
+  const Wording words = wordingFor(model);
+  QString page = html::pageStart(words.title);
+  const bool rebuilt = views.rebuilt;
+  page +=
+      "<h1>" +
+      (rebuilt ? QObject::tr("Denoised with the %1").arg(words.heading.toLower()) : words.heading) +
+      "</h1>";
+  page += factsTable(result, options, rebuilt);
+  page += QObject::tr(
+              "<h2>Scree plot</h2><p>Each component's eigenvalue (blue, log scale) and the "
+              "cumulative share of the %1 (red, right axis), the first %2 of %3.</p>")
+              .arg(words.quantity)
+              .arg(componentsShown(result))
+              .arg(model.componentCount()) +
+          screePlot(result, rebuilt);
+  page += imageSections(result, views);
   page += QObject::tr("<h2>Loadings</h2>") + loadingsPlot(result);
   page += eigenvalueTable(result);
   if (model.transform == Transform::Mnf) page += noiseTable(result);
