@@ -3,9 +3,9 @@
 
 #include "cuda/core/CudaResources.h"
 #include "cuda/detect/CudaColumnDetectKernels.h"
-#include "cuda/pca/CudaPcaKernels.h"
+#include "cuda/projection/CudaPcaKernels.h"
 #include "cuda/spp/CudaSppKernels.h"
-#include "cuda/unmixing/CudaUnmixingKernels.h"
+#include "cuda/pixels/CudaUnmixingKernels.h"
 #include "run/GpuRuntime.h"
 
 #include <memory>

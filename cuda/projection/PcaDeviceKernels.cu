@@ -1,7 +1,7 @@
 #include "core/Rounding.h"
 #include "cuda/core/Launch.h"
 #include "cuda/core/PixelValidity.h"
-#include "cuda/pca/PcaDeviceKernels.h"
+#include "cuda/projection/PcaDeviceKernels.h"
 
 #include <cstdint>
 #include <string>

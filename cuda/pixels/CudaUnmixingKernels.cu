@@ -6,8 +6,8 @@
 #include "core/Samples.h"
 #include "cuda/core/GpuContext.h"
 #include "cuda/core/Transpose.h"
-#include "cuda/unmixing/CudaUnmixingKernels.h"
-#include "cuda/unmixing/UnmixingDeviceKernels.h"
+#include "cuda/pixels/CudaUnmixingKernels.h"
+#include "cuda/pixels/UnmixingDeviceKernels.h"
 
 #include <algorithm>
 #include <cmath>

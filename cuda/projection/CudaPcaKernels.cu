@@ -11,8 +11,8 @@
 #include "core/Samples.h"
 #include "cuda/core/GpuContext.h"
 #include "cuda/core/Transpose.h"
-#include "cuda/pca/CudaPcaKernels.h"
-#include "cuda/pca/PcaDeviceKernels.h"
+#include "cuda/projection/CudaPcaKernels.h"
+#include "cuda/projection/PcaDeviceKernels.h"
 
 #include <algorithm>
 #include <cmath>
