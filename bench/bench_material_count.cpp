@@ -6,7 +6,7 @@
 #include "core/Error.h"
 #include "io/Raster.h"
 #include "materials/MaterialCount.h"
-#include "pixels/UnmixingKernels.h"
+#include "pixels/PixelKernels.h"
 #include "stats/SignalSubspace.h"
 
 #include <algorithm>
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
       strip.bands = static_cast<int>(input.bands.size());
       strip.nodata = input.nodata.data();
       strip.groupPixels = strip.pixels;
-      const std::unique_ptr<UnmixingKernels> kernels = makeCpuUnmixingKernels();
+      const std::unique_ptr<PixelKernels> kernels = makeCpuPixelKernels();
       CubeLayout layout;
       layout.pixels = strip.pixels;
       layout.bands = strip.bands;

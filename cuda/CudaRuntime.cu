@@ -3,9 +3,9 @@
 
 #include "cuda/core/CudaResources.h"
 #include "cuda/detect/CudaColumnDetectKernels.h"
+#include "cuda/pixels/CudaPixelKernels.h"
 #include "cuda/projection/CudaPcaKernels.h"
 #include "cuda/spp/CudaSppKernels.h"
-#include "cuda/pixels/CudaUnmixingKernels.h"
 #include "run/GpuRuntime.h"
 
 #include <memory>
@@ -76,8 +76,8 @@ class CudaRuntime final : public GpuRuntime {
   std::unique_ptr<SppKernels> createSppKernels(const GpuKernelOptions& options) override {
     return makeCudaSppKernels(options.device, options.memoryBytes, describe(options.device));
   }
-  std::unique_ptr<UnmixingKernels> createUnmixingKernels(const GpuKernelOptions& options) override {
-    return makeCudaUnmixingKernels(options.device, options.memoryBytes, describe(options.device));
+  std::unique_ptr<PixelKernels> createPixelKernels(const GpuKernelOptions& options) override {
+    return makeCudaPixelKernels(options.device, options.memoryBytes, describe(options.device));
   }
   std::unique_ptr<ColumnDetectKernels> createColumnDetectKernels(
       const GpuKernelOptions& options) override {

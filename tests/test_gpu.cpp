@@ -16,7 +16,7 @@
 #include "detect/SamJob.h"
 #include "io/TextFile.h"
 #include "pca/PcaJob.h"
-#include "pixels/UnmixingKernels.h"
+#include "pixels/PixelKernels.h"
 #include "projection/PcaKernels.h"
 #include "run/GpuRuntime.h"
 #include "run/JobGroup.h"
@@ -362,7 +362,7 @@ class GpuTests : public QObject {
           kernels->project(again, projection, encoding,
                            projected[major].data() + strip.firstPixel * components);
         });
-        std::unique_ptr<UnmixingKernels> unmix = gpuRuntime(&whyNot)->createUnmixingKernels(device);
+        std::unique_ptr<PixelKernels> unmix = gpuRuntime(&whyNot)->createPixelKernels(device);
         QVERIFY(unmix->takesBandMajor());
         unmix->prepare(CubeLayout{pixels, bands, sampleType, stripRows * cols});
         strips(major, [&](const StripView& strip) { unmix->accumulateMoments(strip); });

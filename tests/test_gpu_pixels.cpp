@@ -12,7 +12,7 @@
 #include "detect/LocalRxJob.h"
 #include "detect/SamJob.h"
 #include "io/TextFile.h"
-#include "pixels/UnmixingKernels.h"
+#include "pixels/PixelKernels.h"
 #include "run/GpuRuntime.h"
 #include "spectra/EndmemberTable.h"
 #include "spp/SppJob.h"
@@ -333,9 +333,8 @@ class GpuPixelTests : public QObject {
     const size_t pixels = static_cast<size_t>(strip.scoreRows * width);
     std::vector<double> scores[2];
     for (int gpu = 0; gpu < 2; ++gpu) {
-      std::unique_ptr<UnmixingKernels> kernels =
-          gpu ? gpuRuntime(nullptr)->createUnmixingKernels(GpuKernelOptions{})
-              : makeCpuUnmixingKernels();
+      std::unique_ptr<PixelKernels> kernels =
+          gpu ? gpuRuntime(nullptr)->createPixelKernels(GpuKernelOptions{}) : makeCpuPixelKernels();
       std::vector<unsigned char> out(pixels * 8);
       kernels->windowScores(strip, rule, out.data());
       for (size_t p = 0; p < pixels; ++p)

@@ -7,7 +7,7 @@
 #include "detect/WindowComponents.h"
 #include "io/OutputCheck.h"
 #include "io/PendingRaster.h"
-#include "pixels/UnmixingKernels.h"
+#include "pixels/PixelKernels.h"
 #include "projection/PcaKernels.h"  // withOutputType
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
@@ -68,7 +68,7 @@ class LocalRxRun {
       : options_(options),
         feedback_(feedback),
         starting_(options.device, options.gpuMemoryBytes,
-                  {makeCpuUnmixingKernels, &GpuRuntime::createUnmixingKernels}) {
+                  {makeCpuPixelKernels, &GpuRuntime::createPixelKernels}) {
     total_.start();
   }
 
@@ -110,8 +110,8 @@ class LocalRxRun {
   const LocalRxOptions& options_;
   Feedback& feedback_;
   QElapsedTimer total_;
-  KernelStart<UnmixingKernels> starting_;  // the windows' device
-  std::unique_ptr<UnmixingKernels> kernels_;
+  KernelStart<PixelKernels> starting_;  // the windows' device
+  std::unique_ptr<PixelKernels> kernels_;
   LocalRxResult result_;
   RasterFormat format_;
   std::unique_ptr<ScratchFolder> scratch_;

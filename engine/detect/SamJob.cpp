@@ -8,7 +8,7 @@
 #include "io/PendingRaster.h"
 #include "io/TextFile.h"
 #include "pixels/JobStrips.h"
-#include "pixels/UnmixingKernels.h"
+#include "pixels/PixelKernels.h"
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
@@ -51,7 +51,7 @@ class SamRun {
   SamRun(const SamOptions& options, const DeviceChoice& device, Feedback& feedback)
       : options_(options),
         feedback_(feedback),
-        starting_(device, 0, {makeCpuUnmixingKernels, &GpuRuntime::createUnmixingKernels}) {
+        starting_(device, 0, {makeCpuPixelKernels, &GpuRuntime::createPixelKernels}) {
     total_.start();
   }
 
@@ -83,7 +83,7 @@ class SamRun {
   const SamOptions& options_;
   Feedback& feedback_;
   QElapsedTimer total_;
-  KernelStart<UnmixingKernels> starting_;
+  KernelStart<PixelKernels> starting_;
   JobInput input_;
   SamResult result_;
   AngleLibrary library_;
@@ -91,7 +91,7 @@ class SamRun {
   RasterFormat format_, angleFormat_, anglesFormat_;
   StreamedInput streamed_;
   int64_t inputRowBytes_ = 0, classRowBytes_ = 0, angleRowBytes_ = 0, anglesRowBytes_ = 0;
-  std::unique_ptr<UnmixingKernels> kernels_;
+  std::unique_ptr<PixelKernels> kernels_;
   std::unique_ptr<PendingRaster> classes_, angle_, angles_;
 };
 

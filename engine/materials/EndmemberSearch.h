@@ -18,7 +18,7 @@
 
 #include "core/Feedback.h"
 #include "materials/MaterialCount.h"
-#include "pixels/UnmixingKernels.h"
+#include "pixels/PixelKernels.h"
 #include "stats/Moments.h"
 #include "stats/PixelSample.h"
 #include "stats/SignalSubspace.h"

@@ -2,7 +2,7 @@
 
 #include "core/Error.h"
 #include "materials/EndmemberSearch.h"
-#include "pixels/UnmixingKernels.h"
+#include "pixels/PixelKernels.h"
 
 #include <QString>
 
@@ -105,7 +105,7 @@ class SampleImage : public SearchPasses {
   const PixelSample& sample_;
   std::vector<double> nodata_;
   StripView view_;
-  std::unique_ptr<UnmixingKernels> kernels_ = makeCpuUnmixingKernels();
+  std::unique_ptr<PixelKernels> kernels_ = makeCpuPixelKernels();
 };
 
 // The mean RMSE of each point of the curve and the endmembers it was reached with.

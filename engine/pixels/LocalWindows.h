@@ -1,6 +1,6 @@
 #pragma once
 // Local RX's windows (engine/detect/LocalRxJob.h) over a strip of principal components: what the
-// kernels compute (UnmixingKernels::windowScores), on the CPU's threads or a GPU. Pixel p's
+// kernels compute (PixelKernels::windowScores), on the CPU's threads or a GPU. Pixel p's
 // background is the valid pixels of the window x window square centred on it, less the
 // guard x guard square; its mean m and covariance C are taken in two passes over them in image
 // order (rows, then columns), C + εI (ε = shrinkage x trace(C) / K + noise) is factored by Cholesky

@@ -13,7 +13,7 @@ namespace hyperstream {
 class ColumnDetectKernels;
 class PcaKernels;
 class SppKernels;
-class UnmixingKernels;
+class PixelKernels;
 
 struct GpuDevice {
   int index = 0;
@@ -41,8 +41,7 @@ class GpuRuntime {
   // Each algorithm's kernels on a GPU; throw DeviceError when the device cannot be used.
   virtual std::unique_ptr<PcaKernels> createPcaKernels(const GpuKernelOptions& options) = 0;
   virtual std::unique_ptr<SppKernels> createSppKernels(const GpuKernelOptions& options) = 0;
-  virtual std::unique_ptr<UnmixingKernels> createUnmixingKernels(
-      const GpuKernelOptions& options) = 0;
+  virtual std::unique_ptr<PixelKernels> createPixelKernels(const GpuKernelOptions& options) = 0;
   virtual std::unique_ptr<ColumnDetectKernels> createColumnDetectKernels(
       const GpuKernelOptions& options) = 0;
 };

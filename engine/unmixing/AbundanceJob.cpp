@@ -57,7 +57,7 @@ class AbundanceRun {
       : options_(options),
         feedback_(feedback),
         group_(group),
-        starting_(device, 0, {makeCpuUnmixingKernels, &GpuRuntime::createUnmixingKernels}) {
+        starting_(device, 0, {makeCpuPixelKernels, &GpuRuntime::createPixelKernels}) {
     total_.start();
   }
 
@@ -92,7 +92,7 @@ class AbundanceRun {
   JobGroup& group_;
   RowShare share_;
   QElapsedTimer total_;
-  KernelStart<UnmixingKernels> starting_;
+  KernelStart<PixelKernels> starting_;
   JobInput input_;
   AbundanceResult result_;
   Unmixing model_;
@@ -100,7 +100,7 @@ class AbundanceRun {
   RasterFormat format_, rmseFormat_;
   StreamedInput streamed_;
   int64_t inputRowBytes_ = 0, abundanceRowBytes_ = 0, rmseRowBytes_ = 0;
-  std::unique_ptr<UnmixingKernels> kernels_;
+  std::unique_ptr<PixelKernels> kernels_;
   std::unique_ptr<PendingRaster> ownOutput_, ownRmse_;  // alone; a group keeps shared ones
   PendingRaster* output_ = nullptr;
   PendingRaster* rmseRaster_ = nullptr;

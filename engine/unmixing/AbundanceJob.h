@@ -8,7 +8,7 @@
 #include "core/JobOptions.h"
 #include "io/Raster.h"
 #include "pixels/AbundanceSolver.h"
-#include "pixels/UnmixingKernels.h"
+#include "pixels/PixelKernels.h"
 #include "spectra/EndmemberTable.h"
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 #include "io/PendingRaster.h"
 #include "io/TextFile.h"
 #include "pixels/JobStrips.h"
-#include "pixels/UnmixingKernels.h"
+#include "pixels/PixelKernels.h"
 #include "run/DeviceSelection.h"
 #include "run/Pipeline.h"
 #include "run/StripPlan.h"
@@ -45,7 +45,7 @@ class ImagePasses : public SearchPasses {
  public:
   // `deviceResident`: the kernels keep the cube after the first pass (nothing is read again);
   // `keptColumns`: the values per pixel the budget holds; `bandMajor`: strips are read band-major.
-  ImagePasses(JobInput& image, const StripPlan& plan, int64_t groupRows, UnmixingKernels& kernels,
+  ImagePasses(JobInput& image, const StripPlan& plan, int64_t groupRows, PixelKernels& kernels,
               StripReader& reader, Feedback& feedback, int expectedPasses, bool deviceResident,
               int keptColumns, bool bandMajor)
       : image_(image),
@@ -147,7 +147,7 @@ class ImagePasses : public SearchPasses {
   JobInput& image_;
   const StripPlan& plan_;
   int64_t groupRows_;
-  UnmixingKernels& kernels_;
+  PixelKernels& kernels_;
   StripReader& reader_;
   Feedback& feedback_;
   int expectedPasses_;
@@ -196,7 +196,7 @@ class EndmemberRun {
   EndmemberRun(const EndmemberOptions& options, const DeviceChoice& device, Feedback& feedback)
       : options_(options),
         feedback_(feedback),
-        starting_(device, 0, {makeCpuUnmixingKernels, &GpuRuntime::createUnmixingKernels}) {
+        starting_(device, 0, {makeCpuPixelKernels, &GpuRuntime::createPixelKernels}) {
     total_.start();
   }
 
@@ -235,12 +235,12 @@ class EndmemberRun {
   const EndmemberOptions& options_;
   Feedback& feedback_;
   QElapsedTimer total_;
-  KernelStart<UnmixingKernels> starting_;
+  KernelStart<PixelKernels> starting_;
   JobInput input_, locations_;
   EndmemberResult result_;
   StripPlan plan_;
   int64_t groupRows_ = 1;
-  std::unique_ptr<UnmixingKernels> kernels_;
+  std::unique_ptr<PixelKernels> kernels_;
   int keptColumns_ = 0;  // values per pixel the search may keep (budgeted)
   bool deviceResident_ = false;
   std::unique_ptr<DecompressedCopy> copy_;  // read instead of a compressed input

@@ -1,6 +1,6 @@
 #include "cuda/core/Launch.h"
 #include "cuda/core/PixelValidity.h"
-#include "cuda/pixels/UnmixingDeviceKernels.h"
+#include "cuda/pixels/PixelDeviceKernels.h"
 
 #include <algorithm>
 #include <cmath>

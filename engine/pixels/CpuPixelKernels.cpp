@@ -7,7 +7,7 @@
 
 #include "core/Samples.h"
 #include "core/WorkerThreads.h"
-#include "pixels/UnmixingKernels.h"
+#include "pixels/PixelKernels.h"
 
 #include <QMutex>
 
@@ -113,9 +113,9 @@ std::vector<double> paddedRows(const double* values, int bands, int columns, boo
   return rows;
 }
 
-class CpuUnmixingKernels : public UnmixingKernels {
+class CpuPixelKernels : public PixelKernels {
  public:
-  CpuUnmixingKernels() : moments_(makeCpuPcaKernels()) {}
+  CpuPixelKernels() : moments_(makeCpuPcaKernels()) {}
 
   std::string name() const override {
     return "cpu (" + std::to_string(threads_.count()) + " threads)";
@@ -433,8 +433,8 @@ class CpuUnmixingKernels : public UnmixingKernels {
 
 }  // namespace
 
-std::unique_ptr<UnmixingKernels> makeCpuUnmixingKernels() {
-  return std::make_unique<CpuUnmixingKernels>();
+std::unique_ptr<PixelKernels> makeCpuPixelKernels() {
+  return std::make_unique<CpuPixelKernels>();
 }
 
 }  // namespace hyperstream

@@ -6,8 +6,8 @@
 #include "core/Samples.h"
 #include "cuda/core/GpuContext.h"
 #include "cuda/core/Transpose.h"
-#include "cuda/pixels/CudaUnmixingKernels.h"
-#include "cuda/pixels/UnmixingDeviceKernels.h"
+#include "cuda/pixels/CudaPixelKernels.h"
+#include "cuda/pixels/PixelDeviceKernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,11 +22,11 @@ namespace {
 
 constexpr int64_t kChunkPixels = 1 << 16;
 
-class CudaUnmixingKernels final : public UnmixingKernels {
+class CudaPixelKernels final : public PixelKernels {
  public:
-  CudaUnmixingKernels(int device, int64_t memoryBytes, std::string description)
+  CudaPixelKernels(int device, int64_t memoryBytes, std::string description)
       : context_(device, memoryBytes, std::move(description)) {}
-  ~CudaUnmixingKernels() override { context_.finishWork(); }
+  ~CudaPixelKernels() override { context_.finishWork(); }
 
   std::string name() const override { return context_.description(); }
   HostMemory allocateHost(size_t bytes) override { return context_.allocateHost(bytes); }
@@ -499,9 +499,9 @@ class CudaUnmixingKernels final : public UnmixingKernels {
 
 }  // namespace
 
-std::unique_ptr<UnmixingKernels> makeCudaUnmixingKernels(int device, int64_t memoryBytes,
-                                                         std::string description) {
-  return std::make_unique<CudaUnmixingKernels>(device, memoryBytes, std::move(description));
+std::unique_ptr<PixelKernels> makeCudaPixelKernels(int device, int64_t memoryBytes,
+                                                   std::string description) {
+  return std::make_unique<CudaPixelKernels>(device, memoryBytes, std::move(description));
 }
 
 }  // namespace hyperstream::cuda

@@ -1,7 +1,7 @@
 #pragma once
-// The unmixing chain's per-strip work, behind one interface so that its jobs run unchanged on the
-// CPU or a GPU: the moments (for VCA's and N-FINDR's subspaces), the pixel searches every
-// endmember method is made of, and the abundances; and the one-pass detectors' (SAM, local RX).
+// The per-pixel jobs' per-strip work, behind one interface so that they run unchanged on the CPU
+// or a GPU: the unmixing chain's moments (for VCA's and N-FINDR's subspaces), the pixel searches
+// every endmember method is made of and the abundances; SAM's angles and local RX's windows.
 
 #include "core/JobOptions.h"
 #include "pixels/AbundanceSolver.h"
@@ -89,7 +89,7 @@ struct UnmixStats {
   int64_t unsolved = 0;  // pixels whose active set did not settle (written as nodata)
 };
 
-class UnmixingKernels : public Kernels {
+class PixelKernels : public Kernels {
  public:
   // Before the first strip: the image's bands and type, and the largest strip; layout.pixels is
   // the image's for a job of several passes (0 for one). Returns true when the kernels keep the
@@ -136,6 +136,6 @@ class UnmixingKernels : public Kernels {
 };
 
 // On every CPU core (the worker threads).
-std::unique_ptr<UnmixingKernels> makeCpuUnmixingKernels();
+std::unique_ptr<PixelKernels> makeCpuPixelKernels();
 
 }  // namespace hyperstream

@@ -1,9 +1,9 @@
 #pragma once
-// The unmixing chain's device kernels (see engine/pixels/UnmixingKernels.h); the products of
+// The unmixing chain's device kernels (see engine/pixels/PixelKernels.h); the products of
 // pixels with weights or endmembers are cuBLAS calls between them.
 
 #include "pixels/AbundanceSolver.h"
-#include "pixels/UnmixingKernels.h"
+#include "pixels/PixelKernels.h"
 
 #include <cuda_runtime.h>
 
@@ -55,7 +55,7 @@ void encodeAbundances(const double* solved, const double* energy, const unsigned
                       int64_t pixels, int endmembers, int bands, Out* abundances, Out* rmse,
                       cudaStream_t stream);
 
-// The spectral angle mapper (engine/pixels/UnmixingKernels.h's classify) over `pixels` rows of
+// The spectral angle mapper (engine/pixels/PixelKernels.h's classify) over `pixels` rows of
 // a chunk (their validity and energies |x|² from unmixingRows without a centre): `units` spectra x
 // bands unit spectra on the device; `angles` may be null.
 template <class Out>
